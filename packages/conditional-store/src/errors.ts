@@ -1,0 +1,126 @@
+/**
+ * The one storage error taxonomy. Backends translate every SDK failure into a
+ * `HoldfastError` with one of these kinds; nothing above a backend sees an SDK error.
+ */
+export type HoldfastErrorKind =
+  /** The precondition failed: 412, a create's "already exists", an if-match on an absent key. */
+  | "conflict"
+  /** S3's 409 ConditionalRequestConflict: another conditional write to the key (maybe our own earlier copy) is in flight. */
+  | "in-flight"
+  /** Authentication or authorization failed (401/403). A refusal only on a single-attempt client. */
+  | "auth"
+  /** Refused before applying: missing bucket/container, bad key, a scope's refusal. Nothing was written. */
+  | "refused"
+  /** The outcome of the request is not known: timeout, reset, 5xx, throttling. */
+  | "ambiguous"
+  /** A conditional request whose outcome stayed unknown after re-issue and read-back. */
+  | "unresolved"
+  /** The object (or version, reference, lease) does not exist. */
+  | "not-found"
+  /** Malformed input rejected before anything was written. */
+  | "invalid-input"
+  /** The store or backend cannot do what was asked (e.g. ignores If-None-Match). */
+  | "unsupported"
+  /** The caller's AbortSignal fired before an answer arrived. */
+  | "aborted";
+
+export const HOLDFAST_ERROR_KINDS: readonly HoldfastErrorKind[] = [
+  "conflict",
+  "in-flight",
+  "auth",
+  "refused",
+  "ambiguous",
+  "unresolved",
+  "not-found",
+  "invalid-input",
+  "unsupported",
+  "aborted",
+];
+
+export type StorageOperation =
+  | "get"
+  | "head"
+  | "put"
+  | "delete"
+  | "deleteMany"
+  | "list"
+  | "probe"
+  | "open"
+  | "validate"
+  | (string & {});
+
+/** Structured fields of a holdfast error; tests assert these, never message text. */
+export interface HoldfastErrorFields {
+  kind: HoldfastErrorKind;
+  operation: StorageOperation;
+  key?: string | undefined;
+  /** The precondition of the request, where there was one. */
+  precondition?: { ifNoneMatch: "*" } | { ifMatch: string } | undefined;
+  /** HTTP status (or errno-like code) the store answered, when known. */
+  status?: number | undefined;
+  /** The store's own error code (e.g. `PreconditionFailed`, `BlobAlreadyExists`, `EEXIST`). */
+  code?: string | undefined;
+  /** Short advice for a person. */
+  hint?: string | undefined;
+  cause?: unknown;
+}
+
+/** Every error holdfast raises on purpose. Check with {@link isHoldfastError}. */
+export class HoldfastError extends Error {
+  override readonly name = "HoldfastError";
+  readonly kind: HoldfastErrorKind;
+  readonly operation: StorageOperation;
+  readonly key: string | undefined;
+  readonly precondition: HoldfastErrorFields["precondition"];
+  readonly status: number | undefined;
+  readonly code: string | undefined;
+  readonly hint: string | undefined;
+
+  constructor(message: string, fields: HoldfastErrorFields) {
+    super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.kind = fields.kind;
+    this.operation = fields.operation;
+    this.key = fields.key;
+    this.precondition = fields.precondition;
+    this.status = fields.status;
+    this.code = fields.code;
+    this.hint = fields.hint;
+  }
+
+  /** A plain object for `--json` output and logs (no cause chain, no stack). */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      kind: this.kind,
+      operation: this.operation,
+      key: this.key,
+      status: this.status,
+      code: this.code,
+      message: this.message,
+      hint: this.hint,
+    };
+  }
+}
+
+/** True for a {@link HoldfastError} (optionally of one of `kinds`); checks `name` too, so copies from another module instance count. */
+export function isHoldfastError(
+  value: unknown,
+  ...kinds: HoldfastErrorKind[]
+): value is HoldfastError {
+  if (!(value instanceof Error) || value.name !== "HoldfastError") return false;
+  const kind = (value as { kind?: unknown }).kind;
+  if (typeof kind !== "string" || !HOLDFAST_ERROR_KINDS.includes(kind as HoldfastErrorKind)) {
+    return false;
+  }
+  return kinds.length === 0 || kinds.includes(kind as HoldfastErrorKind);
+}
+
+/** Shorthand constructor used across packages. */
+export function holdfastError(
+  kind: HoldfastErrorKind,
+  operation: StorageOperation,
+  message: string,
+  fields: Omit<HoldfastErrorFields, "kind" | "operation"> = {},
+): HoldfastError {
+  return new HoldfastError(message, { kind, operation, ...fields });
+}

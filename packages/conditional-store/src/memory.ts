@@ -1,0 +1,183 @@
+import { createHash } from "node:crypto";
+import { type Clock, systemClock } from "./clock.js";
+import { holdfastError } from "./errors.js";
+import { validateKey, validatePrefix } from "./keys.js";
+import type {
+  DeleteManyResult,
+  DeleteOptions,
+  GetResult,
+  ListOptions,
+  ListPage,
+  ObjectMeta,
+  ObjectStore,
+  PutOptions,
+  PutResult,
+  StoreCapabilities,
+} from "./types.js";
+
+export const MEMORY_BACKEND = "memory";
+
+export interface MemoryStoreOptions {
+  /** Clock that stamps Last-Modified. @default systemClock */
+  clock?: Clock;
+  /** Last-Modified is truncated to this many ms, as HTTP stores do. @default 1000 */
+  timestampPrecisionMs?: number;
+  /**
+   * `content-md5`: identical bytes keep the ETag (S3/RGW); `unique`: every write gets a new one (Azure).
+   * @default "unique"
+   */
+  etagMode?: "unique" | "content-md5";
+  /** Keys per list page. @default 1000 */
+  pageSize?: number;
+  /** @default 1000 */
+  maxBatchDelete?: number;
+  /** Whether conditional delete is honoured. @default true */
+  conditionalDelete?: boolean;
+}
+
+interface Entry {
+  body: Uint8Array;
+  etag: string;
+  lastModified: number;
+}
+
+/**
+ * An in-memory `ObjectStore` for protocol unit tests and simulations: atomic, injectable
+ * clock, configurable precision. Not a substitute for a backend's contract run.
+ */
+export class MemoryStore implements ObjectStore {
+  readonly backend = MEMORY_BACKEND;
+  readonly location: string;
+  readonly capabilities: StoreCapabilities;
+  readonly #objects = new Map<string, Entry>();
+  readonly #clock: Clock;
+  readonly #etagMode: "unique" | "content-md5";
+  readonly #pageSize: number;
+  #writes = 0;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#etagMode = options.etagMode ?? "unique";
+    this.#pageSize = options.pageSize ?? 1000;
+    this.location = "memory://";
+    this.capabilities = {
+      atomicConditionalUpdate: true,
+      atomicConditionalDelete: options.conditionalDelete ?? true,
+      timestampPrecisionMs: options.timestampPrecisionMs ?? 1000,
+      maxBatchDelete: options.maxBatchDelete ?? 1000,
+      requestMode: "single-attempt",
+      etagIsContentHash: (options.etagMode ?? "unique") === "content-md5",
+    };
+  }
+
+  async get(key: string): Promise<GetResult | null> {
+    validateKey(key, "get");
+    const entry = this.#objects.get(key);
+    return entry ? { ...this.#meta(key, entry), body: entry.body.slice() } : null;
+  }
+
+  async head(key: string): Promise<ObjectMeta | null> {
+    validateKey(key, "head");
+    const entry = this.#objects.get(key);
+    return entry ? this.#meta(key, entry) : null;
+  }
+
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
+    validateKey(key, "put");
+    const current = this.#objects.get(key);
+    const precondition = options.precondition;
+    if (precondition && "ifNoneMatch" in precondition && current) {
+      throw holdfastError("conflict", "put", `object already exists: ${key}`, {
+        key,
+        precondition,
+        status: 412,
+      });
+    }
+    if (precondition && "ifMatch" in precondition && current?.etag !== precondition.ifMatch) {
+      throw holdfastError("conflict", "put", `ETag mismatch on ${key}`, {
+        key,
+        precondition,
+        status: 412,
+      });
+    }
+    this.#writes += 1;
+    const etag =
+      this.#etagMode === "content-md5"
+        ? createHash("md5").update(body).digest("hex")
+        : `m${this.#writes.toString(16)}`;
+    this.#objects.set(key, { body: body.slice(), etag, lastModified: this.#stamp() });
+    return { etag };
+  }
+
+  async delete(key: string, options: DeleteOptions = {}): Promise<void> {
+    validateKey(key, "delete");
+    if (options.ifMatch !== undefined && this.capabilities.atomicConditionalDelete) {
+      if (this.#objects.get(key)?.etag !== options.ifMatch) {
+        throw holdfastError("conflict", "delete", `ETag mismatch on ${key}`, {
+          key,
+          precondition: { ifMatch: options.ifMatch },
+          status: 412,
+        });
+      }
+    }
+    this.#objects.delete(key);
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<DeleteManyResult> {
+    if (keys.length > this.capabilities.maxBatchDelete) {
+      throw holdfastError(
+        "invalid-input",
+        "deleteMany",
+        `batch of ${keys.length} exceeds ${this.capabilities.maxBatchDelete}`,
+      );
+    }
+    for (const key of keys) validateKey(key, "deleteMany");
+    for (const key of keys) this.#objects.delete(key);
+    return { deleted: [...keys], failed: [] };
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    validatePrefix(prefix);
+    const after = options.pageToken ?? options.startAfter ?? "";
+    const limit = Math.min(options.pageSize ?? this.#pageSize, this.#pageSize);
+    const keys = [...this.#objects.keys()]
+      .filter((k) => k.startsWith(prefix) && compareKeys(k, after) > 0)
+      .sort(compareKeys);
+    const page = keys.slice(0, limit);
+    const objects = page.map((k) => this.#meta(k, this.#objects.get(k)!));
+    const last = page.at(-1);
+    return keys.length > limit && last !== undefined
+      ? { objects, nextPageToken: last }
+      : { objects };
+  }
+
+  /** Number of objects held (for tests). */
+  get size(): number {
+    return this.#objects.size;
+  }
+
+  /** All keys, sorted (for tests and simulations). */
+  keys(): string[] {
+    return [...this.#objects.keys()].sort(compareKeys);
+  }
+
+  #stamp(): number {
+    const p = this.capabilities.timestampPrecisionMs;
+    const now = this.#clock.now();
+    return Math.floor(now / p) * p;
+  }
+
+  #meta(key: string, entry: Entry): ObjectMeta {
+    return {
+      key,
+      etag: entry.etag,
+      lastModified: new Date(entry.lastModified),
+      size: entry.body.byteLength,
+    };
+  }
+}
+
+/** Byte-wise (UTF-8) key order, as S3 and Azure list. */
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
