@@ -3,4 +3,8 @@ export * from "./errors.js";
 export * from "./keys.js";
 export * from "./list.js";
 export * from "./memory.js";
+export * from "./payload.js";
+export * from "./policy.js";
+export * from "./resolve.js";
 export * from "./types.js";
+export * from "./scope.js";

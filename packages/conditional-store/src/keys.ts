@@ -14,7 +14,8 @@ export function validateKey(key: string, operation = "validate"): string {
       key,
     });
   if (typeof key !== "string" || key.length === 0) throw fail("empty");
-  if (Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES) throw fail(`longer than ${MAX_KEY_BYTES} bytes`);
+  if (Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES)
+    throw fail(`longer than ${MAX_KEY_BYTES} bytes`);
   if (key.startsWith("/") || key.endsWith("/")) throw fail("starts or ends with '/'");
   if (key.includes("\\")) throw fail("contains a backslash");
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we reject

@@ -90,6 +90,9 @@ export interface ObjectStore {
   head(key: string, options?: { signal?: AbortSignal | undefined }): Promise<ObjectMeta | null>;
   put(key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult>;
   delete(key: string, options?: DeleteOptions): Promise<void>;
-  deleteMany(keys: readonly string[], options?: { signal?: AbortSignal | undefined }): Promise<DeleteManyResult>;
+  deleteMany(
+    keys: readonly string[],
+    options?: { signal?: AbortSignal | undefined },
+  ): Promise<DeleteManyResult>;
   list(prefix: string, options?: ListOptions): Promise<ListPage>;
 }

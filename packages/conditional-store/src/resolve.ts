@@ -1,0 +1,243 @@
+import { type Sleep, realSleep } from "./clock.js";
+import { type HoldfastError, holdfastError, isHoldfastError } from "./errors.js";
+import { type ReissuePolicy, DEFAULT_REISSUE_POLICY, classifyFailure } from "./policy.js";
+import type { GetResult, ObjectStore, Precondition } from "./types.js";
+
+/** Result of a resolved conditional put. An unknown outcome is thrown as `unresolved`, never returned. */
+export type ConditionalPutOutcome =
+  | { readonly status: "applied"; readonly etag: string }
+  /** The precondition visibly failed; `current` is what the store holds, when a read-back saw it. */
+  | { readonly status: "conflict"; readonly current?: GetResult | null };
+
+export interface ResolveOptions {
+  /** @default DEFAULT_REISSUE_POLICY */
+  readonly policy?: ReissuePolicy | undefined;
+  /** @default realSleep (tests inject fake time) */
+  readonly sleep?: Sleep | undefined;
+  /** Stops further re-issues (e.g. a lease keeper's fence); pending outcome is reported unresolved. */
+  readonly signal?: AbortSignal | undefined;
+  /** Called for each re-issue, for logs and stats. */
+  readonly onReissue?: ((attempt: number, error: unknown) => void) | undefined;
+}
+
+/**
+ * Sends one conditional put and resolves lost answers (SPEC §2): ambiguous answers are
+ * re-issued unchanged per the policy, and the key is read back after a conflict an earlier
+ * copy may explain and after the last lost re-issue. Equal stored bytes mean this request
+ * landed, so payloads of exclusive claims must name their writer (see `writerPayload`).
+ *
+ * This is the only production call site of a conditional `store.put` (scenario C9).
+ */
+export async function resolveConditionalPut(
+  store: ObjectStore,
+  key: string,
+  body: Uint8Array,
+  precondition: Precondition,
+  options: ResolveOptions = {},
+): Promise<ConditionalPutOutcome> {
+  const pauses = (options.policy ?? DEFAULT_REISSUE_POLICY).pausesMs;
+  const sleep = options.sleep ?? realSleep;
+  const mode = store.capabilities.requestMode;
+  // Once any copy's answer was lost, a later conflict may be that copy's own effect.
+  let earlierCopyMayHaveApplied = mode === "repeating";
+  let lastError: unknown;
+
+  for (let attempt = 0; attempt <= pauses.length; attempt += 1) {
+    if (attempt > 0) {
+      options.onReissue?.(attempt, lastError);
+      try {
+        await sleep(pauses[attempt - 1]!, options.signal);
+      } catch (abort) {
+        throw unresolved(key, precondition, "aborted before re-issue", abort ?? lastError);
+      }
+    }
+    if (options.signal?.aborted) {
+      if (attempt === 0) {
+        throw holdfastError("aborted", "put", `aborted before sending put of ${key}`, {
+          key,
+          precondition,
+          cause: options.signal.reason,
+        });
+      }
+      throw unresolved(key, precondition, "aborted before re-issue", lastError);
+    }
+    try {
+      // C9: the one conditional put call site.
+      const { etag } = await store.put(key, body, { precondition, signal: options.signal });
+      return { status: "applied", etag };
+    } catch (error) {
+      lastError = error;
+      switch (classifyFailure(error, mode)) {
+        case "conflict":
+          if (!earlierCopyMayHaveApplied) return { status: "conflict" };
+          return readBack(store, key, body, precondition, error);
+        case "in-flight":
+          // S3 409: the write in flight may be our own earlier copy. A create reads back
+          // (absent stays unresolved); an if-match is re-issued.
+          earlierCopyMayHaveApplied = true;
+          if ("ifNoneMatch" in precondition) return readBack(store, key, body, precondition, error);
+          break;
+        case "refused":
+          // A first copy's refusal is final: nothing was sent that could have applied.
+          if (attempt === 0) throw error;
+          break;
+        case "ambiguous":
+          earlierCopyMayHaveApplied = true;
+          break;
+      }
+    }
+  }
+  return readBack(store, key, body, precondition, lastError);
+}
+
+/** Create-only put, resolved. */
+export function putIfAbsent(
+  store: ObjectStore,
+  key: string,
+  body: Uint8Array,
+  options?: ResolveOptions,
+): Promise<ConditionalPutOutcome> {
+  return resolveConditionalPut(store, key, body, { ifNoneMatch: "*" }, options);
+}
+
+/** Compare-and-swap put, resolved. */
+export function putIfMatch(
+  store: ObjectStore,
+  key: string,
+  body: Uint8Array,
+  etag: string,
+  options?: ResolveOptions,
+): Promise<ConditionalPutOutcome> {
+  return resolveConditionalPut(store, key, body, { ifMatch: etag }, options);
+}
+
+/**
+ * Reads the key back and decides: our bytes → applied; the precondition visibly failed →
+ * conflict; the key still satisfies the precondition → unresolved (thrown).
+ */
+async function readBack(
+  store: ObjectStore,
+  key: string,
+  body: Uint8Array,
+  precondition: Precondition,
+  cause: unknown,
+): Promise<ConditionalPutOutcome> {
+  let current: GetResult | null;
+  try {
+    current = await store.get(key);
+  } catch (readError) {
+    throw unresolved(key, precondition, "read-back failed", readError);
+  }
+  if (current && bytesEqual(current.body, body)) return { status: "applied", etag: current.etag };
+  if ("ifNoneMatch" in precondition) {
+    if (current) return { status: "conflict", current };
+  } else if (!current || current.etag !== precondition.ifMatch) {
+    return { status: "conflict", current };
+  }
+  throw unresolved(key, precondition, "the key still satisfies the precondition", cause);
+}
+
+function unresolved(
+  key: string,
+  precondition: Precondition,
+  why: string,
+  cause: unknown,
+): HoldfastError {
+  return holdfastError(
+    "unresolved",
+    "put",
+    `outcome of conditional put on ${key} is unknown (${why})`,
+    {
+      key,
+      precondition,
+      cause,
+      hint: "the write may or may not have landed; re-run the operation or its recovery before acting on this key",
+    },
+  );
+}
+
+/** Result of a resolved conditional delete. */
+export type ConditionalDeleteOutcome = { readonly status: "applied" | "conflict" };
+
+/**
+ * Deletes `key` only at `etag`, resolving lost answers by re-issue and read-back: absent →
+ * applied (the object is gone), another ETag → conflict, still at `etag` → unresolved.
+ * Refused on stores without atomic conditional delete (RGW ignores If-Match on DELETE).
+ */
+export async function deleteIfMatch(
+  store: ObjectStore,
+  key: string,
+  etag: string,
+  options: ResolveOptions = {},
+): Promise<ConditionalDeleteOutcome> {
+  if (!store.capabilities.atomicConditionalDelete) {
+    throw holdfastError(
+      "unsupported",
+      "delete",
+      `${store.backend} does not honour conditional delete`,
+      {
+        key,
+        precondition: { ifMatch: etag },
+      },
+    );
+  }
+  const pauses = (options.policy ?? DEFAULT_REISSUE_POLICY).pausesMs;
+  const sleep = options.sleep ?? realSleep;
+  const mode = store.capabilities.requestMode;
+  let earlierCopyMayHaveApplied = mode === "repeating";
+  let lastError: unknown;
+  for (let attempt = 0; attempt <= pauses.length; attempt += 1) {
+    if (attempt > 0) {
+      options.onReissue?.(attempt, lastError);
+      try {
+        await sleep(pauses[attempt - 1]!, options.signal);
+      } catch (abort) {
+        throw unresolvedDelete(key, etag, abort ?? lastError);
+      }
+    }
+    try {
+      await store.delete(key, { ifMatch: etag, signal: options.signal });
+      return { status: "applied" };
+    } catch (error) {
+      lastError = error;
+      const answer = classifyFailure(error, mode);
+      if (answer === "conflict") {
+        if (!earlierCopyMayHaveApplied) return { status: "conflict" };
+        break;
+      }
+      if (answer === "refused" && attempt === 0) throw error;
+      if (answer !== "refused") earlierCopyMayHaveApplied = true;
+    }
+  }
+  let current: Awaited<ReturnType<ObjectStore["head"]>>;
+  try {
+    current = await store.head(key);
+  } catch (readError) {
+    throw unresolvedDelete(key, etag, readError);
+  }
+  if (!current) return { status: "applied" };
+  if (current.etag !== etag) return { status: "conflict" };
+  throw unresolvedDelete(key, etag, lastError);
+}
+
+function unresolvedDelete(key: string, etag: string, cause: unknown): HoldfastError {
+  return holdfastError(
+    "unresolved",
+    "delete",
+    `outcome of conditional delete on ${key} is unknown`,
+    {
+      key,
+      precondition: { ifMatch: etag },
+      cause,
+    },
+  );
+}
+
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return a.byteLength === b.byteLength && Buffer.compare(a, b) === 0;
+}
+
+/** True when `error` says a conditional request's outcome is unknown. */
+export function isUnresolved(error: unknown): error is HoldfastError {
+  return isHoldfastError(error, "unresolved");
+}
