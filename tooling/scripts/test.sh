@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine with Node 20 + npm: installs pnpm and the
+# packages, starts the real test services (Ceph RGW, Azurite), builds, typechecks, runs
+# every vitest project, stops the services, and prints "N passed, N failed".
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
+cd "$HOLDFAST_ROOT"
+
+services_dir=${HOLDFAST_SERVICES_DIR:-/tmp/holdfast-services}
+export HOLDFAST_SERVICES_DIR=$services_dir
+stop_services() {
+  bash tooling/services/azurite-stop.sh >/dev/null 2>&1 || true
+  bash tooling/services/rgw-stop.sh >/dev/null 2>&1 || true
+}
+trap stop_services EXIT
+
+echo "[test] starting Ceph RGW and Azurite" >&2
+bash tooling/services/rgw-start.sh >&2 || { echo "[test] FAILED: Ceph RGW did not start (see above)" >&2; exit 1; }
+bash tooling/services/azurite-start.sh >&2 || { echo "[test] FAILED: Azurite did not start (see above)" >&2; exit 1; }
+set -a
+. "$services_dir/rgw.env"
+. "$services_dir/azurite.env"
+set +a
+
+echo "[test] build and typecheck" >&2
+pnpm turbo run build typecheck --output-logs=errors-only
+
+echo "[test] vitest" >&2
+report=$(mktemp -t holdfast-vitest-XXXXXX.json)
+status=0
+pnpm vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  const skipped = r.numPendingTests + r.numTodoTests;
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' "$report" || true
+exit $status
