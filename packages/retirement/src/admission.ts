@@ -1,0 +1,68 @@
+import { decodeJson, listAll } from "@holdfast/conditional-store";
+import type { RetirementContext } from "./context.js";
+import { parseRetirementKey, parseRetirementRecord, retirementPrefix } from "./record.js";
+import { boundHolds, probeStorageNow } from "./storage-time.js";
+
+/** What retirement says about one version right now, as seen by an acquirer or a publisher. */
+export type AdmissionState = "open" | "draining" | "sealed" | "committed";
+
+export interface Admission {
+  /**
+   * `open`: no live retirement covers the version (none, cancelled, or an abandoned drain);
+   * `draining`: new leases/references are refused, admitted leases may renew;
+   * `sealed`: renewals fail too; `committed`: the version is being deleted, irreversibly.
+   */
+  readonly state: AdmissionState;
+  /** The record that decided a non-open state. */
+  readonly record?: { readonly key: string; readonly etag: string } | undefined;
+}
+
+export interface ReadAdmissionOptions {
+  /**
+   * Storage time to judge drain ownership bounds against. When absent and a draining
+   * record is found, a storage-time probe is written (3 requests); no probe otherwise.
+   */
+  readonly storageNow?: Date | undefined;
+}
+
+const SEVERITY: Record<AdmissionState, number> = { open: 0, draining: 1, sealed: 2, committed: 3 };
+
+/**
+ * Reads the retirement admission state of `(branch, version)`: one LIST of the branch's
+ * records, then a GET of each record whose key range covers the version. The caller writes
+ * its own object first, then calls this (write-then-read, DESIGN-NOTES §1), so either it
+ * sees the drain or the cleaner's census sees its write. A drain past its ownership bound
+ * (storage time) counts as open; unreadable records throw (fail closed).
+ */
+export async function readAdmission(
+  ctx: Pick<RetirementContext, "store" | "ids">,
+  branch: string,
+  version: number,
+  options: ReadAdmissionOptions = {},
+): Promise<Admission> {
+  let storageNow = options.storageNow;
+  let result: Admission = { state: "open" };
+  for await (const meta of listAll(ctx.store, retirementPrefix(branch))) {
+    const parts = parseRetirementKey(meta.key);
+    if (!parts || parts.branch !== branch) continue;
+    if (version < parts.minVersion || version > parts.maxVersion) continue;
+    const got = await ctx.store.get(meta.key);
+    if (!got) continue; // finalized between list and get
+    const record = parseRetirementRecord(decodeJson(got.body), meta.key);
+    if (record.state === "cancelled") continue;
+    const entry = record.versions.find((v) => v.version === version);
+    if (!entry || entry.cancelled) continue;
+    let state: AdmissionState = record.state;
+    if (state === "draining") {
+      storageNow ??= await probeStorageNow(ctx.store, ctx.ids);
+      const precision = ctx.store.capabilities.timestampPrecisionMs;
+      if (!boundHolds(got.lastModified, record.ownershipBoundMs, precision, storageNow)) {
+        state = "open"; // owner gone past its bound: abandoned, recovery will fence it
+      }
+    }
+    if (SEVERITY[state] > SEVERITY[result.state]) {
+      result = { state, record: { key: meta.key, etag: got.etag } };
+    }
+  }
+  return result;
+}
