@@ -1,1 +1,8 @@
-export {};
+export {
+  AZURE_BACKEND,
+  AZURE_MAX_BATCH_DELETE,
+  type AzureCredential,
+  type AzureStoreOptions,
+  createAzureStore,
+} from "./azure.js";
+export { AZURE_PROBE_FOLDER, type OpenAzureStoreOptions, openAzureStore } from "./open.js";
