@@ -27,9 +27,11 @@ export type AnswerClass =
   | "ambiguous";
 
 /**
- * Classifies a failed request. Authentication errors are a refusal only on a
+ * Classifies a failed request (SPEC §2). Authentication errors are a refusal only on a
  * single-attempt client: a repeating SDK may have applied an earlier copy and then been
  * refused. On a store whose put completes before it answers, every error is a refusal.
+ * `not-found` on a write means the bucket or container is missing (backends report an
+ * if-match on an absent key as `conflict`), so nothing was written: a refusal.
  */
 export function classifyFailure(error: unknown, mode: RequestMode): AnswerClass {
   if (!isHoldfastError(error)) return mode === "completes-before-answer" ? "refused" : "ambiguous";
@@ -39,6 +41,7 @@ export function classifyFailure(error: unknown, mode: RequestMode): AnswerClass 
     case "in-flight":
       return "in-flight";
     case "refused":
+    case "not-found":
     case "invalid-input":
     case "unsupported":
       return "refused";

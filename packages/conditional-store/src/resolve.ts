@@ -1,6 +1,7 @@
-import { type Sleep, realSleep } from "./clock.js";
+import { realSleep, type Sleep } from "./clock.js";
 import { type HoldfastError, holdfastError, isHoldfastError } from "./errors.js";
-import { type ReissuePolicy, DEFAULT_REISSUE_POLICY, classifyFailure } from "./policy.js";
+import { validateKey } from "./keys.js";
+import { classifyFailure, DEFAULT_REISSUE_POLICY, type ReissuePolicy } from "./policy.js";
 import type { GetResult, ObjectStore, Precondition } from "./types.js";
 
 /** Result of a resolved conditional put. An unknown outcome is thrown as `unresolved`, never returned. */
@@ -35,15 +36,22 @@ export async function resolveConditionalPut(
   precondition: Precondition,
   options: ResolveOptions = {},
 ): Promise<ConditionalPutOutcome> {
+  validateKey(key, "put");
+  validatePrecondition(key, precondition);
   const pauses = (options.policy ?? DEFAULT_REISSUE_POLICY).pausesMs;
   const sleep = options.sleep ?? realSleep;
   const mode = store.capabilities.requestMode;
-  // Once any copy's answer was lost, a later conflict may be that copy's own effect.
+  // Once any copy's answer was lost, a later conflict may be that copy's own effect. A
+  // repeating client may have sent (and applied) an earlier copy before its first answer.
   let earlierCopyMayHaveApplied = mode === "repeating";
   let lastError: unknown;
 
   for (let attempt = 0; attempt <= pauses.length; attempt += 1) {
     if (attempt > 0) {
+      // A fence (the signal) must stop re-issue at once, before the pause and after it.
+      if (options.signal?.aborted) {
+        throw unresolved(key, precondition, "aborted before re-issue", lastError);
+      }
       options.onReissue?.(attempt, lastError);
       try {
         await sleep(pauses[attempt - 1]!, options.signal);
@@ -170,6 +178,8 @@ export async function deleteIfMatch(
   etag: string,
   options: ResolveOptions = {},
 ): Promise<ConditionalDeleteOutcome> {
+  validateKey(key, "delete");
+  validatePrecondition(key, { ifMatch: etag }, "delete");
   if (!store.capabilities.atomicConditionalDelete) {
     throw holdfastError(
       "unsupported",
@@ -178,6 +188,7 @@ export async function deleteIfMatch(
       {
         key,
         precondition: { ifMatch: etag },
+        hint: "move the object to a terminal state with an if-match rewrite, then delete it unconditionally",
       },
     );
   }
@@ -188,6 +199,7 @@ export async function deleteIfMatch(
   let lastError: unknown;
   for (let attempt = 0; attempt <= pauses.length; attempt += 1) {
     if (attempt > 0) {
+      if (options.signal?.aborted) throw unresolvedDelete(key, etag, lastError);
       options.onReissue?.(attempt, lastError);
       try {
         await sleep(pauses[attempt - 1]!, options.signal);
@@ -195,16 +207,30 @@ export async function deleteIfMatch(
         throw unresolvedDelete(key, etag, abort ?? lastError);
       }
     }
+    if (options.signal?.aborted) {
+      if (attempt === 0) {
+        throw holdfastError("aborted", "delete", `aborted before sending delete of ${key}`, {
+          key,
+          precondition: { ifMatch: etag },
+          cause: options.signal.reason,
+        });
+      }
+      throw unresolvedDelete(key, etag, lastError);
+    }
     try {
       await store.delete(key, { ifMatch: etag, signal: options.signal });
       return { status: "applied" };
     } catch (error) {
       lastError = error;
-      const answer = classifyFailure(error, mode);
+      // A delete's 404 says the object is absent: its precondition failed, like a 412.
+      const answer = isHoldfastError(error, "not-found")
+        ? "conflict"
+        : classifyFailure(error, mode);
       if (answer === "conflict") {
         if (!earlierCopyMayHaveApplied) return { status: "conflict" };
         break;
       }
+      // A first copy's refusal is final; a refused re-issue is re-issued (SPEC §2).
       if (answer === "refused" && attempt === 0) throw error;
       if (answer !== "refused") earlierCopyMayHaveApplied = true;
     }
@@ -233,6 +259,24 @@ function unresolvedDelete(key: string, etag: string, cause: unknown): HoldfastEr
   );
 }
 
+/** Rejects a malformed precondition before anything is sent (SPEC §7 invariant 6). */
+function validatePrecondition(key: string, precondition: Precondition, operation = "put"): void {
+  const ok =
+    precondition !== null &&
+    typeof precondition === "object" &&
+    (("ifNoneMatch" in precondition && precondition.ifNoneMatch === "*") ||
+      ("ifMatch" in precondition &&
+        typeof precondition.ifMatch === "string" &&
+        precondition.ifMatch !== ""));
+  if (!ok) {
+    throw holdfastError("invalid-input", operation, `invalid precondition for ${key}`, {
+      key,
+      hint: 'use { ifNoneMatch: "*" } or { ifMatch: "<etag>" } with a non-empty ETag',
+    });
+  }
+}
+
+/** Byte-for-byte equality; the read-back's test for "this request landed". */
 export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return a.byteLength === b.byteLength && Buffer.compare(a, b) === 0;
 }

@@ -1,5 +1,5 @@
+import { isHoldfastError, MemoryStore } from "@holdfast/conditional-store";
 import { describe, expect, it } from "vitest";
-import { MemoryStore, isHoldfastError } from "@holdfast/conditional-store";
 
 describe("memory store", () => {
   it("refuses a create-only put on an existing key", async () => {
