@@ -1,0 +1,47 @@
+import {
+  type Clock,
+  type IdSource,
+  type ObjectStore,
+  type ReissuePolicy,
+  type ResolveOptions,
+  type Sleep,
+  realSleep,
+  systemClock,
+  ulidIds,
+} from "@holdfast/conditional-store";
+
+/**
+ * What every protocol operation needs: the store (keys relative to the dataset root) and
+ * the injected clock, id source and sleep. The clock only drives local timers (a lease
+ * keeper's fence); it is never compared with another host's clock (SPEC §3).
+ */
+export interface ProtocolContext {
+  readonly store: ObjectStore;
+  /** Local timers only; never compared across hosts. */
+  readonly clock: Clock;
+  /** Writer ids and object names (ULIDs; seeded in tests). */
+  readonly ids: IdSource;
+  /** Injected pauses (resolver re-issues, keeper renewals). */
+  readonly sleep: Sleep;
+  /** Re-issue policy handed to the resolver. @default DEFAULT_REISSUE_POLICY */
+  readonly reissue?: ReissuePolicy | undefined;
+}
+
+/** Builds a context with production defaults (`systemClock`, `ulidIds()`, `realSleep`) for anything not given. */
+export function createContext(
+  store: ObjectStore,
+  partial: Partial<Omit<ProtocolContext, "store">> = {},
+): ProtocolContext {
+  return {
+    store,
+    clock: partial.clock ?? systemClock,
+    ids: partial.ids ?? ulidIds(),
+    sleep: partial.sleep ?? realSleep,
+    reissue: partial.reissue,
+  };
+}
+
+/** Resolver options from a context (policy and sleep), optionally bound to a fence signal. */
+export function resolverOptions(ctx: ProtocolContext, signal?: AbortSignal): ResolveOptions {
+  return { policy: ctx.reissue, sleep: ctx.sleep, signal };
+}

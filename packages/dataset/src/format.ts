@@ -1,0 +1,56 @@
+import type { ProtocolContext } from "./context.js";
+import {
+  type ManifestRecord,
+  type VersionEntry,
+  listBranchesWithVersions,
+  listVersions,
+  tryReadManifest,
+} from "./dataset.js";
+import { DATA_PREFIX, isDataKey, manifestKey, parseManifestKey } from "./layout.js";
+import type { DataFile, VersionRef } from "./manifest.js";
+
+/** What cleanup needs to know of one version's manifest. */
+export interface FormatManifest {
+  readonly files: readonly DataFile[];
+  readonly parent: VersionRef | null;
+  /** ETag of the manifest object (retirement records it as the manifest's identity). */
+  readonly etag: string;
+}
+
+/**
+ * The dataset format as cleanup sees it, so a user can plug in another format: how to
+ * enumerate branches and versions, read what a version references, and which keys are
+ * data. Methods take the context, so a format object is stateless and shareable.
+ * Implementations must stream `listVersions` and return `null` for an absent manifest.
+ */
+export interface DatasetFormat {
+  readonly name: string;
+  listBranches(ctx: ProtocolContext): Promise<string[]>;
+  listVersions(ctx: ProtocolContext, branch: string): AsyncIterable<VersionEntry>;
+  readManifest(
+    ctx: ProtocolContext,
+    branch: string,
+    version: number,
+  ): Promise<FormatManifest | null>;
+  manifestKey(branch: string, version: number): string;
+  parseManifestKey(key: string): { branch: string; version: number } | null;
+  /** Prefix under which every data file lives. */
+  readonly dataPrefix: string;
+  isDataKey(key: string): boolean;
+}
+
+/** The holdfast format: `_versions/{branch}/{version:020d}.json` manifests naming files under `data/`. */
+export const defaultFormat: DatasetFormat = {
+  name: "holdfast",
+  listBranches: (ctx) => listBranchesWithVersions(ctx),
+  listVersions: (ctx, branch) => listVersions(ctx, branch),
+  async readManifest(ctx, branch, version) {
+    const record: ManifestRecord | null = await tryReadManifest(ctx, branch, version);
+    if (!record) return null;
+    return { files: record.manifest.files, parent: record.manifest.parent, etag: record.etag };
+  },
+  manifestKey,
+  parseManifestKey,
+  dataPrefix: DATA_PREFIX,
+  isDataKey,
+};

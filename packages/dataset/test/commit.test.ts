@@ -1,0 +1,314 @@
+import {
+  MemoryStore,
+  decodeJson,
+  encodeJson,
+  isHoldfastError,
+  seededIds,
+} from "@holdfast/conditional-store";
+import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
+import { describe, expect, it } from "vitest";
+import {
+  type ProtocolContext,
+  checkCommit,
+  commitVersion,
+  createContext,
+  defaultFormat,
+  initDataset,
+  latestVersion,
+  listBranchesWithVersions,
+  listVersions,
+  manifestKey,
+  openDataset,
+  readManifest,
+  tryReadManifest,
+  writeDataFile,
+} from "@holdfast/dataset";
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+function memoryContext(
+  seed = 1,
+  store = new MemoryStore(),
+): ProtocolContext & { store: MemoryStore } {
+  return { ...createContext(store, { ids: seededIds(seed), sleep: recordingSleep() }), store };
+}
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+describe("init and open", () => {
+  it("creates the dataset identity once", async () => {
+    const ctx = memoryContext();
+    await expect(openDataset(ctx)).rejects.toMatchObject({ kind: "not-found" });
+    const info = await initDataset(ctx);
+    expect((await openDataset(ctx)).datasetId).toBe(info.datasetId);
+    await expect(initDataset(ctx)).rejects.toMatchObject({
+      kind: "conflict",
+      code: "DATASET_EXISTS",
+    });
+    expect((await openDataset(ctx)).datasetId).toBe(info.datasetId);
+  });
+
+  it("reports a malformed identity as a typed error", async () => {
+    const ctx = memoryContext();
+    await ctx.store.put("_holdfast/dataset.json", bytes("{not json"));
+    await expect(openDataset(ctx)).rejects.toMatchObject({
+      kind: "invalid-input",
+      code: "MALFORMED_OBJECT",
+    });
+  });
+});
+
+describe("commit", () => {
+  it("writes data files first, then numbered manifests with lineage", async () => {
+    const ctx = memoryContext();
+    const a = await writeDataFile(ctx, bytes("aaa"));
+    expect(a.key).toMatch(/^data\/[0-9A-Z]{26}\.bin$/);
+    expect(a.size).toBe(3);
+    const v1 = await commitVersion(ctx, { branch: "main", files: [a] });
+    const b = await writeDataFile(ctx, bytes("bb"));
+    const v2 = await commitVersion(ctx, { branch: "main", files: [a, b] });
+    expect([v1.version, v2.version]).toEqual([1, 2]);
+    const m2 = await readManifest(ctx, "main", 2);
+    expect(m2.manifest.parent).toEqual({ branch: "main", version: 1 });
+    expect(m2.manifest.files).toEqual([a, b]);
+    expect(m2.manifest.txnId).toBe(v2.txnId);
+    expect(m2.etag).toBe(v2.etag);
+    expect((await readManifest(ctx, "main", 1)).manifest.parent).toBeNull();
+
+    const fork = await commitVersion(ctx, {
+      branch: "dev",
+      files: [a],
+      parent: { branch: "main", version: 1 },
+    });
+    expect(fork.version).toBe(1);
+    expect((await readManifest(ctx, "dev", 1)).manifest.parent).toEqual({
+      branch: "main",
+      version: 1,
+    });
+    expect(await listBranchesWithVersions(ctx)).toEqual(["dev", "main"]);
+    expect(await latestVersion(ctx, "main")).toBe(2);
+    expect(await latestVersion(ctx, "nope")).toBeNull();
+  });
+
+  it.each([
+    ["a bad branch", { branch: "../x", files: [] }],
+    ["a file outside data/", { branch: "main", files: [{ key: "_versions/main/x", size: 1 }] }],
+    ["a negative size", { branch: "main", files: [{ key: "data/x.bin", size: -1 }] }],
+    ["a fractional size", { branch: "main", files: [{ key: "data/x.bin", size: 1.5 }] }],
+    [
+      "a file named twice",
+      {
+        branch: "main",
+        files: [
+          { key: "data/x.bin", size: 1 },
+          { key: "data/x.bin", size: 1 },
+        ],
+      },
+    ],
+    ["a malformed file key", { branch: "main", files: [{ key: "data//x", size: 1 }] }],
+    ["files not an array", { branch: "main", files: "data/x" }],
+    ["a bad parent", { branch: "main", files: [], parent: { branch: "main", version: 0 } }],
+    [
+      "a parent with a bad branch",
+      { branch: "main", files: [], parent: { branch: ".x", version: 1 } },
+    ],
+  ])("rejects %s with invalid-input and writes nothing", async (_what, options) => {
+    const ctx = memoryContext();
+    const fault = new FaultStore(ctx.store);
+    const err = await commitVersion({ ...ctx, store: fault }, options as never).catch(
+      (e: unknown) => e,
+    );
+    expect(isHoldfastError(err, "invalid-input")).toBe(true);
+    expect(fault.requestCounts().put).toBe(0);
+    expect(ctx.store.size).toBe(0);
+  });
+
+  it("rejects non-bytes as a data file without writing", async () => {
+    const ctx = memoryContext();
+    await expect(writeDataFile(ctx, "text" as never)).rejects.toMatchObject({
+      kind: "invalid-input",
+    });
+    expect(ctx.store.size).toBe(0);
+  });
+
+  it("concurrent commits: exactly one wins each version number", async () => {
+    const ctx = memoryContext();
+    const writers = 12;
+    const results = await Promise.all(
+      Array.from({ length: writers }, (_, i) =>
+        commitVersion({ ...ctx, ids: seededIds(100 + i) }, { branch: "main", files: [] }),
+      ),
+    );
+    const versions = results.map((r) => r.version).sort((a, b) => a - b);
+    expect(versions).toEqual(Array.from({ length: writers }, (_, i) => i + 1));
+    // Each stored manifest belongs to the one writer that was told it won it.
+    for (const r of results) {
+      expect((await readManifest(ctx, "main", r.version)).manifest.txnId).toBe(r.txnId);
+    }
+  });
+
+  it("C8 a commit whose re-issue meets a conflict stays unknown until the manifest is read", async () => {
+    const key = manifestKey("main", 1);
+
+    // (a) our first copy landed but its answer was lost; the re-issue meets a conflict:
+    // reading the manifest shows our txnId → committed at version 1.
+    {
+      const ctx = memoryContext(1);
+      const fault = new FaultStore(ctx.store).on(
+        { operation: "put", key },
+        { type: "apply-then-lose" },
+      );
+      const result = await commitVersion({ ...ctx, store: fault }, { branch: "main", files: [] });
+      expect(result.version).toBe(1);
+      expect((await readManifest(ctx, "main", 1)).manifest.txnId).toBe(result.txnId);
+      expect(await latestVersion(ctx, "main")).toBe(1);
+    }
+
+    // (b) our first copy was lost before applying and another writer took version 1: the
+    // re-issue's conflict is decided by the stored txnId (someone else's) → we take 2.
+    {
+      const ctx = memoryContext(2);
+      const other = encodeJson({
+        schema: 1,
+        branch: "main",
+        version: 1,
+        parent: null,
+        files: [],
+        txnId: "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+      });
+      const fault = new FaultStore(ctx.store).on({ operation: "put", key }, [
+        { type: "foreign-put", body: other },
+        { type: "lose-before-apply" },
+      ]);
+      const result = await commitVersion({ ...ctx, store: fault }, { branch: "main", files: [] });
+      expect(result.version).toBe(2);
+      expect((await readManifest(ctx, "main", 1)).manifest.txnId).toBe(
+        "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+      );
+      expect((await readManifest(ctx, "main", 2)).manifest.txnId).toBe(result.txnId);
+    }
+
+    // (c) every copy's answer is lost and the manifest is absent on read-back: the
+    // outcome is unknown, thrown as unresolved, never as failed and never retried at 2.
+    {
+      const ctx = memoryContext(3);
+      const fault = new FaultStore(ctx.store).on(
+        { operation: "put", key, times: Number.POSITIVE_INFINITY },
+        { type: "lose-before-apply" },
+      );
+      const err = await commitVersion(
+        { ...ctx, store: fault },
+        { branch: "main", files: [] },
+      ).catch((e: unknown) => e);
+      expect(isHoldfastError(err, "unresolved")).toBe(true);
+      expect(err).toMatchObject({ code: "COMMIT_UNRESOLVED", key });
+      expect(ctx.store.keys()).toEqual([]);
+      const txnId = /txnId (\w+)/.exec((err as Error).message)?.[1] ?? "";
+      expect(await checkCommit(ctx, "main", 1, txnId)).toBe("absent");
+    }
+
+    // (d) a first conflict with no earlier lost answer is a definite conflict: no
+    // read-back, straight on to the next version number.
+    {
+      const ctx = memoryContext(4);
+      const other = encodeJson({
+        schema: 1,
+        branch: "main",
+        version: 1,
+        parent: null,
+        files: [],
+        txnId: "01ARZ3NDEKTSV4RRFFQ69G5FAW",
+      });
+      // Another writer commits version 1 between our listing and our put.
+      const fault = new FaultStore(ctx.store).on(
+        { operation: "put", key },
+        { type: "foreign-put", body: other },
+      );
+      const result = await commitVersion({ ...ctx, store: fault }, { branch: "main", files: [] });
+      expect(result.version).toBe(2);
+      expect(fault.requestCounts().get).toBe(0);
+      expect(fault.requestCounts().put).toBe(2);
+      expect(fault.pendingRules()).toHaveLength(0);
+    }
+  });
+
+  it("a repeating client's commit whose earlier copy landed reads back as committed", async () => {
+    const ctx = memoryContext(5);
+    const key = manifestKey("main", 1);
+    const fault = new FaultStore(ctx.store, { requestMode: "repeating" }).on(
+      { operation: "put", key },
+      { type: "repeat" },
+    );
+    const result = await commitVersion({ ...ctx, store: fault }, { branch: "main", files: [] });
+    expect(result.version).toBe(1);
+    expect(await checkCommit(ctx, "main", 1, result.txnId)).toBe("committed");
+  });
+});
+
+describe("reading and listing", () => {
+  it("streams versions page by page and skips foreign keys", async () => {
+    const ctx = memoryContext(1, new MemoryStore({ pageSize: 2 }));
+    for (let i = 0; i < 5; i += 1) await commitVersion(ctx, { branch: "main", files: [] });
+    await ctx.store.put("_versions/main/junk.txt", bytes("x"));
+    await ctx.store.put("_versions/README", bytes("x"));
+    const fault = new FaultStore(ctx.store);
+    const listed = await collect(listVersions({ ...ctx, store: fault }, "main"));
+    expect(listed.map((v) => v.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(fault.requestCounts().list).toBe(3);
+    expect(listed[0]).toMatchObject({ branch: "main", key: manifestKey("main", 1) });
+    expect(listed[0]?.lastModified).toBeInstanceOf(Date);
+    expect(await listBranchesWithVersions(ctx)).toEqual(["main"]);
+    const after = await collect(listVersions(ctx, "main", { startAfterVersion: 3 }));
+    expect(after.map((v) => v.version)).toEqual([4, 5]);
+  });
+
+  it("lists branches whose names prefix each other", async () => {
+    const ctx = memoryContext();
+    for (const branch of ["a", "a.b", "a-b", "ab", "b"])
+      await commitVersion(ctx, { branch, files: [] });
+    await commitVersion(ctx, { branch: "a", files: [] });
+    expect((await listBranchesWithVersions(ctx)).sort()).toEqual(["a", "a-b", "a.b", "ab", "b"]);
+  });
+
+  it("reports a missing or malformed manifest with typed errors", async () => {
+    const ctx = memoryContext();
+    await expect(readManifest(ctx, "main", 1)).rejects.toMatchObject({
+      kind: "not-found",
+      code: "VERSION_NOT_FOUND",
+    });
+    expect(await tryReadManifest(ctx, "main", 1)).toBeNull();
+    await ctx.store.put(manifestKey("main", 1), bytes('{"schema":2}'));
+    await expect(readManifest(ctx, "main", 1)).rejects.toMatchObject({
+      kind: "invalid-input",
+      code: "MALFORMED_OBJECT",
+    });
+    // A manifest stored under another version's key is not trusted either.
+    const { txnId } = await commitVersion(ctx, { branch: "main", files: [] });
+    const stored = decodeJson((await ctx.store.get(manifestKey("main", 2)))!.body);
+    await ctx.store.put(manifestKey("main", 3), encodeJson(stored));
+    await expect(readManifest(ctx, "main", 3)).rejects.toMatchObject({ code: "MALFORMED_OBJECT" });
+    expect(txnId).toMatch(/^[0-9A-Z]{26}$/);
+  });
+
+  it("the default format reads files and parent, and null for an absent version", async () => {
+    const ctx = memoryContext();
+    const f = await writeDataFile(ctx, bytes("x"));
+    const { etag } = await commitVersion(ctx, { branch: "main", files: [f] });
+    expect(await defaultFormat.readManifest(ctx, "main", 1)).toEqual({
+      files: [f],
+      parent: null,
+      etag,
+    });
+    expect(await defaultFormat.readManifest(ctx, "main", 2)).toBeNull();
+    expect(await defaultFormat.listBranches(ctx)).toEqual(["main"]);
+    expect(defaultFormat.isDataKey(f.key)).toBe(true);
+    expect(defaultFormat.parseManifestKey(defaultFormat.manifestKey("main", 3))).toEqual({
+      branch: "main",
+      version: 3,
+    });
+  });
+});
