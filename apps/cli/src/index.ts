@@ -1,1 +1,49 @@
-export {};
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { registerDataset } from "./commands/dataset.js";
+import { registerDoctor } from "./commands/doctor.js";
+import type { CliIo } from "./output.js";
+import { type Registrar, runCli } from "./program.js";
+
+export { parseVersionArg, parseVersionRef } from "./args.js";
+export { formatBytes, formatDuration, parseDuration } from "./duration.js";
+export { ExitCode, exitCodeFor } from "./exit-codes.js";
+export { type CliIo, errorShape, shouldColor } from "./output.js";
+export { formatStorageUrl, parseStorageUrl, parseStoreOptions, type StorageUrl } from "./url.js";
+
+/** The CLI's version, read from its package.json (same path from src/ and dist/). */
+export const CLI_VERSION: string = (() => {
+  try {
+    const raw = readFileSync(new URL("../package.json", import.meta.url), "utf8");
+    return (JSON.parse(raw) as { version: string }).version;
+  } catch {
+    return "0.0.0";
+  }
+})();
+
+/** Attaches every holdfast command to the program. */
+export function registerAll(r: Registrar, program: Command): void {
+  registerDataset(r, program);
+  registerDoctor(r, program);
+}
+
+/**
+ * Runs `holdfast` with `argv` (arguments after the program name) and returns the exit
+ * code; never exits the process, so it can run in-process under test.
+ */
+export function main(
+  argv: readonly string[],
+  io: Partial<CliIo> = {},
+  interrupt?: AbortSignal,
+): Promise<number> {
+  const full: CliIo = {
+    stdout: io.stdout ?? process.stdout,
+    stderr: io.stderr ?? process.stderr,
+    env: io.env ?? process.env,
+    cwd: io.cwd ?? process.cwd(),
+  };
+  return runCli(argv, full, registerAll, {
+    version: CLI_VERSION,
+    ...(interrupt === undefined ? {} : { interrupt }),
+  });
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+import { main } from "./index.js";
+
+// Ctrl-C / SIGTERM: long-running commands (lease acquire --hold, cleanup) see the signal
+// and release what they hold; a second Ctrl-C exits at once.
+const interrupt = new AbortController();
+let interrupted = 0;
+const onSignal = (signal: NodeJS.Signals) => {
+  interrupted += 1;
+  if (interrupted > 1) process.exit(130);
+  interrupt.abort(new Error(`interrupted by ${signal}`));
+};
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+
+main(process.argv.slice(2), {}, interrupt.signal).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `holdfast: internal error: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

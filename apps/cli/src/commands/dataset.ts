@@ -1,0 +1,187 @@
+import { readFile, stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { holdfastError } from "@holdfast/conditional-store";
+import {
+  commitVersion,
+  type DataFile,
+  initDataset,
+  latestVersion,
+  listVersions,
+  openDataset,
+  type VersionRef,
+  writeDataFile,
+} from "@holdfast/dataset";
+import { Command } from "commander";
+import { parseNameArg } from "../args.js";
+import { formatBytes } from "../duration.js";
+import { type Registrar, withStoreOptions } from "../program.js";
+import { contextFor, openTarget, parseTarget } from "../target.js";
+import { branchParentForFirstCommit } from "./refs.js";
+
+/** `init`, `commit`, `versions`: the dataset itself. */
+export function registerDataset(r: Registrar, program: Command): void {
+  program.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("init")
+          .description("create an empty dataset at a storage URL")
+          .argument("<url>", "storage URL")
+          .option("--default-branch <name>", "name of the first branch", "main"),
+      ),
+      "init",
+      [
+        "holdfast init ./my-dataset",
+        "holdfast init s3://my-bucket/datasets/events --region eu-west-1",
+        "holdfast init s3://holdfast-test/ds --endpoint http://127.0.0.1:7480 --path-style",
+        "AZURE_STORAGE_CONNECTION_STRING=... holdfast init az://my-container/ds",
+      ],
+      async ([url], opts, cx) => {
+        const target = parseTarget(url!, opts, cx.io);
+        const defaultBranch = parseNameArg(opts.defaultBranch, "branch");
+        const store = await openTarget(target, cx.io, { create: true });
+        const info = await initDataset(contextFor(store), { defaultBranch });
+        cx.out.result(cx.command, {
+          location: target.display,
+          backend: store.backend,
+          datasetId: info.datasetId,
+          defaultBranch: info.defaultBranch,
+        });
+        cx.out.line(
+          `Created dataset ${info.datasetId} at ${target.display} (default branch ${info.defaultBranch}).`,
+        );
+        cx.out.line(`Next: holdfast commit ${quote(url!)} <files...>`);
+        return 0;
+      },
+    ),
+  );
+
+  program.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("commit")
+          .description("write data files and commit them as the next version of a branch")
+          .argument("<url>", "storage URL")
+          .argument("<files...>", "local files to store in the new version")
+          .option(
+            "-b, --branch <name>",
+            "branch to commit to (default: the dataset's default branch)",
+          ),
+      ),
+      "commit",
+      [
+        "holdfast commit ./my-dataset part-0.parquet part-1.parquet",
+        "holdfast commit ./my-dataset fix.csv --branch experiment",
+        "holdfast commit s3://my-bucket/ds data.bin --json",
+      ],
+      async ([url, ...paths], opts, cx) => {
+        const target = parseTarget(url!, opts, cx.io);
+        const branchFlag =
+          opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+        // Read every file before touching the store: a bad path writes nothing.
+        const local = await Promise.all(paths.map((p) => readLocalFile(cx.io.cwd, p)));
+        const store = await openTarget(target, cx.io);
+        const ctx = contextFor(store);
+        const info = await openDataset(ctx);
+        const branch = branchFlag ?? info.defaultBranch;
+        let parent: VersionRef | null | undefined;
+        if (branch !== info.defaultBranch && (await latestVersion(ctx, branch)) === null) {
+          // A fork's first version descends from the version its branch was created from.
+          parent = await branchParentForFirstCommit(ctx, branch);
+        }
+        const files: (DataFile & { path: string })[] = [];
+        for (const file of local) {
+          const written = await writeDataFile(ctx, file.bytes);
+          files.push({ path: file.path, ...written });
+        }
+        const commit = await commitVersion(ctx, {
+          branch,
+          files: files.map(({ key, size }) => ({ key, size })),
+          ...(parent === undefined ? {} : { parent }),
+        });
+        cx.out.result(cx.command, {
+          location: target.display,
+          branch,
+          version: commit.version,
+          key: commit.key,
+          txnId: commit.txnId,
+          files,
+        });
+        const total = files.reduce((sum, f) => sum + f.size, 0);
+        cx.out.line(
+          `Committed version ${commit.version} on ${branch}: ${files.length} file(s), ${formatBytes(total)}.`,
+        );
+        return 0;
+      },
+    ),
+  );
+
+  program.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("versions")
+          .description("list the versions of a branch, oldest first")
+          .argument("<url>", "storage URL")
+          .option("-b, --branch <name>", "branch to list (default: the dataset's default branch)"),
+      ),
+      "versions",
+      [
+        "holdfast versions ./my-dataset",
+        "holdfast versions ./my-dataset --branch experiment --json",
+      ],
+      async ([url], opts, cx) => {
+        const target = parseTarget(url!, opts, cx.io);
+        const branchFlag =
+          opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+        const store = await openTarget(target, cx.io);
+        const ctx = contextFor(store);
+        const info = await openDataset(ctx);
+        const branch = branchFlag ?? info.defaultBranch;
+        const versions: { version: number; key: string; lastModified: string; size: number }[] = [];
+        for await (const entry of listVersions(ctx, branch)) {
+          versions.push({
+            version: entry.version,
+            key: entry.key,
+            lastModified: entry.lastModified.toISOString(),
+            size: entry.size,
+          });
+        }
+        cx.out.result(cx.command, { location: target.display, branch, versions });
+        if (versions.length === 0) {
+          cx.out.line(`Branch ${branch} has no versions.`);
+        } else {
+          cx.out.table(
+            ["VERSION", "LAST MODIFIED (storage time)"],
+            versions.map((v) => [String(v.version), v.lastModified]),
+          );
+          cx.out.line(`${versions.length} version(s) on ${branch}.`);
+        }
+        return 0;
+      },
+    ),
+  );
+}
+
+// --- utils ---
+
+async function readLocalFile(
+  cwd: string,
+  path: string,
+): Promise<{ path: string; bytes: Uint8Array }> {
+  const full = resolve(cwd, path);
+  const info = await stat(full).catch(() => null);
+  if (!info) {
+    throw holdfastError("invalid-input", "commit", `no such file: ${path}`, {
+      hint: "commit takes paths of existing local files",
+    });
+  }
+  if (!info.isFile()) {
+    throw holdfastError("invalid-input", "commit", `not a regular file: ${path}`, {
+      hint: "commit takes files, not directories",
+    });
+  }
+  return { path, bytes: new Uint8Array(await readFile(full)) };
+}
+
+function quote(text: string): string {
+  return /^[\w./:@-]+$/.test(text) ? text : JSON.stringify(text);
+}

@@ -1,0 +1,54 @@
+import { type HoldfastErrorKind, isHoldfastError } from "@holdfast/conditional-store";
+
+/**
+ * Process exit codes, documented in the README. Scripts branch on these: a conflict is
+ * worth retrying differently from an unknown outcome, which must be recovered first.
+ */
+export const ExitCode = {
+  /** The command did what it said. */
+  ok: 0,
+  /** A definite failure: not found, refused, permission, a failed verification. */
+  failure: 1,
+  /** Bad command line or input (unknown flag, malformed URL, duration or name). Nothing was written. */
+  usage: 2,
+  /** A conditional write lost: the name exists, the version is being retired, a race was lost. */
+  conflict: 3,
+  /** The outcome is unknown (a lost answer that re-issue and read-back could not settle). Run `holdfast recover`. */
+  unknown: 4,
+  /** The store lacks a primitive holdfast needs (e.g. it ignores create-only puts). */
+  unsupported: 5,
+  /** Interrupted (Ctrl-C) before the command finished. */
+  interrupted: 130,
+} as const;
+
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** The kind reported in `--json` for errors that are not holdfast errors (bugs, I/O surprises). */
+export const INTERNAL_KIND = "internal";
+
+/** Maps an error to its exit code; the typed kind decides, never the message. */
+export function exitCodeFor(error: unknown): ExitCodeValue {
+  if (!isHoldfastError(error)) return ExitCode.failure;
+  return exitCodeForKind(error.kind);
+}
+
+export function exitCodeForKind(kind: HoldfastErrorKind): ExitCodeValue {
+  switch (kind) {
+    case "invalid-input":
+      return ExitCode.usage;
+    case "conflict":
+    case "in-flight":
+      return ExitCode.conflict;
+    case "unresolved":
+    case "ambiguous":
+      return ExitCode.unknown;
+    case "unsupported":
+      return ExitCode.unsupported;
+    case "aborted":
+      return ExitCode.interrupted;
+    case "auth":
+    case "refused":
+    case "not-found":
+      return ExitCode.failure;
+  }
+}

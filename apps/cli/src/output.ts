@@ -1,0 +1,154 @@
+import { isHoldfastError } from "@holdfast/conditional-store";
+import { exitCodeFor, INTERNAL_KIND } from "./exit-codes.js";
+
+/** Where the CLI writes; injected so tests can capture output without a child process. */
+export interface CliIo {
+  readonly stdout: WritableLike;
+  readonly stderr: WritableLike;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+export interface WritableLike {
+  write(chunk: string): unknown;
+  readonly isTTY?: boolean | undefined;
+  readonly columns?: number | undefined;
+}
+
+/** The `error` object of every failed `--json` answer. */
+export interface JsonError {
+  kind: string;
+  message: string;
+  hint?: string | undefined;
+  operation?: string | undefined;
+  key?: string | undefined;
+  code?: string | undefined;
+  status?: number | undefined;
+}
+
+/**
+ * Human or JSON output for one command. In JSON mode stdout carries exactly one JSON
+ * document (or, for long-running commands, one JSON object per line) and nothing else.
+ */
+export class Output {
+  readonly json: boolean;
+  readonly color: boolean;
+  /** Progress and chatter go to stderr so stdout stays the command's answer. */
+  readonly progressTty: boolean;
+
+  constructor(
+    readonly io: CliIo,
+    options: { json: boolean },
+  ) {
+    this.json = options.json;
+    this.color = shouldColor(io.stdout, io.env);
+    this.progressTty = io.stderr.isTTY === true && io.env.TERM !== "dumb";
+  }
+
+  /** Writes a line of human output to stdout (suppressed in JSON mode). */
+  line(text = ""): void {
+    if (!this.json) this.io.stdout.write(`${text}\n`);
+  }
+
+  /** Writes a line of human progress to stderr (suppressed in JSON mode). */
+  note(text: string): void {
+    if (!this.json) this.io.stderr.write(`${text}\n`);
+  }
+
+  /** Writes a JSON document (one line) to stdout. */
+  emit(value: unknown): void {
+    this.io.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
+  /** In JSON mode, prints the command's answer `{ ok: true, command, ...data }`. */
+  result(command: string, data: Record<string, unknown>): void {
+    if (this.json) this.emit({ ok: true, command, ...data });
+  }
+
+  /** Prints an error: one clear line plus a hint, or the typed JSON shape. */
+  error(command: string, error: unknown): number {
+    const code = exitCodeFor(error);
+    const shape = errorShape(error);
+    if (this.json) {
+      this.emit({ ok: false, command, error: shape, exitCode: code });
+    } else {
+      this.io.stderr.write(`${this.paint("red", "holdfast: error:")} ${shape.message}\n`);
+      if (shape.hint) this.io.stderr.write(`${this.paint("dim", "hint:")} ${shape.hint}\n`);
+    }
+    return code;
+  }
+
+  paint(style: Style, text: string): string {
+    return this.color ? `${STYLES[style]}${text}\x1b[0m` : text;
+  }
+
+  /** Renders rows as an aligned text table (human mode). */
+  table(headers: readonly string[], rows: readonly (readonly string[])[]): void {
+    if (this.json) return;
+    for (const line of renderTable(headers, rows)) this.line(line);
+  }
+}
+
+type Style = "red" | "green" | "yellow" | "cyan" | "bold" | "dim";
+const STYLES: Record<Style, string> = {
+  red: "\x1b[31m",
+  green: "\x1b[32m",
+  yellow: "\x1b[33m",
+  cyan: "\x1b[36m",
+  bold: "\x1b[1m",
+  dim: "\x1b[2m",
+};
+
+/** Colour only on a TTY, never with NO_COLOR set (https://no-color.org) or TERM=dumb. */
+export function shouldColor(stream: WritableLike, env: CliIo["env"]): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== "") return false;
+  if (env.TERM === "dumb") return false;
+  return stream.isTTY === true;
+}
+
+/** The JSON error shape: typed kind first, message, hint, and the structured fields. */
+export function errorShape(error: unknown): JsonError {
+  if (isHoldfastError(error)) {
+    return stripUndefined({
+      kind: error.kind,
+      message: error.message,
+      hint: error.hint,
+      operation: error.operation,
+      key: error.key,
+      code: error.code,
+      status: error.status,
+    });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    kind: INTERNAL_KIND,
+    message,
+    hint: "this looks like a bug in holdfast; please report it with the command you ran",
+  };
+}
+
+export function renderTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+): string[] {
+  const widths = headers.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => visibleLength(r[i] ?? ""))),
+  );
+  const fmt = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat(widths[i]! - visibleLength(c))))
+      .join("  ")
+      .trimEnd();
+  return [fmt(headers), fmt(widths.map((w) => "-".repeat(w))), ...rows.map(fmt)];
+}
+
+// --- utils ---
+
+function visibleLength(text: string): number {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes
+  return text.replace(/\x1b\[[0-9;]*m/g, "").length;
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

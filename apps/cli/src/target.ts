@@ -1,0 +1,173 @@
+import { stat } from "node:fs/promises";
+import { holdfastError, type ObjectStore } from "@holdfast/conditional-store";
+import { createContext, type ProtocolContext } from "@holdfast/dataset";
+import type { CliIo } from "./output.js";
+import {
+  formatStorageUrl,
+  parseStorageUrl,
+  parseStoreOptions,
+  type StorageUrl,
+  type StoreOptions,
+} from "./url.js";
+
+/** A validated storage target: URL plus connection options. Parsing it sends nothing. */
+export interface Target {
+  readonly url: StorageUrl;
+  readonly options: StoreOptions;
+  /** Printable location, never with credentials. */
+  readonly display: string;
+}
+
+/**
+ * Validates a URL argument and the storage flags (and their environment fallbacks).
+ * Throws `invalid-input` before anything is opened or written (SPEC §7.6).
+ */
+export function parseTarget(urlText: string, opts: Record<string, unknown>, io: CliIo): Target {
+  const url = parseStorageUrl(urlText, io.cwd);
+  const flag = (name: string) =>
+    typeof opts[name] === "string" ? (opts[name] as string) : undefined;
+  if (url.scheme !== "s3") {
+    // Flags for another backend are a mistake worth reporting, not ignoring.
+    const misplaced =
+      ["endpoint", "region"].find((name) => flag(name) !== undefined) ??
+      (opts.pathStyle === true ? "path-style" : undefined);
+    if (misplaced !== undefined) {
+      throw holdfastError(
+        "invalid-input",
+        "parse",
+        `--${misplaced} applies only to s3:// URLs, not ${formatStorageUrl(url)}`,
+        { hint: "remove the flag, or use an s3://bucket/prefix URL" },
+      );
+    }
+  }
+  const options =
+    url.scheme === "s3"
+      ? parseStoreOptions({
+          endpoint: flag("endpoint") ?? nonEmpty(io.env.HOLDFAST_S3_ENDPOINT),
+          region: flag("region") ?? nonEmpty(io.env.HOLDFAST_S3_REGION),
+          pathStyle: opts.pathStyle === true ? true : parseBoolEnv(io.env.HOLDFAST_S3_PATH_STYLE),
+        })
+      : {};
+  return { url, options, display: formatStorageUrl(url) };
+}
+
+export interface OpenOptions {
+  /** Create the local directory when missing (only `init` and `demo` do). @default false */
+  readonly create?: boolean | undefined;
+  /** Probe a remote store's conditional writes before use. @default true (the doctor probes itself) */
+  readonly probe?: boolean | undefined;
+}
+
+/**
+ * Opens the store a target names. Remote stores are probed first (create-only and if-match
+ * must be enforced), so no protocol runs on a store that would break invariant 3.
+ * Credentials come from the standard environment and SDK chains and are never printed.
+ */
+export async function openTarget(
+  target: Target,
+  io: CliIo,
+  options: OpenOptions = {},
+): Promise<ObjectStore> {
+  const { url } = target;
+  switch (url.scheme) {
+    case "file": {
+      if (!options.create) {
+        const info = await stat(url.root).catch(() => null);
+        if (!info?.isDirectory()) {
+          throw holdfastError("not-found", "open", `no dataset at ${url.root}`, {
+            hint: `create one with: holdfast init ${url.root}`,
+          });
+        }
+      }
+      // TODO(cli): typed once backends-local exports createLocalStore.
+      const { createLocalStore } = (await import(
+        "@holdfast/backends-local"
+      )) as unknown as PendingLocal;
+      return createLocalStore({ root: url.root });
+    }
+    case "s3": {
+      // TODO(cli): typed once backends-s3 exports its openers.
+      const { openS3Store, createS3Store } = (await import(
+        "@holdfast/backends-s3"
+      )) as unknown as PendingS3;
+      return (
+        options.probe === false
+          ? async (o: Parameters<typeof createS3Store>[0]) => createS3Store(o)
+          : openS3Store
+      )({
+        bucket: url.bucket,
+        prefix: url.prefix,
+        ...(target.options.endpoint === undefined ? {} : { endpoint: target.options.endpoint }),
+        ...(target.options.region === undefined
+          ? io.env.AWS_REGION || io.env.AWS_DEFAULT_REGION || target.options.endpoint === undefined
+            ? {}
+            : { region: "us-east-1" }
+          : { region: target.options.region }),
+        ...(target.options.pathStyle === undefined
+          ? {}
+          : { forcePathStyle: target.options.pathStyle }),
+      });
+    }
+    case "az": {
+      const connectionString = azureConnectionString(io.env);
+      const { openAzureStore, createAzureStore } = await import("@holdfast/backends-azure");
+      const open =
+        options.probe === false
+          ? async (o: Parameters<typeof createAzureStore>[0]) => createAzureStore(o)
+          : openAzureStore;
+      return open({ container: url.container, prefix: url.prefix, connectionString });
+    }
+  }
+}
+
+/** A protocol context with production clock, ids and sleep. */
+export function contextFor(store: ObjectStore): ProtocolContext {
+  return createContext(store);
+}
+
+// --- utils ---
+
+type PendingLocal = { createLocalStore(o: { root: string }): ObjectStore };
+type S3Opts = {
+  bucket: string;
+  prefix: string;
+  endpoint?: string;
+  region?: string;
+  forcePathStyle?: boolean;
+};
+type PendingS3 = {
+  createS3Store(o: S3Opts): ObjectStore;
+  openS3Store(o: S3Opts): Promise<ObjectStore>;
+};
+
+/**
+ * Azure credentials from the standard environment: a connection string, or an account
+ * name and key. Missing credentials fail before any request, and nothing is echoed.
+ */
+function azureConnectionString(env: CliIo["env"]): string {
+  const direct = env.AZURE_STORAGE_CONNECTION_STRING;
+  if (direct) return direct;
+  const account = env.AZURE_STORAGE_ACCOUNT;
+  const key = env.AZURE_STORAGE_KEY ?? env.AZURE_STORAGE_ACCESS_KEY;
+  if (account && key) {
+    return `DefaultEndpointsProtocol=https;AccountName=${account};AccountKey=${key};EndpointSuffix=core.windows.net`;
+  }
+  throw holdfastError("auth", "open", "no Azure credentials found", {
+    hint: "set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY",
+  });
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function parseBoolEnv(value: string | undefined): boolean | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (/^(1|true|yes)$/i.test(value)) return true;
+  if (/^(0|false|no)$/i.test(value)) return false;
+  throw holdfastError(
+    "invalid-input",
+    "parse",
+    `HOLDFAST_S3_PATH_STYLE must be true or false, got ${JSON.stringify(value)}`,
+  );
+}
