@@ -3,7 +3,12 @@
 import { defaultServerConditions } from "vite";
 import { defineProject } from "vitest/config";
 
-const conditions = ["@holdfast/source", ...defaultServerConditions];
+// "module" is dropped: packages such as @aws-sdk/* map it to a bundler-only ESM build with
+// extensionless imports that Node cannot load; "node"/"import" pick their runnable build.
+const conditions = [
+  "@holdfast/source",
+  ...defaultServerConditions.filter((condition) => condition !== "module"),
+];
 
 /** @param {import("vitest/config").UserWorkspaceConfig["test"]} [test] */
 export function holdfastProject(test = {}) {
