@@ -137,6 +137,12 @@ export class FaultStore implements ObjectStore {
     return this.script({ ...match, fault });
   }
 
+  /** Drops every rule; later requests are forwarded unchanged until new rules are scripted. */
+  clearScript(): this {
+    this.#rules.length = 0;
+    return this;
+  }
+
   /** Rules that have not yet fired as often as scripted (a test can assert the script ran). */
   pendingRules(): FaultRule[] {
     return this.#rules
