@@ -1,4 +1,7 @@
 export * from "./admission.js";
 export type { RetirementContext } from "./context.js";
+export * from "./finalize.js";
+export * from "./machine.js";
 export * from "./record.js";
-export { PRECISION_FLOOR_MS, boundHolds, probeStorageNow } from "./storage-time.js";
+export * from "./recovery.js";
+export { boundHolds, PRECISION_FLOOR_MS, probeStorageNow } from "./storage-time.js";

@@ -1,4 +1,4 @@
-import { type IdSource, type ObjectStore, holdfastError } from "@holdfast/conditional-store";
+import { holdfastError, type IdSource, type ObjectStore } from "@holdfast/conditional-store";
 
 /** Whole-second floor: HTTP Last-Modified precision (SPEC §3). */
 export const PRECISION_FLOOR_MS = 1000;

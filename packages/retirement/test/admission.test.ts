@@ -1,4 +1,4 @@
-import { MemoryStore, encodeJson, isHoldfastError, seededIds } from "@holdfast/conditional-store";
+import { encodeJson, isHoldfastError, MemoryStore, seededIds } from "@holdfast/conditional-store";
 import { describe, expect, it } from "vitest";
 import { type RetirementRecord, readAdmission, retirementKey } from "../src/index.js";
 

@@ -1,0 +1,328 @@
+import {
+  decodeJson,
+  type GetResult,
+  HoldfastError,
+  holdfastError,
+  isHoldfastError,
+  isUnresolved,
+  putIfAbsent,
+  putIfMatch,
+  type ResolveOptions,
+  writerPayload,
+} from "@holdfast/conditional-store";
+import type { RetirementContext } from "./context.js";
+import {
+  DEFAULT_OWNERSHIP_BOUND_MS,
+  parseRetirementRecord,
+  type RetirementRecord,
+  type RetirementState,
+  retirementKey,
+} from "./record.js";
+
+/**
+ * A record as this process last saw it. Every transition is an if-match on `etag`, so a
+ * handle whose record someone else rewrote (fenced) can no longer move it.
+ */
+export interface RetirementHandle {
+  readonly key: string;
+  readonly etag: string;
+  readonly record: RetirementRecord;
+  /** Last-Modified of the record when it was read (absent right after this process wrote it). */
+  readonly lastModified?: Date | undefined;
+}
+
+/** One version to drain, with the identity (ETag) of the manifest the cleaner saw. */
+export interface DrainCandidate {
+  readonly version: number;
+  readonly manifestEtag: string;
+}
+
+export interface DrainOptions {
+  readonly branch: string;
+  readonly versions: readonly DrainCandidate[];
+  /** ULID of the cleaner run that owns the record. */
+  readonly owner: string;
+  /** Operation id; also a ULID. @default a fresh id */
+  readonly opId?: string | undefined;
+  /** How long (storage time, from the record's last write) the drain blocks acquisitions if its owner vanishes. @default 15 min */
+  readonly ownershipBoundMs?: number | undefined;
+}
+
+/** Version → why it is kept (`lease`, `tag`, `branch-lineage`, `intent`, ...). */
+export type RetentionReasons = ReadonlyMap<number, string>;
+
+/**
+ * Step 1 of retirement: create-only write of a draining record naming the versions and
+ * their manifest identities. From here new acquisitions are refused while admitted leases
+ * still renew (L1). Costs one request (more only on lost answers).
+ */
+export async function drain(
+  ctx: RetirementContext,
+  options: DrainOptions,
+): Promise<RetirementHandle> {
+  if (options.versions.length === 0) {
+    throw holdfastError("invalid-input", "drain", "nothing to drain");
+  }
+  const bound = options.ownershipBoundMs ?? DEFAULT_OWNERSHIP_BOUND_MS;
+  if (!Number.isSafeInteger(bound) || bound <= 0) {
+    throw holdfastError("invalid-input", "drain", `invalid ownership bound ${bound}`);
+  }
+  const seen = new Set<number>();
+  for (const v of options.versions) {
+    if (!Number.isSafeInteger(v.version) || v.version < 1 || seen.has(v.version)) {
+      throw holdfastError("invalid-input", "drain", `invalid or repeated version ${v.version}`);
+    }
+    if (typeof v.manifestEtag !== "string" || v.manifestEtag === "") {
+      throw holdfastError("invalid-input", "drain", `version ${v.version} lacks a manifest ETag`);
+    }
+    seen.add(v.version);
+  }
+  const versions = [...options.versions]
+    .sort((a, b) => a.version - b.version)
+    .map((v) => ({ version: v.version, manifestEtag: v.manifestEtag, cancelled: false }));
+  const opId = options.opId ?? ctx.ids.next();
+  const key = retirementKey(options.branch, versions[0]!.version, versions.at(-1)!.version, opId);
+  const fields: Omit<RetirementRecord, "writerId"> = {
+    schema: 1,
+    opId,
+    owner: options.owner,
+    branch: options.branch,
+    state: "draining",
+    ownershipBoundMs: bound,
+    versions,
+  };
+  const { writerId, bytes } = writerPayload(fields, ctx.ids);
+  const outcome = await putIfAbsent(ctx.store, key, bytes, resolveOptions(ctx));
+  if (outcome.status === "conflict") {
+    throw holdfastError("conflict", "drain", `retirement record ${key} already exists`, { key });
+  }
+  return { key, etag: outcome.etag, record: { ...fields, writerId } };
+}
+
+export interface TransitionOptions {
+  /** Versions to cancel in the same write, with the reason each is kept. */
+  readonly cancel?: RetentionReasons | undefined;
+  /** New owner (a recovering cleaner taking over). @default the handle's owner */
+  readonly owner?: string | undefined;
+}
+
+/**
+ * If-match rewrite marking versions cancelled (kept) with a reason; renewals and
+ * acquisitions of those versions succeed again at once. When every version ends up
+ * cancelled the record becomes `cancelled` (terminal).
+ */
+export function cancelVersions(
+  ctx: RetirementContext,
+  handle: RetirementHandle,
+  reasons: RetentionReasons,
+): Promise<RetirementHandle> {
+  return transition(ctx, handle, handle.record.state, { cancel: reasons });
+}
+
+/**
+ * Step 3: draining → sealed by if-match. Sealing is the renewal cutoff; versions in
+ * `options.cancel` (the first lease census) are cancelled in the same write.
+ */
+export function seal(
+  ctx: RetirementContext,
+  handle: RetirementHandle,
+  options: TransitionOptions = {},
+): Promise<RetirementHandle> {
+  requireState(handle, ["draining"], "seal");
+  return transition(ctx, handle, "sealed", options);
+}
+
+/**
+ * Step 5: sealed → committed by if-match, the irreversible deletion boundary; versions in
+ * `options.cancel` (second lease census, reference census) are cancelled in the same write.
+ * A lost answer that stays unknown throws `unresolved`: the caller must not delete anything
+ * until {@link confirmCommit} (or recovery) shows the stored record is this commit.
+ */
+export function commit(
+  ctx: RetirementContext,
+  handle: RetirementHandle,
+  options: TransitionOptions = {},
+): Promise<RetirementHandle> {
+  requireState(handle, ["sealed"], "commit");
+  return transition(ctx, handle, "committed", options);
+}
+
+/**
+ * A transition whose outcome stayed unknown after re-issue and read-back (kind
+ * `unresolved`). It names the writerId the transition carried, so a later read can tell
+ * whether the stored record is this transition (invariant 4).
+ */
+export class UnresolvedTransitionError extends HoldfastError {
+  readonly recordKey: string;
+  readonly pendingWriterId: string;
+  readonly targetState: RetirementState;
+
+  constructor(key: string, targetState: RetirementState, pendingWriterId: string, cause: unknown) {
+    super(`transition of ${key} to ${targetState} has an unknown outcome`, {
+      kind: "unresolved",
+      operation: targetState,
+      key,
+      hint: "stop; a later read (confirmCommit or recovery) decides whether it landed",
+      cause,
+    });
+    this.recordKey = key;
+    this.pendingWriterId = pendingWriterId;
+    this.targetState = targetState;
+  }
+}
+
+/**
+ * After an unresolved commit: reads the record and returns the committed handle only when
+ * the stored bytes are the commit this process sent (its writerId); throws `unresolved`
+ * while the record still shows the pre-commit state, `conflict` when another writer moved
+ * it. Nothing may be deleted before this returns (invariant 4: unknown stays unknown).
+ */
+export async function confirmCommit(
+  ctx: RetirementContext,
+  pending: { recordKey: string; pendingWriterId: string },
+): Promise<RetirementHandle> {
+  const writerId = pending.pendingWriterId;
+  const key = pending.recordKey;
+  const current = await readRecord(ctx, key);
+  if (current && current.record.writerId === writerId) {
+    if (current.record.state !== "committed") {
+      throw holdfastError("conflict", "commit", `record ${key} is not committed`, {
+        key: key,
+      });
+    }
+    return current;
+  }
+  if (current && current.record.state === "sealed") {
+    throw holdfastError("unresolved", "commit", `commit of ${key} is still unknown`, {
+      key: key,
+      hint: "run recovery later; it resolves the sealed record",
+    });
+  }
+  throw holdfastError("conflict", "commit", `record ${key} was moved by another cleaner`, {
+    key: key,
+  });
+}
+
+/**
+ * Cancels a draining or sealed record this process owns and deletes it: the in-process
+ * drop of a drain (L5). The rewrite to `cancelled` comes first so the delete can be
+ * unconditional (RGW ignores If-Match on DELETE, DESIGN-NOTES §6). A record someone else
+ * already moved is left alone. Never touches a committed record.
+ */
+export async function abandon(ctx: RetirementContext, handle: RetirementHandle): Promise<void> {
+  if (handle.record.state === "committed") return;
+  if (handle.record.state !== "cancelled") {
+    try {
+      handle = await transition(ctx, handle, "cancelled", {});
+    } catch (error) {
+      if (isFenced(error)) return; // someone else owns it now
+      throw error;
+    }
+  }
+  await ctx.store.delete(handle.key);
+}
+
+/**
+ * Fences a stale owner: rewrites the record with fresh bytes (new writerId, new owner) so
+ * the old owner's next if-match fails, moving it to `state`. Used by recovery.
+ */
+export function fence(
+  ctx: RetirementContext,
+  handle: RetirementHandle,
+  state: RetirementState,
+  options: TransitionOptions & { owner: string },
+): Promise<RetirementHandle> {
+  return transition(ctx, handle, state, options);
+}
+
+/** Reads and parses one record; `null` when absent. */
+export async function readRecord(
+  ctx: RetirementContext,
+  key: string,
+): Promise<RetirementHandle | null> {
+  const got: GetResult | null = await ctx.store.get(key);
+  if (!got) return null;
+  return {
+    key,
+    etag: got.etag,
+    record: parseRetirementRecord(decodeJson(got.body), key),
+    lastModified: got.lastModified,
+  };
+}
+
+/** Versions of a record still being retired (not cancelled). */
+export function activeVersions(record: RetirementRecord): number[] {
+  return record.versions.filter((v) => !v.cancelled).map((v) => v.version);
+}
+
+/** True when `error` says the record was moved by someone else (this owner is fenced). */
+export function isFenced(error: unknown): boolean {
+  return isHoldfastError(error, "conflict") && error.code === FENCED_CODE;
+}
+
+/** Error code of a transition that lost its if-match: another cleaner moved the record. */
+export const FENCED_CODE = "RetirementFenced";
+
+// --- utils ---
+
+async function transition(
+  ctx: RetirementContext,
+  handle: RetirementHandle,
+  state: RetirementState,
+  options: TransitionOptions,
+): Promise<RetirementHandle> {
+  const versions = handle.record.versions.map((v) => {
+    const reason = options.cancel?.get(v.version);
+    if (v.cancelled || reason === undefined) return { ...v };
+    return { ...v, cancelled: true, reason };
+  });
+  // Nothing left to retire: the record is done, whatever transition was asked.
+  const finalState: RetirementState = versions.every((v) => v.cancelled) ? "cancelled" : state;
+  const { writerId: _old, ...rest } = handle.record;
+  const fields: Omit<RetirementRecord, "writerId"> = {
+    ...rest,
+    owner: options.owner ?? handle.record.owner,
+    state: finalState,
+    versions,
+  };
+  // A fresh writerId changes the bytes on every write, so even an identical transition
+  // changes a content-MD5 ETag and fences whoever holds the old one (DESIGN-NOTES §6).
+  const { writerId, bytes } = writerPayload(fields, ctx.ids);
+  let outcome: Awaited<ReturnType<typeof putIfMatch>>;
+  try {
+    outcome = await putIfMatch(ctx.store, handle.key, bytes, handle.etag, resolveOptions(ctx));
+  } catch (error) {
+    if (isUnresolved(error)) {
+      throw new UnresolvedTransitionError(handle.key, finalState, writerId, error);
+    }
+    throw error;
+  }
+  if (outcome.status === "conflict") {
+    throw holdfastError(
+      "conflict",
+      finalState,
+      `retirement record ${handle.key} was moved by another cleaner`,
+      { key: handle.key, code: FENCED_CODE, precondition: { ifMatch: handle.etag } },
+    );
+  }
+  return { key: handle.key, etag: outcome.etag, record: { ...fields, writerId } };
+}
+
+function requireState(
+  handle: RetirementHandle,
+  allowed: readonly RetirementState[],
+  operation: string,
+): void {
+  if (!allowed.includes(handle.record.state)) {
+    throw holdfastError(
+      "invalid-input",
+      operation,
+      `cannot ${operation} a ${handle.record.state} retirement record ${handle.key}`,
+      { key: handle.key },
+    );
+  }
+}
+
+function resolveOptions(ctx: RetirementContext): ResolveOptions {
+  return { policy: ctx.reissue, sleep: ctx.sleep };
+}
