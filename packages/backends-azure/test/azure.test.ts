@@ -13,7 +13,7 @@ import {
   listAll,
 } from "@holdfast/conditional-store";
 import { azureError, type FaultAction, startFaultProxy } from "@holdfast/fault-proxy";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   AZURE_BACKEND,
   AZURE_MAX_BATCH_DELETE,
@@ -24,7 +24,8 @@ import {
 import { azuriteTarget, ensureContainer, freshPrefix, withOrigin } from "./azurite.js";
 
 const target = azuriteTarget();
-beforeAll(() => ensureContainer(target));
+// Top-level: a missing Azurite fails the file outright instead of skipping its tests.
+await ensureContainer(target);
 
 const text = (s: string) => new TextEncoder().encode(s);
 

@@ -1,10 +1,10 @@
 import { describeObjectStoreContract } from "@holdfast/store-contract";
-import { beforeAll } from "vitest";
 import { createAzureStore } from "../src/index.js";
 import { azuriteTarget, ensureContainer, freshPrefix } from "./azurite.js";
 
 const target = azuriteTarget();
-beforeAll(() => ensureContainer(target));
+// Top-level: a missing Azurite fails the file outright instead of skipping its tests.
+await ensureContainer(target);
 
 const expected = {
   atomicConditionalUpdate: true,

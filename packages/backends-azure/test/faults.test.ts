@@ -17,7 +17,7 @@ import {
   ulidIds,
 } from "@holdfast/conditional-store";
 import { azureError, type FaultProxy, startFaultProxy } from "@holdfast/fault-proxy";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAzureStore, openAzureStore } from "../src/index.js";
 import { azuriteTarget, ensureContainer, freshPrefix, withOrigin } from "./azurite.js";
 
@@ -26,7 +26,8 @@ const policy: ReissuePolicy = { pausesMs: [10, 10, 10, 10] };
 const ids = ulidIds();
 
 let proxy: FaultProxy;
-beforeAll(() => ensureContainer(target));
+// Top-level: a missing Azurite fails the file outright instead of skipping its tests.
+await ensureContainer(target);
 beforeEach(async () => {
   proxy = await startFaultProxy({ target: target.origin });
 });
