@@ -1,0 +1,195 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isHoldfastError, listAll } from "@holdfast/conditional-store";
+import { createLocalStore } from "@holdfast/backends-local";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const packageDir = dirname(here);
+const childScript = join(here, "fixtures", "race-child.ts");
+const base = mkdtempSync(join(tmpdir(), "holdfast-local-mp-"));
+let n = 0;
+const freshRoot = () => {
+  n += 1;
+  return join(base, `root-${n}`);
+};
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+/** Starts a child store process over `root` and waits until it is listening. */
+async function startChild(root: string, id: number): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--conditions=@holdfast/source", childScript, root, String(id)],
+    { cwd: packageDir, stdio: ["ignore", "inherit", "inherit", "ipc"] },
+  );
+  children.push(child);
+  await nextMessage(child);
+  return child;
+}
+
+function nextMessage<T = Record<string, unknown>>(child: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: T) => {
+      child.off("exit", onExit);
+      resolve(message);
+    };
+    const onExit = (code: number | null) => {
+      child.off("message", onMessage);
+      reject(new Error(`child exited (${code}) before answering`));
+    };
+    child.once("message", onMessage);
+    child.once("exit", onExit);
+  });
+}
+
+interface RoundReply {
+  round: number;
+  outcomes: { won: boolean; etag?: string; body?: string; kind?: string }[];
+}
+
+const PROCESSES = 4;
+const RACERS_PER_PROCESS = 2;
+const ROUNDS = 12;
+
+describe("local store across processes", () => {
+  it("create-only races between 4 processes have exactly one winner every round", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    const procs = await Promise.all(
+      Array.from({ length: PROCESSES }, (_, i) => startChild(root, i)),
+    );
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const key = `race/create/${round}`;
+      const replies = await Promise.all(
+        procs.map((child) => {
+          const reply = nextMessage<RoundReply>(child);
+          child.send({ op: "create", round, key, racers: RACERS_PER_PROCESS });
+          return reply;
+        }),
+      );
+      const outcomes = replies.flatMap((r) => r.outcomes);
+      const winners = outcomes.filter((o) => o.won);
+      expect({ round, winners: winners.length }).toEqual({ round, winners: 1 });
+      expect(outcomes.filter((o) => !o.won).map((o) => o.kind)).toEqual(
+        Array(PROCESSES * RACERS_PER_PROCESS - 1).fill("conflict"),
+      );
+      const stored = await store.get(key);
+      expect(new TextDecoder().decode(stored!.body)).toBe(winners[0]!.body);
+      expect(stored!.etag).toBe(winners[0]!.etag);
+    }
+  }, 60_000);
+
+  it("compare-and-swap races between 4 processes have exactly one winner every round", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    const procs = await Promise.all(
+      Array.from({ length: PROCESSES }, (_, i) => startChild(root, i)),
+    );
+    const key = "race/cas";
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const { etag } = await store.put(key, new TextEncoder().encode(`base ${round}`));
+      const replies = await Promise.all(
+        procs.map((child) => {
+          const reply = nextMessage<RoundReply>(child);
+          child.send({ op: "cas", round, key, etag, racers: RACERS_PER_PROCESS });
+          return reply;
+        }),
+      );
+      const outcomes = replies.flatMap((r) => r.outcomes);
+      const winners = outcomes.filter((o) => o.won);
+      expect({ round, winners: winners.length }).toEqual({ round, winners: 1 });
+      expect(outcomes.filter((o) => !o.won).map((o) => o.kind)).toEqual(
+        Array(PROCESSES * RACERS_PER_PROCESS - 1).fill("conflict"),
+      );
+      const stored = await store.get(key);
+      expect(new TextDecoder().decode(stored!.body)).toBe(winners[0]!.body);
+      expect(stored!.etag).toBe(winners[0]!.etag);
+    }
+  }, 60_000);
+
+  it("a SIGKILLed lock holder does not block the next writer", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    const { etag } = await store.put("locked/key", new TextEncoder().encode("v1"));
+    const holder = await startChild(root, 0);
+    const locked = nextMessage<{ locked: boolean }>(holder);
+    holder.send({ op: "hold-lock", key: "locked/key" });
+    expect((await locked).locked).toBe(true);
+
+    // While the holder lives, a CAS waits (so the child really holds this key's lock).
+    let settled = false;
+    const cas = store
+      .put("locked/key", new TextEncoder().encode("v2"), { precondition: { ifMatch: etag } })
+      .finally(() => {
+        settled = true;
+      });
+    await new Promise((done) => setTimeout(done, 300));
+    expect(settled).toBe(false);
+    expect(new TextDecoder().decode((await store.get("locked/key"))!.body)).toBe("v1");
+
+    const exited = new Promise((done) => holder.once("exit", done));
+    holder.kill("SIGKILL");
+    await exited;
+    const started = Date.now();
+    const result = await cas;
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const stored = await store.get("locked/key");
+    expect(new TextDecoder().decode(stored!.body)).toBe("v2");
+    expect(stored!.etag).toBe(result.etag);
+  }, 30_000);
+
+  it("a writer that cannot get the lock in time is refused and writes nothing", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root, lockTimeoutMs: 200 });
+    await store.put("busy/key", new TextEncoder().encode("v1"));
+    const holder = await startChild(root, 0);
+    const locked = nextMessage<{ locked: boolean }>(holder);
+    holder.send({ op: "hold-lock", key: "busy/key" });
+    expect((await locked).locked).toBe(true);
+    const error = await store
+      .put("busy/key", new TextEncoder().encode("v2"))
+      .catch((e: unknown) => e);
+    expect(isHoldfastError(error, "refused")).toBe(true);
+    expect(error).toMatchObject({ code: "ELOCKTIMEOUT", key: "busy/key" });
+    expect(new TextDecoder().decode((await store.get("busy/key"))!.body)).toBe("v1");
+    // Reads and create-only puts of other keys never wait for a key's lock.
+    await store.put("busy/other", new Uint8Array(1), { precondition: { ifNoneMatch: "*" } });
+  }, 30_000);
+
+  it("a writer SIGKILLed mid-write leaves a whole object and no visible temp file", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    const writer = await startChild(root, 0);
+    const started = nextMessage(writer);
+    writer.send({ op: "rewrite-forever", key: "crash/key", bytes: 1 << 20 });
+    await started;
+    await new Promise((done) => setTimeout(done, 400));
+    const exited = new Promise((done) => writer.once("exit", done));
+    writer.kill("SIGKILL");
+    await exited;
+
+    const got = await store.get("crash/key");
+    expect(got?.size).toBe(1 << 20);
+    const first = got!.body[0]!;
+    expect(got!.body.every((b) => b === first)).toBe(true);
+    const listed = [];
+    for await (const meta of listAll(store, "")) listed.push(meta.key);
+    expect(listed).toEqual(["crash/key"]);
+    // The next writer proceeds at once: the dead writer's lock went with it.
+    const next = await store.put("crash/key", new Uint8Array(3), {
+      precondition: { ifMatch: got!.etag },
+    });
+    expect((await store.head("crash/key"))?.etag).toBe(next.etag);
+    // Leftover temp files (if the kill hit between write and rename) stay hidden.
+    const names = readdirSync(join(root, "crash"));
+    expect(names.filter((name) => !name.startsWith(".")).sort()).toEqual(["key.hfobj"]);
+  }, 30_000);
+});
