@@ -7,7 +7,7 @@
 #        AZURITE_PERSIST     "memory" (default: --inMemoryPersistence) or "disk"
 #                            (--location under the data dir; use for big runs, since
 #                            in-memory mode keeps every uploaded byte in RAM)
-#        HOLDFAST_AZURE_CONTAINER  container name the tests use (holdfast-test)
+#        HOLDFAST_AZURE_CONTAINER  container the tests use, created if missing (holdfast-test)
 #        HOLDFAST_SERVICES_DIR     state root (/tmp/holdfast-services)
 #
 # Idempotent: if the recorded Azurite is alive and answers, it only rewrites the env file.
@@ -49,6 +49,19 @@ answers() {
   [ -n "$code" ] && [ "$code" != 000 ]
 }
 
+# Creates the test container (idempotent) with the SDK that backends-azure installs.
+ensure_container() {
+  local port=$1
+  (cd "$ROOT/packages/backends-azure" &&
+    AZ_CS="DefaultEndpointsProtocol=http;AccountName=$ACCOUNT;AccountKey=$ACCOUNT_KEY;BlobEndpoint=http://127.0.0.1:$port/$ACCOUNT;" \
+      AZ_CONTAINER="$CONTAINER" node --input-type=module -e '
+        import { BlobServiceClient } from "@azure/storage-blob";
+        await BlobServiceClient.fromConnectionString(process.env.AZ_CS, { retryOptions: { maxTries: 1 } })
+          .getContainerClient(process.env.AZ_CONTAINER)
+          .createIfNotExists();
+      ') || die "Azurite answers on $port but creating container '$CONTAINER' failed (see above)"
+}
+
 write_env() {
   local port=$1 tmp
   tmp=$(mktemp "$SERVICES/.azurite.env.XXXXXX")
@@ -70,6 +83,7 @@ if [ -f "$PID_FILE" ] && running "$(cat "$PID_FILE")"; then
   if answers "$old_port"; then
     [ "$old_port" = "$PORT" ] || log "already running on port $old_port (asked for $PORT); keeping it"
     log "already running (pid $(cat "$PID_FILE"), port $old_port)"
+    ensure_container "$old_port"
     write_env "$old_port"
     exit 0
   fi
@@ -119,6 +133,7 @@ $(tail -n 20 "$LOG")"
   fi
   if answers "$PORT"; then
     log "listening on http://127.0.0.1:$PORT (pid $pid, $PERSIST persistence, log $LOG)"
+    ensure_container "$PORT"
     write_env "$PORT"
     exit 0
   fi
