@@ -1,0 +1,99 @@
+import { type HoldfastError, batches, holdfastError } from "@holdfast/conditional-store";
+import { type ProtocolContext, isActiveAt, parseStored, validateName } from "@holdfast/dataset";
+import { type LeaseEntry, listLeases } from "./lease.js";
+import { LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
+
+/** What retirement calls to find versions with active leases: version → reason. */
+export type LeaseCensus = (
+  branch: string,
+  versions: number[],
+  referenceTime: Date,
+) => Promise<Map<number, string>>;
+
+/** The reason a census gives for a version retained by a lease. */
+export const LEASE_REASON = "lease";
+
+/**
+ * Builds the lease census cleanup injects into retirement. One LIST of the branch's
+ * leases; a lease is active iff `isActiveAt(lastModified, ttl, precision, referenceTime)`
+ * where `referenceTime` is the Last-Modified of the cleaner's own write (drain or seal):
+ * storage time only, never a host clock (L2, L4). A lease object is read only when its age
+ * lies between MIN_TTL_MS and MAX_TTL_MS; an unreadable one counts as active (fail closed).
+ */
+export function censusLeases(ctx: ProtocolContext): LeaseCensus {
+  return async (branch, versions, referenceTime) => {
+    validateName(branch, "branch");
+    const wanted = new Set(versions);
+    const active = new Map<number, string>();
+    const precision = ctx.store.capabilities.timestampPrecisionMs;
+    for await (const lease of listLeases(ctx, { branch })) {
+      if (!wanted.has(lease.version) || active.has(lease.version)) continue;
+      if (await leaseIsActive(ctx, lease, precision, referenceTime)) {
+        active.set(lease.version, LEASE_REASON);
+      }
+    }
+    return active;
+  };
+}
+
+async function leaseIsActive(
+  ctx: ProtocolContext,
+  lease: LeaseEntry,
+  precision: number,
+  referenceTime: Date,
+): Promise<boolean> {
+  // Every valid lease has MIN_TTL_MS <= ttl <= MAX_TTL_MS, so most leases are decided by
+  // their listing alone.
+  if (isActiveAt(lease.lastModified, MIN_TTL_MS, precision, referenceTime)) return true;
+  if (!isActiveAt(lease.lastModified, MAX_TTL_MS, precision, referenceTime)) return false;
+  const got = await ctx.store.get(lease.key);
+  if (!got) return false; // released since the listing
+  let ttlMs: number;
+  try {
+    ttlMs = parseStored(LeaseBodySchema, got.body, lease.key, "censusLeases").ttlMs;
+  } catch {
+    return true; // unreadable: retain, and MAX_TTL_MS bounds how long
+  }
+  // A renewal since the listing only moves Last-Modified later.
+  const lastModified = Math.max(got.lastModified.getTime(), lease.lastModified.getTime());
+  return isActiveAt(lastModified, ttlMs, precision, referenceTime);
+}
+
+/**
+ * Deletes every lease object of `versions` on `branch` (or of the whole branch with
+ * `"all"`), in backend-sized batches. Throws if any deletion failed, so retirement keeps
+ * its record (the retry anchor) until every lease is gone (L8).
+ */
+export async function deleteLeasesOf(
+  ctx: ProtocolContext,
+  branch: string,
+  versions: readonly number[] | "all",
+): Promise<{ deleted: number }> {
+  validateName(branch, "branch");
+  const wanted = versions === "all" ? null : new Set(versions);
+  const keys: string[] = [];
+  for await (const lease of listLeases(ctx, { branch })) {
+    if (wanted === null || wanted.has(lease.version)) keys.push(lease.key);
+  }
+  let deleted = 0;
+  const failed: { key: string; error: HoldfastError }[] = [];
+  for (const batch of batches(keys, ctx.store.capabilities.maxBatchDelete)) {
+    const result = await ctx.store.deleteMany(batch);
+    deleted += result.deleted.length;
+    failed.push(...result.failed);
+  }
+  if (failed.length > 0) {
+    const first = failed[0]!;
+    throw holdfastError(
+      "ambiguous",
+      "deleteLeasesOf",
+      `${failed.length} lease deletions failed on ${branch}`,
+      {
+        key: first.key,
+        cause: first.error,
+        hint: "retry; the retirement record stays until every lease is gone",
+      },
+    );
+  }
+  return { deleted };
+}

@@ -1,0 +1,275 @@
+import {
+  type HoldfastError,
+  type ObjectMeta,
+  holdfastError,
+  isHoldfastError,
+  listAll,
+  putIfAbsent,
+  putIfMatch,
+  writerPayload,
+} from "@holdfast/conditional-store";
+import {
+  type ProtocolContext,
+  manifestKey,
+  resolverOptions,
+  validateName,
+  validateVersion,
+} from "@holdfast/dataset";
+import { type AdmissionState, readAdmission } from "@holdfast/retirement";
+import {
+  LEASES_PREFIX,
+  branchLeasesPrefix,
+  leaseKey,
+  parseLeaseKey,
+  versionLeasesPrefix,
+} from "./layout.js";
+import { type LeaseBody, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
+
+/** A lease this process holds. Pass it back to renew, keep or release it. */
+export interface Lease {
+  readonly leaseId: string;
+  readonly branch: string;
+  readonly version: number;
+  readonly ttlMs: number;
+  readonly key: string;
+  /** ETag of the last write: the next renewal is an if-match on it. */
+  readonly etag: string;
+  /** Writes so far minus one (0 after acquire). */
+  readonly renewal: number;
+  readonly writerId: string;
+  /**
+   * Local clock (ctx.clock) just before the last successful write was sent. The store
+   * stamped the write later, so the lease protects its version at least until
+   * `writtenAtLocalMs + ttlMs` of this clock's time (DESIGN-NOTES §3).
+   */
+  readonly writtenAtLocalMs: number;
+}
+
+export interface AcquireOptions {
+  readonly branch: string;
+  readonly version: number;
+  /** Lease lifetime in ms, MIN_TTL_MS..MAX_TTL_MS, measured from the store's Last-Modified. */
+  readonly ttlMs: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Acquires a lease on an existing version: HEAD the manifest (`not-found` before any
+ * write), create the lease object, THEN read retirement admission (write-then-read,
+ * DESIGN-NOTES §1). If the version is draining, sealed or committed, the lease is removed
+ * and `refused` is thrown (code RETIRING/SEALED/COMMITTED). 3 requests when no cleanup is
+ * in flight. Invariant 1.
+ */
+export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions): Promise<Lease> {
+  const branch = validateName(options.branch, "branch");
+  const version = validateVersion(options.version);
+  const ttlMs = validateTtl(options.ttlMs);
+
+  const manifest = await ctx.store.head(manifestKey(branch, version), { signal: options.signal });
+  if (!manifest) {
+    throw holdfastError(
+      "not-found",
+      "acquireLease",
+      `version ${version} of branch ${branch} does not exist`,
+      {
+        key: manifestKey(branch, version),
+        code: "VERSION_NOT_FOUND",
+      },
+    );
+  }
+
+  const leaseId = ctx.ids.next();
+  const key = leaseKey(branch, version, leaseId);
+  const body: Omit<LeaseBody, "writerId"> = {
+    schema: 1,
+    leaseId,
+    branch,
+    version,
+    ttlMs,
+    renewal: 0,
+  };
+  const { writerId, bytes } = writerPayload(body, ctx.ids);
+  const writtenAtLocalMs = ctx.clock.now();
+  let etag: string;
+  try {
+    const outcome = await putIfAbsent(ctx.store, key, bytes, resolverOptions(ctx, options.signal));
+    if (outcome.status === "conflict") {
+      throw holdfastError("conflict", "acquireLease", `lease key ${key} already taken`, {
+        key,
+        hint: "the id source produced a duplicate id",
+      });
+    }
+    etag = outcome.etag;
+  } catch (error) {
+    // An unknown outcome may have left a lease behind: remove it (best effort; a leftover
+    // only protects the version until its TTL passes).
+    if (isHoldfastError(error, "unresolved")) await removeQuietly(ctx, key);
+    throw error;
+  }
+
+  let state: AdmissionState;
+  try {
+    state = (await readAdmission(ctx, branch, version)).state;
+  } catch (error) {
+    await removeQuietly(ctx, key);
+    throw error;
+  }
+  if (state !== "open") {
+    // We lost the race with a cleaner: its census may not count us, so we must not claim
+    // protection. Removing our lease lets the cleaner proceed without retaining for us.
+    await removeQuietly(ctx, key);
+    throw refusal("acquireLease", branch, version, state, key);
+  }
+  return { leaseId, branch, version, ttlMs, key, etag, renewal: 0, writerId, writtenAtLocalMs };
+}
+
+/**
+ * Renews a lease: if-match rewrite of its object (fresh writerId, next renewal counter, so
+ * the bytes and the store's Last-Modified change), THEN read admission. Succeeds while the
+ * version is open or draining (an admitted lease stays renewable, L1); from sealed on it
+ * throws `refused` (SEALED/COMMITTED) and protection ends at the previous expiry.
+ * A lease object that is gone throws `not-found` (LEASE_LOST). 2 requests when no cleanup
+ * is in flight.
+ */
+export async function renewLease(
+  ctx: ProtocolContext,
+  lease: Lease,
+  options: { signal?: AbortSignal } = {},
+): Promise<Lease> {
+  const renewal = lease.renewal + 1;
+  const body: Omit<LeaseBody, "writerId"> = {
+    schema: 1,
+    leaseId: lease.leaseId,
+    branch: lease.branch,
+    version: lease.version,
+    ttlMs: lease.ttlMs,
+    renewal,
+  };
+  const { writerId, bytes } = writerPayload(body, ctx.ids);
+  const writtenAtLocalMs = ctx.clock.now();
+  const outcome = await putIfMatch(
+    ctx.store,
+    lease.key,
+    bytes,
+    lease.etag,
+    resolverOptions(ctx, options.signal),
+  );
+  if (outcome.status === "conflict") {
+    throw holdfastError(
+      "not-found",
+      "renewLease",
+      `lease ${lease.leaseId} is gone or was rewritten by another writer`,
+      {
+        key: lease.key,
+        precondition: { ifMatch: lease.etag },
+        code: "LEASE_LOST",
+        hint: "the version may have been retired or its branch deleted; acquire a new lease",
+      },
+    );
+  }
+  const { state } = await readAdmission(ctx, lease.branch, lease.version);
+  if (state === "sealed" || state === "committed") {
+    throw refusal("renewLease", lease.branch, lease.version, state, lease.key);
+  }
+  return { ...lease, etag: outcome.etag, renewal, writerId, writtenAtLocalMs };
+}
+
+/** Releases a lease: deletes its object (unconditional: the key is this holder's alone). Idempotent. */
+export async function releaseLease(ctx: ProtocolContext, lease: Lease): Promise<void> {
+  await ctx.store.delete(lease.key);
+}
+
+/** One listed lease object (from the listing only: its TTL is in the body). */
+export interface LeaseEntry {
+  readonly branch: string;
+  readonly version: number;
+  readonly leaseId: string;
+  readonly key: string;
+  readonly etag: string;
+  /** The store's stamp of the last write (storage time). */
+  readonly lastModified: Date;
+  readonly size: number;
+}
+
+/** Streams lease objects: all, one branch's, or one version's, in key order. Foreign keys are skipped. */
+export async function* listLeases(
+  ctx: ProtocolContext,
+  filter: { branch?: string; version?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<LeaseEntry> {
+  if (filter.version !== undefined && filter.branch === undefined) {
+    throw holdfastError("invalid-input", "listLeases", "a version filter needs a branch");
+  }
+  const prefix =
+    filter.branch === undefined
+      ? LEASES_PREFIX
+      : filter.version === undefined
+        ? branchLeasesPrefix(filter.branch)
+        : versionLeasesPrefix(filter.branch, filter.version);
+  for await (const meta of listAll(ctx.store, prefix, { signal: filter.signal })) {
+    const entry = toLeaseEntry(meta);
+    if (entry) yield entry;
+  }
+}
+
+// --- utils ---
+
+export function toLeaseEntry(meta: ObjectMeta): LeaseEntry | null {
+  const parsed = parseLeaseKey(meta.key);
+  if (!parsed) return null;
+  return {
+    ...parsed,
+    key: meta.key,
+    etag: meta.etag,
+    lastModified: meta.lastModified,
+    size: meta.size,
+  };
+}
+
+function validateTtl(ttlMs: unknown): number {
+  if (
+    typeof ttlMs !== "number" ||
+    !Number.isSafeInteger(ttlMs) ||
+    ttlMs < MIN_TTL_MS ||
+    ttlMs > MAX_TTL_MS
+  ) {
+    throw holdfastError(
+      "invalid-input",
+      "acquireLease",
+      `invalid TTL ${String(ttlMs)}: must be an integer from ${MIN_TTL_MS} to ${MAX_TTL_MS} ms`,
+      { code: "INVALID_TTL", hint: "hold a lease longer than the maximum with keepLease" },
+    );
+  }
+  return ttlMs;
+}
+
+const REFUSAL_CODE: Record<Exclude<AdmissionState, "open">, string> = {
+  draining: "RETIRING",
+  sealed: "SEALED",
+  committed: "COMMITTED",
+};
+
+function refusal(
+  operation: string,
+  branch: string,
+  version: number,
+  state: AdmissionState,
+  key: string,
+): HoldfastError {
+  const code = state === "open" ? "RETIRING" : REFUSAL_CODE[state];
+  return holdfastError("refused", operation, `version ${version} of branch ${branch} is ${state}`, {
+    key,
+    code,
+    hint:
+      state === "draining"
+        ? "a cleanup is retiring this version; retry later: if the cleanup retains it, acquisition succeeds"
+        : "the version is being retired; protection ends at the lease's previous expiry",
+  });
+}
+
+async function removeQuietly(ctx: ProtocolContext, key: string): Promise<void> {
+  try {
+    await ctx.store.delete(key);
+  } catch {
+    // A leftover lease only makes cleanup more conservative until its TTL passes.
+  }
+}

@@ -1,0 +1,120 @@
+import { isHoldfastError } from "@holdfast/conditional-store";
+import { describe, expect, it } from "vitest";
+import { acquireLease, keepLease, releaseLease } from "@holdfast/leases";
+import { T0, commitVersions, putRetirement, world } from "./helpers.js";
+
+async function setup(ttlMs = 3_000) {
+  const w = world();
+  await commitVersions(w, 1);
+  const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs });
+  w.fault.resetCounts();
+  return { w, lease };
+}
+
+/** Records the local time at which the signal aborted. */
+function abortedAt(signal: AbortSignal, clock: { now(): number }): { at: number | null } {
+  const seen = { at: null as number | null };
+  signal.addEventListener("abort", () => {
+    seen.at = clock.now();
+  });
+  return seen;
+}
+
+describe("lease keeper", () => {
+  it("renews on its schedule and never fences while renewals succeed", async () => {
+    const { w, lease } = await setup();
+    const keeper = keepLease(w.reader, lease);
+    await w.storeTime.advance(30_000);
+    expect(keeper.signal.aborted).toBe(false);
+    expect(keeper.lease.renewal).toBe(30);
+    expect(keeper.deadlineMs).toBe(T0 + 30_000 + 3_000 - 750);
+    // The stored object is the latest renewal.
+    expect((await w.memory.head(lease.key))?.etag).toBe(keeper.lease.etag);
+    await keeper.stop();
+    const sent = w.fault.requests().length;
+    await w.storeTime.advance(30_000);
+    expect(w.fault.requests().length).toBe(sent);
+    expect(keeper.signal.aborted).toBe(false);
+    await releaseLease(w.reader, keeper.lease);
+    expect(await w.memory.head(lease.key)).toBeNull();
+  });
+
+  it("fences itself at the deadline while a renewal hangs", async () => {
+    const { w, lease } = await setup();
+    w.fault.on(
+      { operation: "put", precondition: "if-match", times: Number.POSITIVE_INFINITY },
+      { type: "delay", ms: 60_000 },
+    );
+    const keeper = keepLease(w.reader, lease);
+    const seen = abortedAt(keeper.signal, w.storeTime);
+    // Deadline: written at T0, ttl 3 s, margin 750 ms.
+    await w.storeTime.advance(2_249);
+    expect(keeper.signal.aborted).toBe(false);
+    await w.storeTime.advance(1);
+    expect(keeper.signal.aborted).toBe(true);
+    expect(seen.at).toBe(T0 + 2_250);
+    expect(keeper.signal.reason).toMatchObject({ kind: "aborted", code: "LEASE_FENCED" });
+    // The fence precedes the end of protection (written at T0 + ttl) in real time.
+    expect(seen.at!).toBeLessThan(lease.writtenAtLocalMs + lease.ttlMs);
+    await w.storeTime.advance(60_000);
+    await keeper.stop();
+  });
+
+  it("C10 a renewal whose answers are lost cannot postpone the fence with re-issues", async () => {
+    const { w, lease } = await setup();
+    w.fault.on(
+      { operation: "put", precondition: "if-match", times: Number.POSITIVE_INFINITY },
+      { type: "lose-before-apply" },
+    );
+    const errors: unknown[] = [];
+    const keeper = keepLease(w.reader, lease, { onError: (e) => errors.push(e) });
+    const seen = abortedAt(keeper.signal, w.storeTime);
+    await w.storeTime.advance(10_000);
+    expect(seen.at).toBe(T0 + 2_250);
+    // The re-issue budget (0.2+0.4+0.8+1.6 s after the first renewal at 1 s) would have run
+    // to 4 s (5 puts); the fence cut it short during the 0.8 s pause: puts at 1, 1.2, 1.6 s.
+    const puts = w.fault.requests().filter((r) => r.operation === "put");
+    expect(puts).toHaveLength(3);
+    expect(errors.some((e) => isHoldfastError(e, "unresolved", "aborted"))).toBe(true);
+    await keeper.stop();
+  });
+
+  it("keeps renewing while the version drains, and fences at once when it is sealed", async () => {
+    const { w, lease } = await setup();
+    const keeper = keepLease(w.reader, lease);
+    await w.storeTime.advance(1_000);
+    expect(keeper.lease.renewal).toBe(1);
+    const key = await putRetirement(w, "draining", [1]);
+    await w.storeTime.advance(3_000);
+    expect(keeper.signal.aborted).toBe(false);
+    expect(keeper.lease.renewal).toBe(4);
+    await putRetirement(w, "sealed", [1], { key });
+    const seen = abortedAt(keeper.signal, w.storeTime);
+    await w.storeTime.advance(1_000);
+    expect(keeper.signal.aborted).toBe(true);
+    expect(seen.at).toBe(T0 + 5_000);
+    expect(keeper.signal.reason).toMatchObject({ kind: "refused", code: "SEALED" });
+    await keeper.stop();
+  });
+
+  it("fences at once when its lease object was deleted", async () => {
+    const { w, lease } = await setup();
+    const keeper = keepLease(w.reader, lease);
+    await w.memory.delete(lease.key);
+    await w.storeTime.advance(1_000);
+    expect(keeper.signal.reason).toMatchObject({ kind: "not-found", code: "LEASE_LOST" });
+    expect(await w.memory.head(lease.key)).toBeNull();
+    await keeper.stop();
+  });
+
+  it("rejects a schedule that cannot renew before its own fence", async () => {
+    const { w, lease } = await setup();
+    expect(() => keepLease(w.reader, lease, { renewEveryMs: 2_500 })).toThrow(
+      expect.objectContaining({ kind: "invalid-input", code: "INVALID_KEEPER_TIMING" }),
+    );
+    expect(() => keepLease(w.reader, lease, { safetyMarginMs: 3_000 })).toThrow(
+      expect.objectContaining({ kind: "invalid-input" }),
+    );
+    expect(w.fault.requests()).toEqual([]);
+  });
+});
