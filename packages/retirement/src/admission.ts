@@ -1,7 +1,7 @@
 import { decodeJson, listAll } from "@holdfast/conditional-store";
+import { isActiveAt, storageNow as probeStorageNow } from "@holdfast/dataset";
 import type { RetirementContext } from "./context.js";
 import { parseRetirementKey, parseRetirementRecord, retirementPrefix } from "./record.js";
-import { boundHolds, probeStorageNow } from "./storage-time.js";
 
 /** What retirement says about one version right now, as seen by an acquirer or a publisher. */
 export type AdmissionState = "open" | "draining" | "sealed" | "committed";
@@ -35,7 +35,7 @@ const SEVERITY: Record<AdmissionState, number> = { open: 0, draining: 1, sealed:
  * (storage time) counts as open; unreadable records throw (fail closed).
  */
 export async function readAdmission(
-  ctx: Pick<RetirementContext, "store" | "ids">,
+  ctx: RetirementContext,
   branch: string,
   version: number,
   options: ReadAdmissionOptions = {},
@@ -54,9 +54,9 @@ export async function readAdmission(
     if (!entry || entry.cancelled) continue;
     let state: AdmissionState = record.state;
     if (state === "draining") {
-      storageNow ??= await probeStorageNow(ctx.store, ctx.ids);
+      storageNow ??= await probeStorageNow(ctx);
       const precision = ctx.store.capabilities.timestampPrecisionMs;
-      if (!boundHolds(got.lastModified, record.ownershipBoundMs, precision, storageNow)) {
+      if (!isActiveAt(got.lastModified, record.ownershipBoundMs, precision, storageNow)) {
         state = "open"; // owner gone past its bound: abandoned, recovery will fence it
       }
     }

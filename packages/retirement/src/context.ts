@@ -1,19 +1,4 @@
-import type {
-  Clock,
-  IdSource,
-  ObjectStore,
-  ReissuePolicy,
-  Sleep,
-} from "@holdfast/conditional-store";
+import type { ProtocolContext } from "@holdfast/dataset";
 
-/**
- * What retirement needs from the caller: the same shape as `ProtocolContext` in
- * `@holdfast/dataset`, so a `ProtocolContext` can be passed as is.
- */
-export interface RetirementContext {
-  readonly store: ObjectStore;
-  readonly clock: Clock;
-  readonly ids: IdSource;
-  readonly sleep: Sleep;
-  readonly reissue?: ReissuePolicy | undefined;
-}
+/** Retirement runs on the shared protocol context of `@holdfast/dataset`. */
+export type RetirementContext = ProtocolContext;

@@ -4,4 +4,3 @@ export * from "./finalize.js";
 export * from "./machine.js";
 export * from "./record.js";
 export * from "./recovery.js";
-export { boundHolds, PRECISION_FLOOR_MS, probeStorageNow } from "./storage-time.js";

@@ -1,8 +1,8 @@
 import { listAll } from "@holdfast/conditional-store";
+import { isActiveAt, storageNow as probeStorageNow } from "@holdfast/dataset";
 import type { RetirementContext } from "./context.js";
 import { activeVersions, fence, isFenced, type RetirementHandle, readRecord } from "./machine.js";
 import { parseRetirementKey, RETIREMENT_ROOT } from "./record.js";
-import { boundHolds, probeStorageNow } from "./storage-time.js";
 
 /** Active leases among `versions` at storage time `referenceTime`: version → reason (`lease`). */
 export type LeaseCensus = (
@@ -32,7 +32,7 @@ export interface RecoveryReport {
   /** Records moved to `cancelled` and deleted (stale drains, seals every version of which was protected). */
   readonly cancelled: string[];
   /** Records left alone: a live owner's drain or seal within its ownership bound. */
-  readonly live: string[];
+  readonly live: RetirementHandle[];
   /** Versions recovery kept because a lease or reference won, per branch. */
   readonly retained: { branch: string; version: number; reason: string }[];
 }
@@ -72,12 +72,12 @@ export async function recoverRetirements(
       report.committed.push(handle);
       continue;
     }
-    now ??= await probeStorageNow(ctx.store, ctx.ids);
-    const ownerLive = boundHolds(handle.lastModified!, record.ownershipBoundMs, precision, now);
+    now ??= await probeStorageNow(ctx);
+    const ownerLive = isActiveAt(handle.lastModified!, record.ownershipBoundMs, precision, now);
     try {
       if (record.state === "draining") {
         if (ownerLive) {
-          report.live.push(handle.key);
+          report.live.push(handle);
           continue;
         }
         const fenced = await fence(ctx, handle, "cancelled", { owner });
@@ -95,7 +95,7 @@ export async function recoverRetirements(
         report.retained.push({ branch: record.branch, version, reason });
       }
       if (ownerLive && kept.size === 0) {
-        report.live.push(handle.key);
+        report.live.push(handle);
         continue;
       }
       // One if-match write cancels the protected versions and commits the rest. It fences

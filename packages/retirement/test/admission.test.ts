@@ -1,6 +1,12 @@
+import type { IdSource, ObjectStore } from "@holdfast/conditional-store";
 import { encodeJson, isHoldfastError, MemoryStore, seededIds } from "@holdfast/conditional-store";
+import { createContext, type ProtocolContext } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import { type RetirementRecord, readAdmission, retirementKey } from "../src/index.js";
+
+function ctxOf(store: ObjectStore, ids: IdSource): ProtocolContext {
+  return createContext(store, { ids });
+}
 
 function setup() {
   let now = 1_800_000_000_000;
@@ -42,7 +48,7 @@ describe("readAdmission", () => {
           : value;
       },
     });
-    expect(await readAdmission({ store: counted, ids }, "main", 3)).toEqual({ state: "open" });
+    expect(await readAdmission(ctxOf(counted, ids), "main", 3)).toEqual({ state: "open" });
     expect(calls).toBe(1);
   });
 
@@ -50,32 +56,32 @@ describe("readAdmission", () => {
     const { store, ids } = setup();
     const key = retirementKey("main", 3, 5, "01OP");
     await store.put(key, encodeJson(record()));
-    expect((await readAdmission({ store, ids }, "main", 3)).state).toBe("draining");
+    expect((await readAdmission(ctxOf(store, ids), "main", 3)).state).toBe("draining");
     // cancelled entry, uncovered version, not-named version inside the range
-    expect((await readAdmission({ store, ids }, "main", 5)).state).toBe("open");
-    expect((await readAdmission({ store, ids }, "main", 4)).state).toBe("open");
-    expect((await readAdmission({ store, ids }, "main", 6)).state).toBe("open");
-    expect((await readAdmission({ store, ids }, "other", 3)).state).toBe("open");
+    expect((await readAdmission(ctxOf(store, ids), "main", 5)).state).toBe("open");
+    expect((await readAdmission(ctxOf(store, ids), "main", 4)).state).toBe("open");
+    expect((await readAdmission(ctxOf(store, ids), "main", 6)).state).toBe("open");
+    expect((await readAdmission(ctxOf(store, ids), "other", 3)).state).toBe("open");
     const sealed = await store.put(key, encodeJson(record({ state: "sealed" })));
-    expect(await readAdmission({ store, ids }, "main", 3)).toEqual({
+    expect(await readAdmission(ctxOf(store, ids), "main", 3)).toEqual({
       state: "sealed",
       record: { key, etag: sealed.etag },
     });
     await store.put(key, encodeJson(record({ state: "committed" })));
-    expect((await readAdmission({ store, ids }, "main", 3)).state).toBe("committed");
+    expect((await readAdmission(ctxOf(store, ids), "main", 3)).state).toBe("committed");
     await store.put(key, encodeJson(record({ state: "cancelled" })));
-    expect((await readAdmission({ store, ids }, "main", 3)).state).toBe("open");
+    expect((await readAdmission(ctxOf(store, ids), "main", 3)).state).toBe("open");
   });
 
   it("L5 a drain past its ownership bound in storage time counts as open", async () => {
     const { store, ids, advance } = setup();
     await store.put(retirementKey("main", 3, 5, "01OP"), encodeJson(record()));
     advance(60_000);
-    expect((await readAdmission({ store, ids }, "main", 3)).state).toBe("draining");
+    expect((await readAdmission(ctxOf(store, ids), "main", 3)).state).toBe("draining");
     advance(999);
-    expect((await readAdmission({ store, ids }, "main", 3)).state).toBe("draining");
+    expect((await readAdmission(ctxOf(store, ids), "main", 3)).state).toBe("draining");
     advance(1);
-    expect((await readAdmission({ store, ids }, "main", 3)).state).toBe("open");
+    expect((await readAdmission(ctxOf(store, ids), "main", 3)).state).toBe("open");
     // the probe leaves nothing behind
     expect(store.keys().filter((k) => k.startsWith("_holdfast/clock/"))).toEqual([]);
   });
@@ -87,13 +93,13 @@ describe("readAdmission", () => {
       retirementKey("main", 3, 9, "01B"),
       encodeJson(record({ opId: "01B", state: "sealed" })),
     );
-    expect((await readAdmission({ store, ids }, "main", 3)).state).toBe("sealed");
+    expect((await readAdmission(ctxOf(store, ids), "main", 3)).state).toBe("sealed");
   });
 
   it("fails closed on an unreadable record", async () => {
     const { store, ids } = setup();
     await store.put(retirementKey("main", 1, 3, "01A"), encodeJson({ schema: 2 }));
-    const error = await readAdmission({ store, ids }, "main", 2).catch((e: unknown) => e);
+    const error = await readAdmission(ctxOf(store, ids), "main", 2).catch((e: unknown) => e);
     expect(isHoldfastError(error, "unsupported")).toBe(true);
   });
 });

@@ -188,7 +188,7 @@ describe("recoverRetirements", () => {
     const { ctx, store, time } = memoryContext();
     const h = await drain(ctx, { branch: "main", versions: candidates, owner: "o" });
     let report = await recoverRetirements(ctx, { leaseCensus: noLeases, referenceCensus: noRefs });
-    expect(report.live).toEqual([h.key]);
+    expect(report.live.map((l) => l.key)).toEqual([h.key]);
     await time.advance(15 * 60 * 1000 + 1000);
     report = await recoverRetirements(ctx, { leaseCensus: noLeases, referenceCensus: noRefs });
     expect(report.cancelled).toEqual([h.key]);
