@@ -13,8 +13,10 @@ export interface IdSource {
   next(): string;
 }
 
+/** The host clock; for local timers only (leases use storage time). */
 export const systemClock: Clock = { now: () => Date.now() };
 
+/** A real, abortable pause (`setTimeout`); tests inject fake time instead. */
 export const realSleep: Sleep = (ms, signal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);

@@ -24,6 +24,7 @@ export type HoldfastErrorKind =
   /** The caller's AbortSignal fired before an answer arrived. */
   | "aborted";
 
+/** Every {@link HoldfastErrorKind}: the taxonomy is closed. */
 export const HOLDFAST_ERROR_KINDS: readonly HoldfastErrorKind[] = [
   "conflict",
   "in-flight",
@@ -37,6 +38,7 @@ export const HOLDFAST_ERROR_KINDS: readonly HoldfastErrorKind[] = [
   "aborted",
 ];
 
+/** The request or step an error belongs to (store operations, plus `probe`, `open`, `validate`, or a package's own). */
 export type StorageOperation =
   | "get"
   | "head"

@@ -15,8 +15,10 @@ import type {
   StoreCapabilities,
 } from "./types.js";
 
+/** `backend` name of {@link MemoryStore}. */
 export const MEMORY_BACKEND = "memory";
 
+/** Options of {@link MemoryStore}; each default models an HTTP object store. */
 export interface MemoryStoreOptions {
   /** Clock that stamps Last-Modified. @default systemClock */
   clock?: Clock;

@@ -7,6 +7,7 @@ import type { ObjectStore } from "./types.js";
 /** Where probe objects go (one fresh key per probe, removed afterwards). */
 export const PROBE_PREFIX = "_holdfast/probe";
 
+/** Options of {@link probeStore} and {@link assertStoreSupported}. */
 export interface ProbeOptions {
   /** Source of the probe key's unique id. @default ulidIds() */
   readonly ids?: IdSource | undefined;

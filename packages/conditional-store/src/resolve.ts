@@ -10,6 +10,7 @@ export type ConditionalPutOutcome =
   /** The precondition visibly failed; `current` is what the store holds, when a read-back saw it. */
   | { readonly status: "conflict"; readonly current?: GetResult | null };
 
+/** Options of the resolver: policy, injected time, a fence, and a re-issue hook. */
 export interface ResolveOptions {
   /** @default DEFAULT_REISSUE_POLICY */
   readonly policy?: ReissuePolicy | undefined;

@@ -10,26 +10,31 @@ export interface ObjectMeta {
   readonly size: number;
 }
 
+/** An object's bytes with its metadata. */
 export interface GetResult extends ObjectMeta {
   readonly body: Uint8Array;
 }
 
+/** Options of `put`. Conditional puts go through the resolver (`putIfAbsent`/`putIfMatch`), never straight to a store (C9). */
 export interface PutOptions {
   readonly precondition?: Precondition | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 
+/** What a successful `put` answers. */
 export interface PutResult {
   /** ETag of the object this put wrote (same form `get`/`head`/`list` return and `ifMatch` accepts). */
   readonly etag: string;
 }
 
+/** Options of `delete`. */
 export interface DeleteOptions {
   /** Delete only if the object is at this ETag. Only on stores with `atomicConditionalDelete`. */
   readonly ifMatch?: string | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 
+/** Per-key outcome of a batch delete. */
 export interface DeleteManyResult {
   /** Keys the store reports deleted (missing keys count as deleted: deletion is idempotent). */
   readonly deleted: string[];
@@ -37,6 +42,7 @@ export interface DeleteManyResult {
   readonly failed: { key: string; error: import("./errors.js").HoldfastError }[];
 }
 
+/** Options of one `list` page. */
 export interface ListOptions {
   /** Opaque continuation token from the previous page. */
   readonly pageToken?: string | undefined;
@@ -47,6 +53,7 @@ export interface ListOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
+/** One page of a listing; pass `nextPageToken` back for the next. */
 export interface ListPage {
   /** Objects in lexicographic key order. */
   readonly objects: ObjectMeta[];

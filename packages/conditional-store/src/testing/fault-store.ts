@@ -79,6 +79,7 @@ export interface FaultRequestRecord {
   readonly faults: readonly Fault["type"][];
 }
 
+/** Options of {@link FaultStore}. */
 export interface FaultStoreOptions {
   /** Declare a request mode other than the inner store's (e.g. `repeating` over a MemoryStore). */
   readonly requestMode?: RequestMode | undefined;
