@@ -1,1 +1,17 @@
-export {};
+export {
+  type OpenS3StoreOptions,
+  openS3Store,
+  probeS3Store,
+  S3_PROBE_FOLDER,
+  type S3ProbeReport,
+} from "./open.js";
+export {
+  bareEtag,
+  createS3Store,
+  S3_BACKEND,
+  S3_MAX_BATCH_DELETE,
+  type S3Credentials,
+  type S3ErrorContext,
+  type S3StoreOptions,
+  toHoldfastError,
+} from "./s3.js";

@@ -1,0 +1,542 @@
+import {
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  type DeleteObjectsCommandOutput,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from "@aws-sdk/client-s3";
+import {
+  type DeleteManyResult,
+  type DeleteOptions,
+  type GetResult,
+  type HoldfastError,
+  holdfastError,
+  isHoldfastError,
+  type ListOptions,
+  type ListPage,
+  MAX_KEY_BYTES,
+  type ObjectMeta,
+  type ObjectStore,
+  type Precondition,
+  type PutOptions,
+  type PutResult,
+  type StorageOperation,
+  type StoreCapabilities,
+  validateKey,
+  validatePrefix,
+} from "@holdfast/conditional-store";
+
+/** Backend name reported in `store.backend` and in error messages. */
+export const S3_BACKEND = "s3";
+
+/** S3's limit on keys in one DeleteObjects request. */
+export const S3_MAX_BATCH_DELETE = 1000;
+
+/** S3's limit on keys per ListObjectsV2 page. */
+const S3_MAX_PAGE_SIZE = 1000;
+
+/** Credentials the SDK accepts: static keys or a provider function (`fromIni()`, `fromEnv()`, ...). */
+export type S3Credentials = NonNullable<S3ClientConfig["credentials"]>;
+
+export interface S3StoreOptions {
+  /** Bucket holding the store. It must exist: holdfast never creates buckets; a missing one is `refused`. */
+  bucket: string;
+  /**
+   * Folder inside the bucket; every key is stored under `<prefix>/` and listed relative to it.
+   * @default "" (the bucket root)
+   */
+  prefix?: string | undefined;
+  /**
+   * AWS region (S3-compatible stores usually accept any).
+   * @default process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1"
+   */
+  region?: string | undefined;
+  /**
+   * Endpoint URL of an S3-compatible store, e.g. `http://127.0.0.1:7480` for Ceph RGW.
+   * @default undefined (AWS's endpoint for the region)
+   */
+  endpoint?: string | undefined;
+  /**
+   * Address buckets as `<endpoint>/<bucket>` instead of `<bucket>.<endpoint>`. Most
+   * S3-compatible stores (RGW, MinIO) need it.
+   * @default false
+   */
+  forcePathStyle?: boolean | undefined;
+  /**
+   * Static credentials or a credential provider.
+   * @default the AWS default chain (env vars, shared config/credentials files, SSO, instance/container roles)
+   */
+  credentials?: S3Credentials | undefined;
+  /**
+   * How the SDK sends requests. `"repeating"` keeps the SDK's own retries (its default
+   * `maxAttempts`), so an answer may follow an earlier copy that applied: the resolver then
+   * reads back after every conflict. `"single-attempt"` sends each request once
+   * (`maxAttempts: 1`) and leaves every re-issue to holdfast's resolver.
+   * @default "repeating"
+   */
+  client?: "single-attempt" | "repeating" | undefined;
+  /**
+   * Send `If-Match` ETags in double quotes, as AWS documents. Ceph RGW compares the header
+   * byte for byte with its unquoted ETag, so a quoted current ETag fails there: set `false`
+   * for RGW, or use `openS3Store`, which probes which form the store accepts.
+   * @default true
+   */
+  quoteIfMatch?: boolean | undefined;
+  /**
+   * The store honours `If-Match` on DeleteObject atomically (AWS S3 does; Ceph RGW ignores it
+   * and deletes anyway). When `false`, `delete({ ifMatch })` is refused as `unsupported`
+   * instead of being sent. `openS3Store` probes it.
+   * @default false
+   */
+  conditionalDelete?: boolean | undefined;
+  /**
+   * Compare-and-swap (`If-Match` on PutObject) is atomic. `openS3Store` probes it.
+   * @default true
+   */
+  conditionalUpdate?: boolean | undefined;
+  /**
+   * Per-request timeout in ms; a request that exceeds it is `ambiguous`.
+   * @default 30_000
+   */
+  requestTimeoutMs?: number | undefined;
+}
+
+/**
+ * An S3 `ObjectStore`: create-only puts with `If-None-Match: *`, compare-and-swap with
+ * `If-Match`, DeleteObjects batches of ≤1000, ListObjectsV2 pagination. Every failure is a
+ * `HoldfastError` (invariant 4: a lost answer is `ambiguous`, never a definite failure).
+ * Creating a store sends nothing; `openS3Store` probes the store's real behaviour first.
+ */
+export function createS3Store(options: S3StoreOptions): ObjectStore {
+  return new S3Store(options);
+}
+
+class S3Store implements ObjectStore {
+  readonly backend = S3_BACKEND;
+  readonly location: string;
+  readonly capabilities: StoreCapabilities;
+  readonly #options: S3StoreOptions;
+  /** Key prefix including its trailing `/`, or "". */
+  readonly #root: string;
+  readonly #quoteIfMatch: boolean;
+  #s3: S3Client | undefined;
+
+  constructor(options: S3StoreOptions) {
+    if (!isBucketName(options.bucket)) {
+      throw holdfastError(
+        "invalid-input",
+        "open",
+        `invalid S3 bucket name ${JSON.stringify(options.bucket)}`,
+        {
+          hint: "3-63 characters: lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit",
+        },
+      );
+    }
+    const prefix = (options.prefix ?? "").replace(/^\/+|\/+$/g, "");
+    if (prefix !== "") validateKey(prefix, "open");
+    if (options.endpoint !== undefined && !URL.canParse(options.endpoint)) {
+      throw holdfastError("invalid-input", "open", `invalid S3 endpoint ${options.endpoint}`, {
+        hint: "a URL such as http://127.0.0.1:7480",
+      });
+    }
+    this.#root = prefix === "" ? "" : `${prefix}/`;
+    this.#options = options;
+    this.#quoteIfMatch = options.quoteIfMatch ?? true;
+    this.location = `s3://${options.bucket}${prefix === "" ? "" : `/${prefix}`}`;
+    this.capabilities = {
+      atomicConditionalUpdate: options.conditionalUpdate ?? true,
+      atomicConditionalDelete: options.conditionalDelete ?? false,
+      // HEAD/GET Last-Modified is an HTTP date (whole seconds); listings carry ms. Declare the coarser.
+      timestampPrecisionMs: 1000,
+      maxBatchDelete: S3_MAX_BATCH_DELETE,
+      requestMode: options.client ?? "repeating",
+      // A single-part PUT's ETag is the content MD5: identical bytes keep it.
+      etagIsContentHash: true,
+    };
+  }
+
+  /** The SDK client, built on first use so that creating a store sends nothing. */
+  get #client(): S3Client {
+    if (this.#s3 === undefined) {
+      const o = this.#options;
+      const config: S3ClientConfig = {
+        region: o.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
+        forcePathStyle: o.forcePathStyle ?? false,
+        // Checksums only where S3 requires them: RGW answers 411 to the default
+        // streaming-checksum uploads, and validating would buffer every response twice.
+        requestChecksumCalculation: "WHEN_REQUIRED",
+        responseChecksumValidation: "WHEN_REQUIRED",
+        requestHandler: { requestTimeout: o.requestTimeoutMs ?? 30_000, connectionTimeout: 5_000 },
+      };
+      if (o.endpoint !== undefined) config.endpoint = o.endpoint;
+      if (o.credentials !== undefined) config.credentials = o.credentials;
+      if (this.capabilities.requestMode === "single-attempt") config.maxAttempts = 1;
+      this.#s3 = new S3Client(config);
+    }
+    return this.#s3;
+  }
+
+  // https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html
+  async get(key: string, options: { signal?: AbortSignal | undefined } = {}) {
+    const fullKey = this.#key(key, "get");
+    try {
+      const answer = await this.#client.send(
+        new GetObjectCommand({ Bucket: this.#options.bucket, Key: fullKey }),
+        sendOptions(options.signal),
+      );
+      const body = answer.Body ? await answer.Body.transformToByteArray() : new Uint8Array(0);
+      return {
+        key,
+        body,
+        etag: requireEtag(answer.ETag, "get", key),
+        lastModified: requireDate(answer.LastModified, "get", key),
+        size: body.byteLength,
+      } satisfies GetResult;
+    } catch (error) {
+      const mapped = toHoldfastError(error, { operation: "get", key });
+      if (mapped.kind === "not-found") return null;
+      throw mapped;
+    }
+  }
+
+  // https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
+  async head(key: string, options: { signal?: AbortSignal | undefined } = {}) {
+    const fullKey = this.#key(key, "head");
+    try {
+      const answer = await this.#client.send(
+        new HeadObjectCommand({ Bucket: this.#options.bucket, Key: fullKey }),
+        sendOptions(options.signal),
+      );
+      return {
+        key,
+        etag: requireEtag(answer.ETag, "head", key),
+        lastModified: requireDate(answer.LastModified, "head", key),
+        size: answer.ContentLength ?? 0,
+      } satisfies ObjectMeta;
+    } catch (error) {
+      const mapped = toHoldfastError(error, { operation: "head", key });
+      if (mapped.kind === "not-found") return null;
+      throw mapped;
+    }
+  }
+
+  // https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
+  // https://docs.aws.amazon.com/AmazonS3/userguide/conditional-writes.html
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
+    const fullKey = this.#key(key, "put");
+    const precondition = options.precondition;
+    if (precondition && "ifMatch" in precondition && !this.capabilities.atomicConditionalUpdate) {
+      throw holdfastError("unsupported", "put", `${this.location} has no atomic If-Match on put`, {
+        key,
+        precondition,
+      });
+    }
+    try {
+      // The one PutObject call site of this backend (scenario C9 counts it).
+      const answer = await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#options.bucket,
+          Key: fullKey,
+          // A copy: the caller may reuse its buffer as soon as this promise settles.
+          Body: body.slice(),
+          ContentLength: body.byteLength,
+          ...(precondition && "ifNoneMatch" in precondition ? { IfNoneMatch: "*" } : {}),
+          ...(precondition && "ifMatch" in precondition
+            ? { IfMatch: this.#etagHeader(precondition.ifMatch) }
+            : {}),
+        }),
+        sendOptions(options.signal),
+      );
+      return { etag: requireEtag(answer.ETag, "put", key) };
+    } catch (error) {
+      throw toHoldfastError(error, { operation: "put", key, precondition });
+    }
+  }
+
+  // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html
+  async delete(key: string, options: DeleteOptions = {}): Promise<void> {
+    const fullKey = this.#key(key, "delete");
+    const ifMatch = options.ifMatch;
+    if (ifMatch !== undefined && !this.capabilities.atomicConditionalDelete) {
+      // Never send a precondition the store may ignore (RGW deletes regardless): refuse loudly.
+      throw holdfastError(
+        "unsupported",
+        "delete",
+        `${this.location} does not honour If-Match on delete`,
+        {
+          key,
+          precondition: { ifMatch },
+          hint: "pass conditionalDelete: true only for stores that honour it (AWS S3), or use openS3Store to probe",
+        },
+      );
+    }
+    try {
+      await this.#client.send(
+        new DeleteObjectCommand({
+          Bucket: this.#options.bucket,
+          Key: fullKey,
+          ...(ifMatch !== undefined ? { IfMatch: this.#etagHeader(ifMatch) } : {}),
+        }),
+        sendOptions(options.signal),
+      );
+    } catch (error) {
+      const precondition = ifMatch === undefined ? undefined : { ifMatch };
+      const mapped = toHoldfastError(error, { operation: "delete", key, precondition });
+      // Deletion is idempotent: an absent key is deleted (only an unconditional delete gets here).
+      if (mapped.kind === "not-found") return;
+      throw mapped;
+    }
+  }
+
+  // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html
+  async deleteMany(
+    keys: readonly string[],
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<DeleteManyResult> {
+    if (keys.length > S3_MAX_BATCH_DELETE) {
+      throw holdfastError(
+        "invalid-input",
+        "deleteMany",
+        `batch of ${keys.length} keys exceeds S3's ${S3_MAX_BATCH_DELETE}`,
+        { hint: "split the keys with batches(keys, store.capabilities.maxBatchDelete)" },
+      );
+    }
+    // Validate every key before sending anything (invariant 6).
+    const fullKeys = keys.map((key) => this.#key(key, "deleteMany"));
+    if (keys.length === 0) return { deleted: [], failed: [] };
+    let answer: DeleteObjectsCommandOutput;
+    try {
+      answer = await this.#client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.#options.bucket,
+          // Quiet: false, so every key gets its own answer.
+          Delete: { Objects: [...new Set(fullKeys)].map((Key) => ({ Key })), Quiet: false },
+        }),
+        sendOptions(options.signal),
+      );
+    } catch (error) {
+      throw toHoldfastError(error, { operation: "deleteMany" });
+    }
+    const deleted = new Set<string>();
+    const failures = new Map<string, HoldfastError>();
+    for (const entry of answer.Deleted ?? []) {
+      if (entry.Key !== undefined) deleted.add(entry.Key);
+    }
+    for (const entry of answer.Errors ?? []) {
+      if (entry.Key === undefined) continue;
+      const key = entry.Key.slice(this.#root.length);
+      failures.set(
+        entry.Key,
+        toHoldfastError(
+          { name: entry.Code ?? "UnknownError", message: entry.Message ?? "" },
+          { operation: "deleteMany", key },
+        ),
+      );
+    }
+    const result: { deleted: string[]; failed: { key: string; error: HoldfastError }[] } = {
+      deleted: [],
+      failed: [],
+    };
+    keys.forEach((key, i) => {
+      const fullKey = fullKeys[i]!;
+      const failure = failures.get(fullKey);
+      if (failure) result.failed.push({ key, error: failure });
+      else if (deleted.has(fullKey)) result.deleted.push(key);
+      else {
+        result.failed.push({
+          key,
+          error: holdfastError("ambiguous", "deleteMany", `no answer for ${key} in DeleteObjects`, {
+            key,
+          }),
+        });
+      }
+    });
+    return result;
+  }
+
+  // https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    validatePrefix(prefix, "list");
+    if (options.startAfter !== undefined && options.startAfter !== "") {
+      validateKey(options.startAfter, "list");
+    }
+    const pageSize = Math.max(1, Math.min(options.pageSize ?? S3_MAX_PAGE_SIZE, S3_MAX_PAGE_SIZE));
+    let answer: ListObjectsV2CommandOutput;
+    try {
+      answer = await this.#client.send(
+        new ListObjectsV2Command({
+          Bucket: this.#options.bucket,
+          Prefix: this.#root + prefix,
+          MaxKeys: pageSize,
+          ...(options.pageToken !== undefined ? { ContinuationToken: options.pageToken } : {}),
+          ...(options.startAfter ? { StartAfter: this.#root + options.startAfter } : {}),
+        }),
+        sendOptions(options.signal),
+      );
+    } catch (error) {
+      throw toHoldfastError(error, { operation: "list" });
+    }
+    const objects: ObjectMeta[] = [];
+    for (const entry of answer.Contents ?? []) {
+      if (entry.Key === undefined || !entry.Key.startsWith(this.#root)) continue;
+      const key = entry.Key.slice(this.#root.length);
+      objects.push({
+        key,
+        etag: requireEtag(entry.ETag, "list", key),
+        lastModified: requireDate(entry.LastModified, "list", key),
+        size: entry.Size ?? 0,
+      });
+    }
+    return answer.IsTruncated && answer.NextContinuationToken
+      ? { objects, nextPageToken: answer.NextContinuationToken }
+      : { objects };
+  }
+
+  /** Validates a store key and returns the bucket key (prefix + key). */
+  #key(key: string, operation: StorageOperation): string {
+    validateKey(key, operation);
+    const fullKey = this.#root + key;
+    if (Buffer.byteLength(fullKey, "utf8") > MAX_KEY_BYTES) {
+      throw holdfastError(
+        "invalid-input",
+        operation,
+        `key ${JSON.stringify(key)} under prefix ${JSON.stringify(this.#root)} exceeds S3's ${MAX_KEY_BYTES} bytes`,
+        { key },
+      );
+    }
+    return fullKey;
+  }
+
+  #etagHeader(etag: string): string {
+    const bare = bareEtag(etag);
+    return this.#quoteIfMatch ? `"${bare}"` : bare;
+  }
+}
+
+/** Where a failure happened, for the error's structured fields. */
+export interface S3ErrorContext {
+  operation: StorageOperation;
+  key?: string | undefined;
+  precondition?: Precondition | undefined;
+}
+
+/**
+ * The one translation of S3 SDK failures into holdfast's taxonomy. Classifies by the
+ * error's `name` (S3's error code) and `$metadata.httpStatusCode`, never by message text:
+ * RGW's error bodies can lack `<Message>`.
+ */
+export function toHoldfastError(error: unknown, context: S3ErrorContext): HoldfastError {
+  if (isHoldfastError(error)) return error;
+  const { operation, key, precondition } = context;
+  const e = (typeof error === "object" && error !== null ? error : {}) as {
+    name?: unknown;
+    code?: unknown;
+    message?: unknown;
+    $metadata?: { httpStatusCode?: unknown };
+  };
+  const name = typeof e.name === "string" ? e.name : "Error";
+  const status =
+    typeof e.$metadata?.httpStatusCode === "number" ? e.$metadata.httpStatusCode : undefined;
+  const errno = typeof e.code === "string" ? e.code : undefined;
+  const code = name !== "Error" ? name : errno;
+  const fields = { key, precondition, status, code, cause: error };
+  const where = key === undefined ? operation : `${operation} ${key}`;
+  const detail = `${code ?? "error"}${status === undefined ? "" : ` (HTTP ${status})`}`;
+  const make = (kind: HoldfastError["kind"], why: string, hint?: string) =>
+    holdfastError(kind, operation, `${where}: ${why}: ${detail}`, {
+      ...fields,
+      ...(hint === undefined ? {} : { hint }),
+    });
+
+  if (name === "AbortError") return make("aborted", "aborted by the caller");
+  if (status === 412 || name === "PreconditionFailed") {
+    return make("conflict", "precondition failed");
+  }
+  if (name === "ConditionalRequestConflict" || (status === 409 && operation === "put")) {
+    // Another conditional write to this key is in flight, possibly our own earlier copy.
+    return make("in-flight", "a conditional write to the key is in flight");
+  }
+  if (name === "NoSuchBucket") {
+    return make(
+      "refused",
+      "the bucket does not exist",
+      "create the bucket first; holdfast never creates buckets",
+    );
+  }
+  if (status === 404 || name === "NoSuchKey" || name === "NotFound") {
+    // AWS answers 404 to If-Match on an absent key: the precondition failed, nothing was written.
+    if (precondition !== undefined) return make("conflict", "the object does not exist");
+    return make("not-found", "no such object");
+  }
+  if (
+    status === 401 ||
+    status === 403 ||
+    /^(AccessDenied|InvalidAccessKeyId|SignatureDoesNotMatch|ExpiredToken|InvalidToken|TokenRefreshRequired|CredentialsProviderError|InvalidClientTokenId)$/.test(
+      name,
+    )
+  ) {
+    return make(
+      "auth",
+      "not authorized",
+      "check the credentials (AWS default chain or the credentials option) and the bucket policy",
+    );
+  }
+  if (status === 501 || name === "NotImplemented") {
+    return make("unsupported", "the store does not implement this request");
+  }
+  if (name === "RequestTimeout" || name === "RequestTimeTooSkewed") {
+    // S3 answers 400 RequestTimeout when the upload stalled: the outcome is unknown.
+    return make("ambiguous", "the request timed out");
+  }
+  if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+    return make("refused", "the store refused the request");
+  }
+  // Throttling (503 SlowDown, 429), 5xx, timeouts, resets, DNS and socket errors: unknown outcome.
+  return make("ambiguous", "no definite answer");
+}
+
+// --- utils ---
+
+function sendOptions(signal: AbortSignal | undefined): { abortSignal?: AbortSignal } {
+  return signal === undefined ? {} : { abortSignal: signal };
+}
+
+/** ETags travel quoted (and sometimes weak-prefixed); holdfast compares them bare. */
+export function bareEtag(etag: string): string {
+  return etag.replace(/^W\//, "").replace(/^"(.*)"$/, "$1");
+}
+
+function requireEtag(etag: string | undefined, operation: StorageOperation, key: string): string {
+  if (etag === undefined || etag === "") {
+    throw holdfastError("ambiguous", operation, `${operation} ${key}: the answer carried no ETag`, {
+      key,
+    });
+  }
+  return bareEtag(etag);
+}
+
+function requireDate(date: Date | undefined, operation: StorageOperation, key: string): Date {
+  if (!(date instanceof Date) || Number.isNaN(date.getTime())) {
+    throw holdfastError(
+      "ambiguous",
+      operation,
+      `${operation} ${key}: the answer carried no Last-Modified`,
+      { key },
+    );
+  }
+  return date;
+}
+
+function isBucketName(name: unknown): name is string {
+  return (
+    typeof name === "string" &&
+    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name) &&
+    !name.includes("..") &&
+    !/^\d+\.\d+\.\d+\.\d+$/.test(name)
+  );
+}
