@@ -5,4 +5,4 @@ export {
   type AzureStoreOptions,
   createAzureStore,
 } from "./azure.js";
-export { AZURE_PROBE_FOLDER, type OpenAzureStoreOptions, openAzureStore } from "./open.js";
+export { type OpenAzureStoreOptions, openAzureStore } from "./open.js";

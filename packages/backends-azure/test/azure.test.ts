@@ -6,7 +6,6 @@ import {
   StorageSharedKeyCredential,
 } from "@azure/storage-blob";
 import {
-  DEFAULT_REISSUE_POLICY,
   deleteIfMatch,
   type HoldfastErrorKind,
   isHoldfastError,
@@ -165,13 +164,9 @@ describe("Azure answers mapped to holdfast kinds", () => {
       expectKind(await failure(op()), "refused", { status: 404, code: "ContainerNotFound", hint });
     }
     // The probe's first create is refused before applying: reported as such, not as unsupported.
-    expectKind(
-      await failure(openAzureStore({ ...options, probe: { policy: DEFAULT_REISSUE_POLICY } })),
-      "refused",
-      {
-        code: "ContainerNotFound",
-      },
-    );
+    expectKind(await failure(openAzureStore(options)), "refused", {
+      code: "ContainerNotFound",
+    });
   });
 
   it("create-only on an existing blob is a conflict carrying BlobAlreadyExists", async () => {

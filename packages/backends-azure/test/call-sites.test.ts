@@ -29,9 +29,9 @@ describe("conditional-put call sites", () => {
     ).toEqual([]);
   });
 
-  it("C9 the probe sends its conditional puts only through the resolver", () => {
+  it("C9 the probe sends no conditional put of its own (conditional-store probes through the resolver)", () => {
     const open = sources.find((s) => s.name === "open.ts")?.text ?? "";
-    expect(open).toMatch(/putIfAbsent\(/);
+    expect(open).toMatch(/assertStoreSupported\(/);
     expect(open).not.toMatch(/\bstore\.put\(/);
   });
 });
