@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import {
   DEFAULT_REISSUE_POLICY,
+  deleteIfMatch,
   encodeJson,
   holdfastError,
   isUnresolved,
@@ -510,5 +511,75 @@ describe("resolver input validation", () => {
     );
     const error = await rejection(putIfAbsent(store, "a/b.json", enc("x"), { sleep }));
     expect(error.kind).toBe("unresolved");
+  });
+});
+
+describe("deleteIfMatch", () => {
+  it("C5 a conditional delete whose answer was lost after applying resolves as applied", async () => {
+    const { memory, store, sleep } = scripted("single-attempt", {
+      operation: "delete",
+      fault: { type: "apply-then-lose" },
+    });
+    const { etag } = await memory.put("leases/l.json", enc("x"));
+    expect(await deleteIfMatch(store, "leases/l.json", etag, { sleep })).toEqual({
+      status: "applied",
+    });
+    // The re-issue met an absent key (a conflict an earlier copy explains), then a head decided.
+    expect(store.requestCounts()).toMatchObject({ delete: 2, head: 1 });
+    expect(memory.size).toBe(0);
+  });
+
+  it("a stale ETag on the first copy is a conflict and deletes nothing", async () => {
+    const { memory, store, sleep } = scripted("single-attempt");
+    await memory.put("leases/l.json", enc("x"));
+    expect(await deleteIfMatch(store, "leases/l.json", "stale", { sleep })).toEqual({
+      status: "conflict",
+    });
+    expect(memory.size).toBe(1);
+  });
+
+  it("a 404 answer is a failed precondition, not a refusal", async () => {
+    const notFound = holdfastError("not-found", "delete", "404 NoSuchKey", { status: 404 });
+    const { store, sleep } = scripted("single-attempt", {
+      operation: "delete",
+      fault: { type: "throw", error: notFound },
+    });
+    expect(await deleteIfMatch(store, "leases/l.json", "e1", { sleep })).toEqual({
+      status: "conflict",
+    });
+  });
+
+  it("still at the ETag after every lost answer is unresolved", async () => {
+    const { memory, store, sleep } = scripted("single-attempt", {
+      operation: "delete",
+      times: Number.POSITIVE_INFINITY,
+      fault: { type: "lose-before-apply" },
+    });
+    const { etag } = await memory.put("leases/l.json", enc("x"));
+    const error = await rejection(deleteIfMatch(store, "leases/l.json", etag, { sleep }));
+    expect(error).toMatchObject({ kind: "unresolved", operation: "delete" });
+    expect(sleep.pauses).toEqual([200, 400, 800, 1600]);
+    expect(store.requestCounts().delete).toBe(5);
+  });
+
+  it("is refused on a store that ignores conditional delete", async () => {
+    const store = new MemoryStore({ conditionalDelete: false });
+    const { etag } = await store.put("k", enc("x"));
+    const error = await rejection(deleteIfMatch(store, "k", etag));
+    expect(error.kind).toBe("unsupported");
+    expect(store.size).toBe(1);
+  });
+
+  it("C10 an abort stops a conditional delete's re-issue", async () => {
+    const fence = new AbortController();
+    const sleep = recordingSleep(() => fence.abort());
+    const { store } = scripted("single-attempt", {
+      operation: "delete",
+      times: Number.POSITIVE_INFINITY,
+      fault: { type: "lose-before-apply" },
+    });
+    const error = await rejection(deleteIfMatch(store, "k", "e1", { sleep, signal: fence.signal }));
+    expect(error.kind).toBe("unresolved");
+    expect(store.requestCounts().delete).toBe(1);
   });
 });
