@@ -1,5 +1,16 @@
-import { type HoldfastError, batches, holdfastError } from "@holdfast/conditional-store";
-import { type ProtocolContext, isActiveAt, parseStored, validateName } from "@holdfast/dataset";
+import {
+  type HoldfastError,
+  batches,
+  deleteIfMatch,
+  holdfastError,
+} from "@holdfast/conditional-store";
+import {
+  type ProtocolContext,
+  isActiveAt,
+  parseStored,
+  resolverOptions,
+  validateName,
+} from "@holdfast/dataset";
 import { type LeaseEntry, listLeases } from "./lease.js";
 import { LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
 
@@ -94,6 +105,55 @@ export async function deleteLeasesOf(
         hint: "retry; the retirement record stays until every lease is gone",
       },
     );
+  }
+  return { deleted };
+}
+
+/** Extra storage time past expiry before a sweep deletes a lease object. @default 1 hour */
+export const DEFAULT_SWEEP_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * Deletes lease objects on `branch` that expired more than `graceMs` before
+ * `referenceTime` (storage time), so crashed readers leave nothing behind (invariant 5).
+ * A holder never renews a lease its own clock sees as expired (LEASE_EXPIRED), and the
+ * grace dwarfs any in-flight renewal; on stores with atomic conditional delete the
+ * deletion is also if-match on the ETag that was judged expired.
+ */
+export async function sweepExpiredLeases(
+  ctx: ProtocolContext,
+  branch: string,
+  referenceTime: Date,
+  options: { graceMs?: number } = {},
+): Promise<{ deleted: number }> {
+  validateName(branch, "branch");
+  const graceMs = options.graceMs ?? DEFAULT_SWEEP_GRACE_MS;
+  if (!Number.isSafeInteger(graceMs) || graceMs < 0) {
+    throw holdfastError("invalid-input", "sweepExpiredLeases", `invalid grace ${graceMs}`);
+  }
+  const precision = ctx.store.capabilities.timestampPrecisionMs;
+  let deleted = 0;
+  for await (const lease of listLeases(ctx, { branch })) {
+    if (isActiveAt(lease.lastModified, MIN_TTL_MS + graceMs, precision, referenceTime)) continue;
+    let etag = lease.etag;
+    if (isActiveAt(lease.lastModified, MAX_TTL_MS + graceMs, precision, referenceTime)) {
+      const got = await ctx.store.get(lease.key);
+      if (!got) continue;
+      let ttlMs: number;
+      try {
+        ttlMs = parseStored(LeaseBodySchema, got.body, lease.key, "sweepExpiredLeases").ttlMs;
+      } catch {
+        continue; // unreadable: only past the maximum TTL
+      }
+      if (isActiveAt(got.lastModified, ttlMs + graceMs, precision, referenceTime)) continue;
+      etag = got.etag;
+    }
+    if (ctx.store.capabilities.atomicConditionalDelete) {
+      const outcome = await deleteIfMatch(ctx.store, lease.key, etag, resolverOptions(ctx));
+      if (outcome.status === "applied") deleted += 1;
+    } else {
+      await ctx.store.delete(lease.key);
+      deleted += 1;
+    }
   }
   return { deleted };
 }

@@ -128,14 +128,29 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
  * the bytes and the store's Last-Modified change), THEN read admission. Succeeds while the
  * version is open or draining (an admitted lease stays renewable, L1); from sealed on it
  * throws `refused` (SEALED/COMMITTED) and protection ends at the previous expiry.
- * A lease object that is gone throws `not-found` (LEASE_LOST). 2 requests when no cleanup
- * is in flight.
+ * A lease object that is gone throws `not-found` (LEASE_LOST); a lease whose TTL has run
+ * out on the local clock is refused (LEASE_EXPIRED) without a write. 2 requests when no
+ * cleanup is in flight.
  */
 export async function renewLease(
   ctx: ProtocolContext,
   lease: Lease,
   options: { signal?: AbortSignal } = {},
 ): Promise<Lease> {
+  // An expired lease is never rewritten: a sweep may be deleting it (see sweepExpiredLeases),
+  // and the holder's protection has already lapsed by its own clock.
+  if (ctx.clock.now() >= lease.writtenAtLocalMs + lease.ttlMs) {
+    throw holdfastError(
+      "refused",
+      "renewLease",
+      `lease ${lease.leaseId} expired before it was renewed`,
+      {
+        key: lease.key,
+        code: "LEASE_EXPIRED",
+        hint: "acquire a new lease, then re-read the manifest",
+      },
+    );
+  }
   const renewal = lease.renewal + 1;
   const body: Omit<LeaseBody, "writerId"> = {
     schema: 1,

@@ -1,5 +1,5 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
-import { FakeTime } from "@holdfast/conditional-store/testing";
+import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
 import { createContext, storageNow } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import {
@@ -12,6 +12,7 @@ import {
   listLeases,
   releaseLease,
   renewLease,
+  sweepExpiredLeases,
 } from "@holdfast/leases";
 import { T0, commitVersions, putRetirement, world } from "./helpers.js";
 
@@ -194,6 +195,21 @@ describe("renew and release", () => {
     expect(await w.memory.head(lease.key)).toBeNull();
   });
 
+  it("refuses to renew a lease its own clock sees as expired, without writing", async () => {
+    const w = world();
+    await commitVersions(w, 1);
+    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 2_000 });
+    await w.storeTime.advance(1_999);
+    const renewed = await renewLease(w.reader, lease);
+    await w.storeTime.advance(2_000);
+    w.fault.resetCounts();
+    await expect(renewLease(w.reader, renewed)).rejects.toMatchObject({
+      kind: "refused",
+      code: "LEASE_EXPIRED",
+    });
+    expect(w.fault.requests()).toEqual([]);
+  });
+
   it("release deletes the lease and is idempotent", async () => {
     const w = world();
     await commitVersions(w, 1);
@@ -297,5 +313,47 @@ describe("census", () => {
     );
     expect(await deleteLeasesOf(w.reader, "main", "all")).toEqual({ deleted: 2 });
     expect((await collect(listLeases(w.reader))).map((l) => l.branch)).toEqual(["dev"]);
+  });
+
+  it("sweepExpiredLeases removes leases expired past the grace, and only those", async () => {
+    for (const conditionalDelete of [true, false]) {
+      const w = world();
+      await commitVersions(w, 2);
+      await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 5_000 });
+      await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 120_000 });
+      await w.memory.put(
+        leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+        new TextEncoder().encode("junk"),
+      );
+      const store = conditionalDelete
+        ? w.memory
+        : new FaultStore(w.memory, { capabilities: { atomicConditionalDelete: false } });
+      const cleaner = createContext(store);
+      const sweep = (ref: number) =>
+        sweepExpiredLeases(cleaner, "main", new Date(ref), { graceMs: 10_000 });
+      expect(await sweep(T0 + 15_000)).toEqual({ deleted: 0 }); // 5 s + 1 s + 10 s not yet passed
+      expect(await sweep(T0 + 16_000)).toEqual({ deleted: 1 });
+      expect((await collect(listLeases(cleaner))).map((l) => l.version)).toEqual([2, 2]);
+      expect(await sweep(T0 + 131_000)).toEqual({ deleted: 1 }); // the 120 s lease
+      // The unreadable object goes only once no valid TTL could still cover it.
+      expect(await sweep(T0 + MAX_TTL_MS + 11_000)).toEqual({ deleted: 1 });
+      expect(await collect(listLeases(cleaner))).toEqual([]);
+    }
+  });
+
+  it("a sweep leaves a lease that was renewed after it was judged expired (conditional delete)", async () => {
+    const w = world();
+    await commitVersions(w, 1);
+    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 5_000 });
+    // The renewal lands between the sweep's read of the lease and its delete.
+    w.fault.on(
+      { operation: "delete", key: lease.key },
+      { type: "before", run: (inner) => inner.put(lease.key, new TextEncoder().encode("renewed")) },
+    );
+    const result = await sweepExpiredLeases(w.reader, "main", new Date(T0 + 20_000), {
+      graceMs: 10_000,
+    });
+    expect(result).toEqual({ deleted: 0 });
+    expect(await w.memory.head(lease.key)).not.toBeNull();
   });
 });
