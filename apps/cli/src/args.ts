@@ -48,3 +48,10 @@ export function parseVersionRef(
     version: parseVersionArg(value.slice(at + 1)),
   };
 }
+
+/** Parses `<version>` or `<branch>@<version>`; `branch` is undefined for a bare version. */
+export function parseForkPoint(text: unknown): { branch: string | undefined; version: number } {
+  const value = typeof text === "string" ? text : "";
+  if (!value.includes("@")) return { branch: undefined, version: parseVersionArg(value) };
+  return parseVersionRef(value, "");
+}

@@ -29,8 +29,16 @@ export const INTERNAL_KIND = "internal";
 /** Maps an error to its exit code; the typed kind decides, never the message. */
 export function exitCodeFor(error: unknown): ExitCodeValue {
   if (!isHoldfastError(error)) return ExitCode.failure;
+  // A lease or reference refused because its version is being retired lost a race with a
+  // cleaner: for a script that is a conflict (try another version), not a broken store.
+  if (error.kind === "refused" && error.code !== undefined && RETIRING_CODES.has(error.code)) {
+    return ExitCode.conflict;
+  }
   return exitCodeForKind(error.kind);
 }
+
+/** Error codes the protocol packages use for "refused: the version is being retired". */
+const RETIRING_CODES = new Set(["RETIRING", "SEALED", "COMMITTED", "DRAINING"]);
 
 export function exitCodeForKind(kind: HoldfastErrorKind): ExitCodeValue {
   switch (kind) {

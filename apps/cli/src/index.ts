@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { registerDataset } from "./commands/dataset.js";
 import { registerDoctor } from "./commands/doctor.js";
+import { registerLease } from "./commands/lease.js";
+import { registerBranch, registerTag } from "./commands/refs.js";
 import type { CliIo } from "./output.js";
 import { type Registrar, runCli } from "./program.js";
 
@@ -24,6 +26,9 @@ export const CLI_VERSION: string = (() => {
 /** Attaches every holdfast command to the program. */
 export function registerAll(r: Registrar, program: Command): void {
   registerDataset(r, program);
+  registerLease(r, program);
+  registerTag(r, program);
+  registerBranch(r, program);
   registerDoctor(r, program);
 }
 

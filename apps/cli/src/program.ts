@@ -103,6 +103,15 @@ export async function runCli(
     },
   };
   register(registrar, program);
+  // Commands built with `new Command()` inherit nothing: give every one the program's
+  // output routing and exit override, so no path calls process.exit or writes elsewhere.
+  const inherit = (parent: Command) => {
+    for (const child of parent.commands) {
+      child.copyInheritedSettings(parent);
+      inherit(child);
+    }
+  };
+  inherit(program);
 
   try {
     await program.parseAsync([...argv], { from: "user" });

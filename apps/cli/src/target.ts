@@ -79,11 +79,8 @@ export async function openTarget(
           });
         }
       }
-      // TODO(cli): typed once backends-local exports createLocalStore.
-      const { createLocalStore } = (await import(
-        "@holdfast/backends-local"
-      )) as unknown as PendingLocal;
-      return createLocalStore({ root: url.root });
+      const { createLocalStore } = await import("@holdfast/backends-local");
+      return createLocalStore({ root: url.root, createRoot: options.create === true });
     }
     case "s3": {
       // TODO(cli): typed once backends-s3 exports its openers.
@@ -127,7 +124,6 @@ export function contextFor(store: ObjectStore): ProtocolContext {
 
 // --- utils ---
 
-type PendingLocal = { createLocalStore(o: { root: string }): ObjectStore };
 type S3Opts = {
   bucket: string;
   prefix: string;

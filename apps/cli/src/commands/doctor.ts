@@ -53,8 +53,9 @@ export function registerDoctor(r: Registrar, program: Command): void {
         cx.out.note(`Probing ${target.display} (${store.backend}) ...`);
         const report = await probeStore(store);
         const batch = await probeBatchDelete(store);
-        const checks = diagnose(store, report, batch);
-        const guarantees = guaranteesFor(store, report);
+        const cas = await probeCurrentCas(store);
+        const checks = diagnose(store, report, batch, cas);
+        const guarantees = guaranteesFor(store, report, cas.ok);
         const verdict = checks.some((c) => c.status === "fail")
           ? "unsupported"
           : checks.some((c) => c.status === "warn")
@@ -111,11 +112,31 @@ async function probeBatchDelete(store: ObjectStore): Promise<BatchProbe> {
   }
 }
 
+/**
+ * A compare-and-swap with the CURRENT ETag must apply. (The shared probe checks that a
+ * stale one is refused; a store that refuses both, like RGW with quoted If-Match, would
+ * pass that check and still break every renewal.)
+ */
+async function probeCurrentCas(store: ObjectStore): Promise<{ ok: boolean; detail?: string }> {
+  const key = joinKey("_holdfast/probe", `cas-${ulidIds().next()}`);
+  const bytes = (text: string) => new TextEncoder().encode(`${text} ${key}`);
+  try {
+    const { etag } = await store.put(key, bytes("first"));
+    await store.put(key, bytes("second"), { precondition: { ifMatch: etag } });
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, detail: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await store.delete(key).catch(() => undefined);
+  }
+}
+
 /** Turns observations into pass/warn/fail lines; only broken safety primitives fail. */
 export function diagnose(
   store: ObjectStore,
   report: StoreProbeReport,
   batch: BatchProbe,
+  cas: { ok: boolean; detail?: string } = { ok: true },
 ): DoctorCheck[] {
   const caps = store.capabilities;
   const checks: DoctorCheck[] = [];
@@ -148,6 +169,13 @@ export function diagnose(
       detail: caps.atomicConditionalUpdate
         ? "a put with a stale ETag was APPLIED although the backend declares atomic compare-and-swap"
         : "a put with a stale ETag was applied; the backend declares no compare-and-swap, so reference mutations are refused",
+    });
+  }
+  if (!cas.ok && caps.atomicConditionalUpdate) {
+    checks.push({
+      id: "if-match",
+      status: "fail",
+      detail: `a put with the CURRENT ETag was refused (${cas.detail ?? "unknown"}): renewals and reference updates would always fail`,
     });
   }
   if (report.conditionalDelete === "honoured") {
@@ -211,7 +239,11 @@ export function diagnose(
 }
 
 /** Plain statements of what holdfast guarantees on this store, given what the probe saw. */
-export function guaranteesFor(store: ObjectStore, report: StoreProbeReport): string[] {
+export function guaranteesFor(
+  store: ObjectStore,
+  report: StoreProbeReport,
+  casOk = true,
+): string[] {
   const caps = store.capabilities;
   if (report.createOnly !== "honoured") {
     return [
@@ -222,7 +254,7 @@ export function guaranteesFor(store: ObjectStore, report: StoreProbeReport): str
     "Commits: two writers never both commit the same version number (create-only manifests).",
     `Leases: a version with an unexpired lease is never deleted; expiry is measured in the store's own time (Last-Modified + TTL + ${Math.max(caps.timestampPrecisionMs, PRECISION_FLOOR_MS)} ms), never this host's clock.`,
   ];
-  if (caps.atomicConditionalUpdate && report.conditionalUpdate === "honoured") {
+  if (caps.atomicConditionalUpdate && report.conditionalUpdate === "honoured" && casOk) {
     lines.push(
       "Tags and branches: create, update and delete are safe against concurrent cleanup and against each other (compare-and-swap is enforced).",
     );

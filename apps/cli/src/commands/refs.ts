@@ -1,12 +1,322 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext, VersionRef } from "@holdfast/dataset";
+import {
+  latestVersion,
+  openDataset,
+  type ProtocolContext,
+  type VersionRef,
+} from "@holdfast/dataset";
+import {
+  type BranchInfo,
+  createBranch,
+  createTag,
+  deleteBranch,
+  deleteTag,
+  getBranch,
+  listBranches,
+  listTags,
+  type TagInfo,
+  updateTag,
+} from "@holdfast/refs-lifecycle";
+import { Command } from "commander";
+import { parseForkPoint, parseNameArg, parseVersionArg } from "../args.js";
+import { ExitCode } from "../exit-codes.js";
+import { type Registrar, withStoreOptions } from "../program.js";
+import { contextFor, openTarget, parseTarget } from "../target.js";
 
-/** The parent a branch's first commit descends from (its creation point). */
+/** The parent a branch's first commit descends from: the version the branch was created from. */
 export async function branchParentForFirstCommit(
-  _ctx: ProtocolContext,
+  ctx: ProtocolContext,
   branch: string,
-): Promise<VersionRef> {
-  throw holdfastError("not-found", "commit", `branch ${branch} does not exist`, {
-    hint: `create it first: holdfast branch create <url> ${branch} --from <branch>@<version>`,
-  });
+): Promise<VersionRef | null> {
+  const info = await getBranch(ctx, branch);
+  if (!info) {
+    throw holdfastError("not-found", "commit", `branch ${branch} does not exist`, {
+      hint: `create it first: holdfast branch create <url> ${branch} --from <branch>@<version>`,
+    });
+  }
+  return info.parent;
+}
+
+/** `tag create|update|delete|list`: names that keep a version for good. */
+export function registerTag(r: Registrar, program: Command): void {
+  const tag = new Command("tag").description("name versions; a tagged version is never cleaned up");
+  const target = (cmd: Command) =>
+    cmd.option(
+      "-b, --branch <name>",
+      "branch of the version (default: the dataset's default branch)",
+    );
+
+  tag.addCommand(
+    r.leaf(
+      withStoreOptions(
+        target(
+          new Command("create")
+            .description("create a tag on a version (fails if the tag exists)")
+            .argument("<url>", "storage URL")
+            .argument("<name>", "tag name: letters, digits, . _ - (one path segment)")
+            .argument("<version>", "version number"),
+        ),
+      ),
+      "tag create",
+      [
+        "holdfast tag create ./my-dataset v1.0 12",
+        "holdfast tag create ./my-dataset nightly 3 --branch exp --json",
+      ],
+      async ([url, nameText, versionText], opts, cx) => {
+        const t = parseTarget(url!, opts, cx.io);
+        const name = parseNameArg(nameText, "tag");
+        const version = parseVersionArg(versionText);
+        const branchFlag =
+          opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+        const ctx = contextFor(await openTarget(t, cx.io));
+        const info = await openDataset(ctx);
+        const created = await createTag(ctx, {
+          name,
+          target: { branch: branchFlag ?? info.defaultBranch, version },
+        });
+        cx.out.result(cx.command, { location: t.display, tag: tagShape(created) });
+        cx.out.line(
+          `Tagged ${created.target.branch}@${created.target.version} as ${created.name}.`,
+        );
+        return ExitCode.ok;
+      },
+    ),
+  );
+
+  tag.addCommand(
+    r.leaf(
+      withStoreOptions(
+        target(
+          new Command("update")
+            .description("move an existing tag to another version")
+            .argument("<url>", "storage URL")
+            .argument("<name>", "tag name")
+            .argument("<version>", "new version number"),
+        ),
+      ),
+      "tag update",
+      ["holdfast tag update ./my-dataset stable 14"],
+      async ([url, nameText, versionText], opts, cx) => {
+        const t = parseTarget(url!, opts, cx.io);
+        const name = parseNameArg(nameText, "tag");
+        const version = parseVersionArg(versionText);
+        const branchFlag =
+          opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+        const ctx = contextFor(await openTarget(t, cx.io));
+        const info = await openDataset(ctx);
+        const updated = await updateTag(ctx, {
+          name,
+          target: { branch: branchFlag ?? info.defaultBranch, version },
+        });
+        cx.out.result(cx.command, { location: t.display, tag: tagShape(updated) });
+        cx.out.line(
+          `Moved tag ${updated.name} to ${updated.target.branch}@${updated.target.version}.`,
+        );
+        return ExitCode.ok;
+      },
+    ),
+  );
+
+  tag.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("delete")
+          .description("delete a tag (its version becomes eligible for cleanup)")
+          .argument("<url>", "storage URL")
+          .argument("<name>", "tag name"),
+      ),
+      "tag delete",
+      ["holdfast tag delete ./my-dataset nightly"],
+      async ([url, nameText], opts, cx) => {
+        const t = parseTarget(url!, opts, cx.io);
+        const name = parseNameArg(nameText, "tag");
+        const ctx = contextFor(await openTarget(t, cx.io));
+        await openDataset(ctx);
+        const result = await deleteTag(ctx, name);
+        cx.out.result(cx.command, {
+          location: t.display,
+          deleted: { name: result.name, resumed: result.resumed },
+        });
+        cx.out.line(
+          `Deleted tag ${result.name}${result.resumed ? " (finished an interrupted deletion)" : ""}.`,
+        );
+        return ExitCode.ok;
+      },
+    ),
+  );
+
+  tag.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("list").description("list tags").argument("<url>", "storage URL"),
+      ),
+      "tag list",
+      ["holdfast tag list ./my-dataset", "holdfast tag list s3://bucket/ds --json"],
+      async ([url], opts, cx) => {
+        const t = parseTarget(url!, opts, cx.io);
+        const ctx = contextFor(await openTarget(t, cx.io));
+        await openDataset(ctx);
+        const tags = (await listTags(ctx)).map(tagShape);
+        cx.out.result(cx.command, { location: t.display, tags });
+        if (tags.length === 0) cx.out.line("No tags.");
+        else
+          cx.out.table(
+            ["TAG", "VERSION"],
+            tags.map((x) => [x.name, `${x.target.branch}@${x.target.version}`]),
+          );
+        return ExitCode.ok;
+      },
+    ),
+  );
+  program.addCommand(tag);
+}
+
+/** `branch create|delete|list`: lines of versions forked from a version. */
+export function registerBranch(r: Registrar, program: Command): void {
+  const branch = new Command("branch").description(
+    "fork lines of versions; a branch keeps the versions its lineage needs",
+  );
+
+  branch.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("create")
+          .description("create a branch forked from a version")
+          .argument("<url>", "storage URL")
+          .argument("<name>", "branch name: letters, digits, . _ - (one path segment)")
+          .option(
+            "--from <ref>",
+            "fork point: <version> or <branch>@<version> (default: the latest version of the default branch)",
+          ),
+      ),
+      "branch create",
+      [
+        "holdfast branch create ./my-dataset experiment --from 12",
+        "holdfast branch create ./my-dataset hotfix --from experiment@3",
+        "holdfast commit ./my-dataset data.bin --branch experiment   # then commit to it",
+      ],
+      async ([url, nameText], opts, cx) => {
+        const t = parseTarget(url!, opts, cx.io);
+        const name = parseNameArg(nameText, "branch");
+        // Parse the fork point before opening anything (its default branch is resolved later).
+        const fromParsed = opts.from === undefined ? undefined : parseForkPoint(String(opts.from));
+        const ctx = contextFor(await openTarget(t, cx.io));
+        const info = await openDataset(ctx);
+        let parent: VersionRef;
+        if (fromParsed === undefined) {
+          const latest = await latestVersion(ctx, info.defaultBranch);
+          if (latest === null) {
+            throw holdfastError(
+              "not-found",
+              "createBranch",
+              `branch ${info.defaultBranch} has no versions to fork from`,
+              {
+                hint: "commit a version first, or pass --from <branch>@<version>",
+              },
+            );
+          }
+          parent = { branch: info.defaultBranch, version: latest };
+        } else {
+          parent = {
+            branch: fromParsed.branch ?? info.defaultBranch,
+            version: fromParsed.version,
+          };
+        }
+        const created = await createBranch(ctx, { name, parent });
+        cx.out.result(cx.command, { location: t.display, branch: branchShape(created) });
+        cx.out.line(`Created branch ${created.name} from ${parent.branch}@${parent.version}.`);
+        return ExitCode.ok;
+      },
+    ),
+  );
+
+  branch.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("delete")
+          .description(
+            "delete a branch with its versions, leases and retirement state (refused while others depend on it)",
+          )
+          .argument("<url>", "storage URL")
+          .argument("<name>", "branch name"),
+      ),
+      "branch delete",
+      ["holdfast branch delete ./my-dataset experiment"],
+      async ([url, nameText], opts, cx) => {
+        const t = parseTarget(url!, opts, cx.io);
+        const name = parseNameArg(nameText, "branch");
+        const ctx = contextFor(await openTarget(t, cx.io));
+        await openDataset(ctx);
+        const result = await deleteBranch(ctx, name);
+        cx.out.result(cx.command, {
+          location: t.display,
+          deleted: { name: result.name, resumed: result.resumed },
+        });
+        cx.out.line(
+          `Deleted branch ${result.name}${result.resumed ? " (finished an interrupted deletion)" : ""}.`,
+        );
+        return ExitCode.ok;
+      },
+    ),
+  );
+
+  branch.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("list")
+          .description("list branches with their fork point and latest version")
+          .argument("<url>", "storage URL"),
+      ),
+      "branch list",
+      ["holdfast branch list ./my-dataset", "holdfast branch list ./my-dataset --json"],
+      async ([url], opts, cx) => {
+        const t = parseTarget(url!, opts, cx.io);
+        const ctx = contextFor(await openTarget(t, cx.io));
+        const info = await openDataset(ctx);
+        const refs = await listBranches(ctx);
+        const branches = [
+          {
+            name: info.defaultBranch,
+            parent: null,
+            default: true,
+            latestVersion: await latestVersion(ctx, info.defaultBranch),
+          },
+          ...(await Promise.all(
+            refs
+              .filter((b) => b.name !== info.defaultBranch)
+              .map(async (b) => ({
+                ...branchShape(b),
+                default: false,
+                latestVersion: await latestVersion(ctx, b.name),
+              })),
+          )),
+        ];
+        cx.out.result(cx.command, { location: t.display, branches });
+        cx.out.table(
+          ["BRANCH", "FORKED FROM", "LATEST VERSION"],
+          branches.map((b) => [
+            b.default ? `${b.name} (default)` : b.name,
+            b.parent ? `${b.parent.branch}@${b.parent.version}` : "-",
+            b.latestVersion === null ? "-" : String(b.latestVersion),
+          ]),
+        );
+        return ExitCode.ok;
+      },
+    ),
+  );
+  program.addCommand(branch);
+}
+
+// --- utils ---
+
+function tagShape(tag: TagInfo): { name: string; target: VersionRef } {
+  return { name: tag.name, target: { branch: tag.target.branch, version: tag.target.version } };
+}
+
+function branchShape(b: BranchInfo): {
+  name: string;
+  parent: VersionRef | null;
+  metadata: Record<string, string>;
+} {
+  return { name: b.name, parent: b.parent, metadata: b.metadata };
 }

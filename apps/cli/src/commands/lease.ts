@@ -1,0 +1,418 @@
+import { decodeJson, holdfastError, isHoldfastError } from "@holdfast/conditional-store";
+import {
+  isActiveAt,
+  leaseExpiresAt,
+  openDataset,
+  type ProtocolContext,
+  readManifest,
+  storageNow,
+  storePrecisionMs,
+} from "@holdfast/dataset";
+import {
+  acquireLease,
+  keepLease,
+  type Lease,
+  LeaseBodySchema,
+  type LeaseEntry,
+  listLeases,
+  MIN_TTL_MS,
+  releaseLease,
+} from "@holdfast/leases";
+import { Command } from "commander";
+import { parseNameArg, parseVersionArg } from "../args.js";
+import { formatDuration, parseDuration } from "../duration.js";
+import { ExitCode, exitCodeFor } from "../exit-codes.js";
+import { errorShape } from "../output.js";
+import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
+import { contextFor, openTarget, parseTarget } from "../target.js";
+
+/** `lease acquire|list|release`: readers pin the versions they read. */
+export function registerLease(r: Registrar, program: Command): void {
+  const lease = new Command("lease").description(
+    "pin a version while you read it (renewable leases timed by the store's clock)",
+  );
+
+  lease.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("acquire")
+          .description(
+            "acquire a lease on a version; with --hold, keep renewing it until Ctrl-C, then release",
+          )
+          .argument("<url>", "storage URL")
+          .argument("<version>", "version number to pin")
+          .requiredOption(
+            "--ttl <duration>",
+            `lease lifetime in storage time, e.g. 60s (min ${MIN_TTL_MS}ms, max 24h)`,
+          )
+          .option(
+            "-b, --branch <name>",
+            "branch of the version (default: the dataset's default branch)",
+          )
+          .option("--hold", "keep the lease renewed until interrupted (Ctrl-C), then release it")
+          .option(
+            "--renew-every <duration>",
+            "with --hold: renewal period (default: a third of the TTL)",
+          )
+          .option(
+            "--read-every <duration>",
+            "with --hold: read the version's manifest and files on this period, as a reader would",
+          ),
+      ),
+      "lease acquire",
+      [
+        "holdfast lease acquire ./my-dataset 12 --ttl 60s",
+        "holdfast lease acquire ./my-dataset 12 --ttl 30s --hold          # renew until Ctrl-C",
+        "holdfast lease acquire s3://bucket/ds 3 --branch exp --ttl 5m --json",
+      ],
+      async ([url, versionText], opts, cx) => {
+        const target = parseTarget(url!, opts, cx.io);
+        const version = parseVersionArg(versionText);
+        const ttlMs = parseDuration(String(opts.ttl), "--ttl");
+        if (ttlMs < MIN_TTL_MS) {
+          throw holdfastError(
+            "invalid-input",
+            "parse",
+            `--ttl ${String(opts.ttl)} is below the minimum of ${MIN_TTL_MS}ms`,
+            {
+              hint: "use a TTL of at least 100ms; the lease keeper renews it for you with --hold",
+            },
+          );
+        }
+        const branchFlag =
+          opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+        const renewEveryMs =
+          opts.renewEvery === undefined
+            ? undefined
+            : parseDuration(String(opts.renewEvery), "--renew-every");
+        const readEveryMs =
+          opts.readEvery === undefined
+            ? undefined
+            : parseDuration(String(opts.readEvery), "--read-every");
+        if ((renewEveryMs !== undefined || readEveryMs !== undefined) && opts.hold !== true) {
+          throw holdfastError(
+            "invalid-input",
+            "parse",
+            "--renew-every and --read-every need --hold",
+          );
+        }
+        if (renewEveryMs !== undefined && renewEveryMs >= ttlMs) {
+          throw holdfastError("invalid-input", "parse", "--renew-every must be shorter than --ttl");
+        }
+        const store = await openTarget(target, cx.io);
+        const ctx = contextFor(store);
+        const info = await openDataset(ctx);
+        const branch = branchFlag ?? info.defaultBranch;
+        const acquired = await acquireLease(ctx, { branch, version, ttlMs });
+        const shape = await leaseShape(ctx, acquired);
+        if (opts.hold !== true) {
+          cx.out.result(cx.command, { location: target.display, lease: shape });
+          cx.out.line(
+            `Acquired lease ${acquired.leaseId} on ${branch}@${version} for ${formatDuration(ttlMs)} (expires ${shape.expiresAt ?? "?"} storage time).`,
+          );
+          cx.out.line(`Release it with: holdfast lease release ${url} ${acquired.leaseId}`);
+          return ExitCode.ok;
+        }
+        return holdLease(cx, ctx, acquired, shape, { renewEveryMs, readEveryMs });
+      },
+    ),
+  );
+
+  lease.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("list")
+          .description("list leases with their expiry in storage time")
+          .argument("<url>", "storage URL")
+          .option("-b, --branch <name>", "only this branch")
+          .option("--version <n>", "only this version (needs --branch)"),
+      ),
+      "lease list",
+      [
+        "holdfast lease list ./my-dataset",
+        "holdfast lease list ./my-dataset --branch main --version 12 --json",
+      ],
+      async ([url], opts, cx) => {
+        const target = parseTarget(url!, opts, cx.io);
+        const branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+        const version = opts.version === undefined ? undefined : parseVersionArg(opts.version);
+        if (version !== undefined && branch === undefined) {
+          throw holdfastError("invalid-input", "parse", "--version needs --branch");
+        }
+        const ctx = contextFor(await openTarget(target, cx.io));
+        await openDataset(ctx);
+        const leases = await describeLeases(ctx, {
+          ...(branch === undefined ? {} : { branch }),
+          ...(version === undefined ? {} : { version }),
+        });
+        cx.out.result(cx.command, { location: target.display, leases });
+        if (leases.length === 0) {
+          cx.out.line("No leases.");
+          return ExitCode.ok;
+        }
+        cx.out.table(
+          ["LEASE", "VERSION", "TTL", "EXPIRES (storage time)", "STATE"],
+          leases.map((l) => [
+            l.leaseId,
+            `${l.branch}@${l.version}`,
+            l.ttlMs === null ? "?" : formatDuration(l.ttlMs),
+            l.expiresAt ?? "?",
+            l.active ? cx.out.paint("green", "active") : cx.out.paint("dim", "expired"),
+          ]),
+        );
+        return ExitCode.ok;
+      },
+    ),
+  );
+
+  lease.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("release")
+          .description("release a lease by its id (idempotent for a lease you hold)")
+          .argument("<url>", "storage URL")
+          .argument("<lease-id>", "the id printed by lease acquire or lease list"),
+      ),
+      "lease release",
+      ["holdfast lease release ./my-dataset 01J9Z3K4V6W8X0Y2Z4A6B8C0D2"],
+      async ([url, leaseId], opts, cx) => {
+        const target = parseTarget(url!, opts, cx.io);
+        if (!/^[0-9A-HJKMNP-TV-Z]{26}$/i.test(leaseId ?? "")) {
+          throw holdfastError(
+            "invalid-input",
+            "parse",
+            `invalid lease id ${JSON.stringify(leaseId)}: expected a 26-character ULID`,
+            {
+              hint: "list lease ids with: holdfast lease list <url>",
+            },
+          );
+        }
+        const ctx = contextFor(await openTarget(target, cx.io));
+        await openDataset(ctx);
+        let found: LeaseEntry | undefined;
+        for await (const entry of listLeases(ctx)) {
+          if (entry.leaseId.toUpperCase() === leaseId!.toUpperCase()) found = entry;
+        }
+        if (!found) {
+          throw holdfastError(
+            "not-found",
+            "releaseLease",
+            `no lease ${leaseId} at ${target.display}`,
+            {
+              hint: "it may have been released already or removed with its retired version",
+            },
+          );
+        }
+        await ctx.store.delete(found.key);
+        cx.out.result(cx.command, {
+          location: target.display,
+          released: { leaseId: found.leaseId, branch: found.branch, version: found.version },
+        });
+        cx.out.line(`Released lease ${found.leaseId} on ${found.branch}@${found.version}.`);
+        return ExitCode.ok;
+      },
+    ),
+  );
+
+  program.addCommand(lease);
+}
+
+/** A lease as shown by `lease list` and `status`. */
+export interface LeaseShape {
+  leaseId: string;
+  branch: string;
+  version: number;
+  key: string;
+  ttlMs: number | null;
+  lastModified: string;
+  expiresAt: string | null;
+  active: boolean;
+}
+
+/** Lists leases with their TTL (read from each body) and activity judged in storage time. */
+export async function describeLeases(
+  ctx: ProtocolContext,
+  filter: { branch?: string; version?: number } = {},
+): Promise<LeaseShape[]> {
+  const entries: LeaseEntry[] = [];
+  for await (const entry of listLeases(ctx, filter)) entries.push(entry);
+  if (entries.length === 0) return [];
+  // "Now" is the store's own clock (a probe object's Last-Modified), never this host's.
+  const now = await storageNow(ctx);
+  const precision = storePrecisionMs(ctx);
+  const shapes: LeaseShape[] = [];
+  for (const entry of entries) {
+    const ttlMs = await readTtl(ctx, entry.key);
+    shapes.push({
+      leaseId: entry.leaseId,
+      branch: entry.branch,
+      version: entry.version,
+      key: entry.key,
+      ttlMs,
+      lastModified: entry.lastModified.toISOString(),
+      expiresAt:
+        ttlMs === null ? null : leaseExpiresAt(entry.lastModified, ttlMs, precision).toISOString(),
+      // An unreadable body counts as active: showing a lease as expired must never be a guess.
+      active: ttlMs === null ? true : isActiveAt(entry.lastModified, ttlMs, precision, now),
+    });
+  }
+  return shapes;
+}
+
+// --- utils ---
+
+async function readTtl(ctx: ProtocolContext, key: string): Promise<number | null> {
+  const got = await ctx.store.get(key);
+  if (!got) return null;
+  const parsed = LeaseBodySchema.safeParse(safeDecode(got.body));
+  return parsed.success ? parsed.data.ttlMs : null;
+}
+
+function safeDecode(bytes: Uint8Array): unknown {
+  try {
+    return decodeJson(bytes);
+  } catch {
+    return null;
+  }
+}
+
+async function leaseShape(ctx: ProtocolContext, lease: Lease): Promise<LeaseShape> {
+  const meta = await ctx.store.head(lease.key);
+  const precision = storePrecisionMs(ctx);
+  return {
+    leaseId: lease.leaseId,
+    branch: lease.branch,
+    version: lease.version,
+    key: lease.key,
+    ttlMs: lease.ttlMs,
+    lastModified: meta ? meta.lastModified.toISOString() : "",
+    expiresAt: meta
+      ? leaseExpiresAt(meta.lastModified, lease.ttlMs, precision).toISOString()
+      : null,
+    active: meta !== null,
+  };
+}
+
+/**
+ * Keeps a lease renewed until Ctrl-C (then releases it) or until the keeper fences itself
+ * (renewal failed past its deadline: protection may have ended, so we say so and fail).
+ */
+async function holdLease(
+  cx: CommandContext,
+  ctx: ProtocolContext,
+  acquired: Lease,
+  shape: LeaseShape,
+  options: { renewEveryMs: number | undefined; readEveryMs: number | undefined },
+): Promise<number> {
+  const keeper = keepLease(ctx, acquired, {
+    ...(options.renewEveryMs === undefined ? {} : { renewEveryMs: options.renewEveryMs }),
+  });
+  const label = `${acquired.branch}@${acquired.version}`;
+  if (cx.out.json) {
+    cx.out.emit({ ok: true, command: cx.command, event: "acquired", lease: shape });
+  } else {
+    cx.out.line(
+      `Holding lease ${acquired.leaseId} on ${label} (TTL ${formatDuration(acquired.ttlMs)}), renewing in the background. Press Ctrl-C to release.`,
+    );
+  }
+  let reads = 0;
+  let readError: unknown;
+  const stopReading = new AbortController();
+  const reader =
+    options.readEveryMs === undefined
+      ? Promise.resolve()
+      : (async () => {
+          while (!stopReading.signal.aborted && !keeper.signal.aborted) {
+            try {
+              const bytes = await readVersion(ctx, acquired.branch, acquired.version);
+              reads += 1;
+              if (cx.out.json)
+                cx.out.emit({ ok: true, command: cx.command, event: "read", reads, bytes });
+            } catch (error) {
+              readError = error;
+              stopReading.abort();
+              return;
+            }
+            await ctx.sleep(options.readEveryMs!, stopReading.signal).catch(() => undefined);
+          }
+        })();
+
+  await new Promise<void>((resolve) => {
+    const done = () => resolve();
+    if (cx.interrupt.aborted || keeper.signal.aborted) return resolve();
+    cx.interrupt.addEventListener("abort", done, { once: true });
+    keeper.signal.addEventListener("abort", done, { once: true });
+    stopReading.signal.addEventListener("abort", done, { once: true });
+  });
+  stopReading.abort();
+  await reader;
+  const fenced = keeper.signal.aborted && !cx.interrupt.aborted;
+  await keeper.stop();
+  await releaseLease(ctx, keeper.lease).catch(() => undefined);
+
+  if (readError !== undefined) {
+    const code = cx.out.error(cx.command, readError);
+    return code === ExitCode.ok ? ExitCode.failure : code;
+  }
+  if (fenced) {
+    const reason: unknown = keeper.signal.reason;
+    const error = isHoldfastError(reason)
+      ? reason
+      : holdfastError(
+          "refused",
+          "keepLease",
+          `lease ${acquired.leaseId} on ${label} could not be renewed in time`,
+          {
+            hint: "protection may have ended: stop reading this version, then acquire a new lease",
+            cause: reason,
+          },
+        );
+    if (cx.out.json) {
+      cx.out.emit({
+        ok: false,
+        command: cx.command,
+        event: "fenced",
+        error: errorShape(error),
+        exitCode: exitCodeFor(error),
+      });
+      return exitCodeFor(error);
+    }
+    return cx.out.error(cx.command, error);
+  }
+  if (cx.out.json) {
+    cx.out.emit({
+      ok: true,
+      command: cx.command,
+      event: "released",
+      leaseId: acquired.leaseId,
+      reads,
+    });
+  } else {
+    cx.out.line(
+      `Released lease ${acquired.leaseId} on ${label}${reads > 0 ? ` after ${reads} read(s)` : ""}.`,
+    );
+  }
+  return ExitCode.ok;
+}
+
+/** Reads a version as a reader would: its manifest, then every file it names. Returns bytes read. */
+async function readVersion(ctx: ProtocolContext, branch: string, version: number): Promise<number> {
+  const { manifest } = await readManifest(ctx, branch, version);
+  let bytes = 0;
+  for (const file of manifest.files) {
+    const got = await ctx.store.get(file.key);
+    if (!got) {
+      throw holdfastError(
+        "not-found",
+        "read",
+        `data file ${file.key} of ${branch}@${version} is missing`,
+        {
+          key: file.key,
+          hint: "a version under lease lost a file: this is a holdfast bug, please report it",
+        },
+      );
+    }
+    bytes += got.body.byteLength;
+  }
+  return bytes;
+}

@@ -1,0 +1,199 @@
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { run } from "./run.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "holdfast-cli-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("conventions", () => {
+  it("prints help with examples and exit codes", async () => {
+    const top = await run(["--help"]);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/Exit codes: 0 ok/);
+    const init = await run(["init", "--help"]);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toMatch(/Examples:\n {2}\$ holdfast init/);
+    expect(init.stdout).toMatch(/--json/);
+  });
+
+  it("unknown flags are usage errors with a hint, in text and JSON", async () => {
+    const text = await run(["init", join(dir, "ds"), "--frobnicate"]);
+    expect(text.code).toBe(2);
+    expect(text.stderr).toMatch(
+      /^holdfast: error: unknown option '--frobnicate'\nhint: run: holdfast init --help\n$/,
+    );
+    const json = await run(["init", join(dir, "ds"), "--frobnicate", "--json"]);
+    expect(json.code).toBe(2);
+    expect(json.json()).toMatchObject({
+      ok: false,
+      command: "init",
+      exitCode: 2,
+      error: { kind: "invalid-input", code: "commander.unknownOption" },
+    });
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it("a group without its subcommand is a usage error", async () => {
+    const r = await run(["lease"]);
+    expect(r.code).toBe(2);
+  });
+
+  it("no colour without a TTY, and NO_COLOR wins", async () => {
+    const r = await run(["versions", join(dir, "missing")]);
+    expect(r.stderr).not.toContain("\x1b[");
+  });
+});
+
+describe("init, commit, versions on a local directory", () => {
+  it("builds a dataset and lists its versions", async () => {
+    const ds = join(dir, "ds");
+    const init = await run(["init", ds, "--json"]);
+    expect(init.code).toBe(0);
+    expect(init.json()).toMatchObject({
+      ok: true,
+      command: "init",
+      backend: "local",
+      defaultBranch: "main",
+    });
+
+    await writeFile(join(dir, "a.txt"), "hello");
+    await writeFile(join(dir, "b.txt"), "world!");
+    const c1 = await run(["commit", ds, "a.txt", "b.txt", "--json"], { cwd: dir });
+    expect(c1.code).toBe(0);
+    expect(c1.json()).toMatchObject({ ok: true, command: "commit", branch: "main", version: 1 });
+    expect((c1.json().files as { size: number }[]).map((f) => f.size)).toEqual([5, 6]);
+    const c2 = await run(["commit", ds, "a.txt"], { cwd: dir });
+    expect(c2.code).toBe(0);
+    expect(c2.stdout).toMatch(/Committed version 2 on main/);
+
+    const versions = await run(["versions", ds, "--json"]);
+    expect(versions.code).toBe(0);
+    const list = versions.json().versions as { version: number }[];
+    expect(list.map((v) => v.version)).toEqual([1, 2]);
+
+    const again = await run(["init", ds, "--json"]);
+    expect(again.code).toBe(3);
+    expect(again.json()).toMatchObject({ ok: false, error: { kind: "conflict" } });
+  });
+
+  it("a missing file writes nothing", async () => {
+    const ds = join(dir, "ds");
+    expect((await run(["init", ds])).code).toBe(0);
+    const before = await readdir(join(ds), { recursive: true });
+    const r = await run(["commit", ds, "nope.bin"], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no such file: nope\.bin/);
+    expect(await readdir(join(ds), { recursive: true })).toEqual(before);
+  });
+
+  it("a bad branch name is rejected before anything is written", async () => {
+    const ds = join(dir, "ds");
+    expect((await run(["init", ds])).code).toBe(0);
+    await writeFile(join(dir, "a.txt"), "x");
+    const before = await readdir(join(ds), { recursive: true });
+    const r = await run(["commit", ds, "a.txt", "--branch", "../evil", "--json"], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.json()).toMatchObject({ error: { kind: "invalid-input" } });
+    expect(await readdir(join(ds), { recursive: true })).toEqual(before);
+  });
+
+  it("commands on a missing dataset fail without creating it", async () => {
+    const ds = join(dir, "nothing-here");
+    const r = await run(["versions", ds]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no dataset at/);
+    expect(r.stderr).toMatch(/hint: create one with: holdfast init/);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it("doctor reports a local store as supported", async () => {
+    const r = await run(["doctor", join(dir, "ds"), "--json"]);
+    expect(r.code).toBe(0);
+    const doc = r.json();
+    expect(doc).toMatchObject({
+      ok: true,
+      command: "doctor",
+      backend: "local",
+      verdict: "supported",
+    });
+    const ids = (doc.checks as { id: string; status: string }[]).map((c) => `${c.id}:${c.status}`);
+    expect(ids).toContain("create-only:pass");
+    expect(ids).toContain("if-match:pass");
+    expect(ids).toContain("batch-delete:pass");
+  });
+});
+
+describe("leases, tags and branches on a local directory", () => {
+  async function dataset(versions: number): Promise<string> {
+    const ds = join(dir, "ds");
+    expect((await run(["init", ds])).code).toBe(0);
+    await writeFile(join(dir, "f.txt"), "data");
+    for (let i = 0; i < versions; i += 1) expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
+    return ds;
+  }
+
+  it("acquires, lists and releases a lease", async () => {
+    const ds = await dataset(2);
+    const acquired = await run(["lease", "acquire", ds, "1", "--ttl", "60s", "--json"]);
+    expect(acquired.code).toBe(0);
+    const lease = acquired.json().lease as { leaseId: string; ttlMs: number; expiresAt: string };
+    expect(lease.ttlMs).toBe(60_000);
+    const listed = await run(["lease", "list", ds, "--json"]);
+    expect(listed.json().leases).toMatchObject([{ leaseId: lease.leaseId, version: 1, active: true }]);
+    expect((await run(["lease", "release", ds, lease.leaseId])).code).toBe(0);
+    expect((await run(["lease", "list", ds, "--json"])).json().leases).toEqual([]);
+    const again = await run(["lease", "release", ds, lease.leaseId]);
+    expect(again.code).toBe(1);
+  });
+
+  it("rejects bad TTLs and missing versions", async () => {
+    const ds = await dataset(1);
+    for (const ttl of ["60", "10ms", "forever"]) {
+      const r = await run(["lease", "acquire", ds, "1", "--ttl", ttl, "--json"]);
+      expect(r.code, ttl).toBe(2);
+    }
+    const missing = await run(["lease", "acquire", ds, "9", "--ttl", "10s", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(missing.json()).toMatchObject({ error: { kind: "not-found" } });
+    expect((await run(["lease", "list", ds, "--json"])).json().leases).toEqual([]);
+  });
+
+  it("creates, moves, lists and deletes tags; duplicates conflict", async () => {
+    const ds = await dataset(3);
+    expect((await run(["tag", "create", ds, "v1", "1"])).code).toBe(0);
+    const dup = await run(["tag", "create", ds, "v1", "2", "--json"]);
+    expect(dup.code).toBe(3);
+    expect((await run(["tag", "update", ds, "v1", "2"])).code).toBe(0);
+    const listed = await run(["tag", "list", ds, "--json"]);
+    expect(listed.json().tags).toEqual([{ name: "v1", target: { branch: "main", version: 2 } }]);
+    expect((await run(["tag", "delete", ds, "v1"])).code).toBe(0);
+    expect((await run(["tag", "list", ds, "--json"])).json().tags).toEqual([]);
+    const slash = await run(["tag", "create", ds, "a/b", "1", "--json"]);
+    expect(slash.code).toBe(2);
+  });
+
+  it("creates a branch, commits to it, lists and deletes it", async () => {
+    const ds = await dataset(2);
+    expect((await run(["branch", "create", ds, "exp", "--from", "1"])).code).toBe(0);
+    const c = await run(["commit", ds, "f.txt", "--branch", "exp", "--json"], { cwd: dir });
+    expect(c.code).toBe(0);
+    expect(c.json()).toMatchObject({ branch: "exp", version: 1 });
+    const listed = await run(["branch", "list", ds, "--json"]);
+    expect(listed.json().branches).toMatchObject([
+      { name: "main", default: true, latestVersion: 2 },
+      { name: "exp", parent: { branch: "main", version: 1 }, latestVersion: 1 },
+    ]);
+    const orphan = await run(["commit", ds, "f.txt", "--branch", "nobranch"], { cwd: dir });
+    expect(orphan.code).toBe(1);
+    expect(orphan.stderr).toMatch(/branch nobranch does not exist/);
+    expect((await run(["branch", "delete", ds, "exp"])).code).toBe(0);
+    expect((await run(["branch", "list", ds, "--json"])).json().branches).toHaveLength(1);
+  });
+});

@@ -1,0 +1,78 @@
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** The built CLI; the e2e suites run it as a child process, exactly as a user would. */
+export const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json(): Record<string, unknown>;
+}
+
+/** Fails (never skips) when the CLI was not built: the e2e suite must run in CI. */
+export function requireBuiltCli(): void {
+  if (!existsSync(BIN)) {
+    throw new Error(
+      `the CLI is not built (${BIN} missing): run \`pnpm --filter @holdfast/cli... run build\` (npm test builds it)`,
+    );
+  }
+}
+
+/** Runs `node dist/bin.js ...args` and resolves with its exit code and output. */
+export function cli(
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      {
+        cwd: options.cwd,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1", ...options.env },
+        timeout: options.timeoutMs ?? 60_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== "number") return reject(error);
+        const code = error ? (error.code as number) : 0;
+        resolve({
+          code,
+          stdout,
+          stderr,
+          json: () => {
+            try {
+              return JSON.parse(stdout) as Record<string, unknown>;
+            } catch {
+              throw new Error(`stdout is not one JSON document:\n${stdout}\nstderr:\n${stderr}`);
+            }
+          },
+        });
+      },
+    );
+  });
+}
+
+/**
+ * Reads a service env file written by tooling/services/*-start.sh. Missing file = the
+ * service was not started: fail with the command that starts it (never skip).
+ */
+export function readServiceEnv(name: "azurite" | "rgw"): Record<string, string> {
+  const dir = process.env.HOLDFAST_SERVICES_DIR ?? "/tmp/holdfast-services";
+  const file = `${dir}/${name}.env`;
+  if (!existsSync(file)) {
+    throw new Error(
+      `${file} is missing: start the service first with \`bash tooling/services/${name}-start.sh\` (npm test does this)`,
+    );
+  }
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const match = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (!match) continue;
+    env[match[1]!] = match[2]!.replace(/^'(.*)'$/, "$1").replace(/^"(.*)"$/, "$1");
+  }
+  return env;
+}
