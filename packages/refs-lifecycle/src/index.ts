@@ -1,1 +1,47 @@
-export {};
+export {
+  censusReferences,
+  listReferencedVersions,
+  type ReferencedVersion,
+  type ReferenceReason,
+  referenceReasons,
+} from "./census.js";
+export { type DeleteResult, deleteBranch, deleteTag } from "./delete.js";
+export {
+  BRANCHES_PREFIX,
+  canonicalKey,
+  FENCES_PREFIX,
+  fenceKey,
+  INTENTS_PREFIX,
+  intentKey,
+  intentsOfPrefix,
+  REFS_SIDECAR_PREFIX,
+  TAGS_PREFIX,
+} from "./layout.js";
+export { DEFAULT_INTENT_BOUND_MS, type MutationOptions } from "./publish.js";
+export { type ReferenceRecoveryReport, recoverReferences } from "./recovery.js";
+export {
+  type BranchInfo,
+  createBranch,
+  createTag,
+  getBranch,
+  getTag,
+  listBranches,
+  listTags,
+  replaceBranchMetadata,
+  type TagInfo,
+  updateTag,
+} from "./references.js";
+export {
+  type BranchDocument,
+  branchDocumentSchema,
+  type Fence,
+  FenceSchema,
+  type Intent,
+  IntentSchema,
+  type ReleasedBranch,
+  type ReleasedTag,
+  releasedBranchSchema,
+  releasedTagSchema,
+  type TagDocument,
+  tagDocumentSchema,
+} from "./schema.js";

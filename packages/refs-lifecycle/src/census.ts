@@ -1,0 +1,99 @@
+import {
+  listBranchesWithVersions,
+  listVersions,
+  type ProtocolContext,
+  tryReadManifest,
+  type VersionRef,
+} from "@holdfast/dataset";
+import type { ReferenceCensus } from "@holdfast/retirement";
+import { INTENTS_PREFIX } from "./layout.js";
+import { listCanonical, listIntents } from "./objects.js";
+
+/** Why a reference census keeps a version (cleanup reports these in its stats). */
+export const referenceReasons = ["intent", "tag", "branch-lineage"] as const;
+export type ReferenceReason = (typeof referenceReasons)[number];
+
+/** One version some reference needs, with the reason and what names it. */
+export interface ReferencedVersion {
+  readonly branch: string;
+  readonly version: number;
+  readonly reason: ReferenceReason;
+  /** The intent key, tag name, branch name or manifest key that needs it. */
+  readonly source: string;
+}
+
+/** Manifests are create-only and never rewritten, so (key, ETag) → parent can be cached. */
+type ParentCache = Map<string, VersionRef | null>;
+const PARENT_CACHE_LIMIT = 100_000;
+
+/**
+ * Visits every version a durable reference needs, in the order that closes the
+ * intent-vs-commit race (DESIGN-NOTES §4): admission intents first, then canonical tags
+ * and branches, then cross-branch parents of every present manifest. Any read or parse
+ * error propagates: a census never treats "unreadable" as "unreferenced".
+ */
+export async function scanReferences(
+  ctx: ProtocolContext,
+  visit: (ref: VersionRef, reason: ReferenceReason, source: string) => void,
+  options: { skipManifestsOf?: string; cache?: ParentCache } = {},
+): Promise<void> {
+  for await (const stored of listIntents(ctx, INTENTS_PREFIX)) {
+    // Fenced intents still cover their versions until reclaimed: over-protecting is safe.
+    if (stored.intent.target) visit(stored.intent.target, "intent", stored.key);
+    const prior = stored.intent.prior?.target;
+    if (prior) visit(prior, "intent", stored.key);
+  }
+  for await (const tag of listCanonical(ctx, "tag")) visit(tag.doc.target, "tag", tag.name);
+  for await (const branch of listCanonical(ctx, "branch")) {
+    if (branch.doc.parent) visit(branch.doc.parent, "branch-lineage", branch.name);
+  }
+  const cache = options.cache ?? new Map();
+  for (const branch of await listBranchesWithVersions(ctx)) {
+    // A branch's own parents within itself are not lineage dependencies.
+    if (branch === options.skipManifestsOf) continue;
+    for await (const entry of listVersions(ctx, branch)) {
+      const cacheKey = `${entry.key}\n${entry.etag}`;
+      let parent = cache.get(cacheKey);
+      if (parent === undefined) {
+        const record = await tryReadManifest(ctx, branch, entry.version);
+        if (!record) continue; // retired between list and get: it needs nothing any more
+        parent = record.manifest.parent;
+        if (cache.size < PARENT_CACHE_LIMIT) cache.set(cacheKey, parent);
+      }
+      if (parent && parent.branch !== branch) visit(parent, "branch-lineage", entry.key);
+    }
+  }
+}
+
+/**
+ * The ReferenceCensus cleanup injects into retirement: for `(branch, versions)`, the
+ * versions any admission intent, canonical tag, canonical branch or descendant manifest
+ * needs, with the first reason found. Policy-independent; fails closed (throws) on any
+ * read error. Invariant 2.
+ */
+export function censusReferences(ctx: ProtocolContext): ReferenceCensus {
+  const cache: ParentCache = new Map();
+  return async (branch, versions) => {
+    const wanted = new Set(versions);
+    const found = new Map<number, string>();
+    await scanReferences(
+      ctx,
+      (ref, reason) => {
+        if (ref.branch === branch && wanted.has(ref.version) && !found.has(ref.version)) {
+          found.set(ref.version, reason);
+        }
+      },
+      { skipManifestsOf: branch, cache },
+    );
+    return found;
+  };
+}
+
+/** Every version a durable reference needs, across all branches (what recovery reports). */
+export async function listReferencedVersions(ctx: ProtocolContext): Promise<ReferencedVersion[]> {
+  const all: ReferencedVersion[] = [];
+  await scanReferences(ctx, (ref, reason, source) => {
+    all.push({ branch: ref.branch, version: ref.version, reason, source });
+  });
+  return all;
+}

@@ -1,0 +1,373 @@
+import {
+  batches,
+  encodeJson,
+  holdfastError,
+  listAll,
+  putIfAbsent,
+  putIfMatch,
+} from "@holdfast/conditional-store";
+import {
+  DEFAULT_BRANCH,
+  type ProtocolContext,
+  resolverOptions,
+  validateName,
+  versionsPrefix,
+} from "@holdfast/dataset";
+import { retirementPrefix } from "@holdfast/retirement";
+import {
+  branchLeasesPrefix,
+  canonicalKey,
+  fenceKey,
+  INTENTS_PREFIX,
+  intentKey,
+  intentsOfPrefix,
+} from "./layout.js";
+import {
+  type CanonicalDocument,
+  deleteUnconditionally,
+  dropIntent,
+  fenceIntent,
+  isUnknownOutcome,
+  listCanonical,
+  listIntents,
+  readCanonical,
+  readFence,
+  readIntent,
+  removeIfMatch,
+  type StoredCanonical,
+  type StoredIntent,
+  writeIntent,
+} from "./objects.js";
+import { DEFAULT_INTENT_BOUND_MS, documentTarget, type MutationOptions } from "./publish.js";
+import { requireAtomicUpdate } from "./references.js";
+import type { BranchDocument, Fence, Intent, ReferenceKind } from "./schema.js";
+
+/** What a deletion did. */
+export interface DeleteResult {
+  readonly name: string;
+  /** True when this call finished an earlier, interrupted deletion. */
+  readonly resumed: boolean;
+}
+
+/**
+ * Deletes tag `name`: a delete intent records the prior state, competing intents of the
+ * name are fenced, then the canonical is removed if-match. A definite failure leaves the
+ * tag visible and its prior state restored; an unknown outcome keeps the intent so a
+ * retry resumes (R12). Invariant 2: once this returns the tag is never visible again.
+ */
+export function deleteTag(
+  ctx: ProtocolContext,
+  name: string,
+  options: MutationOptions = {},
+): Promise<DeleteResult> {
+  return deleteReference(ctx, "tag", name, options);
+}
+
+/**
+ * Deletes branch reference `name` and its incarnation: publishes the termination fence,
+ * fences admitted child and tag publications, refuses (`conflict`, BRANCH_HAS_DEPENDENTS)
+ * while a child branch or a tag depends on it, removes the branch's manifests, leases and
+ * retirement state, then the canonical file if-match (R8, R10, R12).
+ */
+export function deleteBranch(
+  ctx: ProtocolContext,
+  name: string,
+  options: MutationOptions = {},
+): Promise<DeleteResult> {
+  return deleteReference(ctx, "branch", name, options);
+}
+
+async function deleteReference(
+  ctx: ProtocolContext,
+  kind: ReferenceKind,
+  rawName: string,
+  options: MutationOptions,
+): Promise<DeleteResult> {
+  const name = validateName(rawName, kind);
+  if (kind === "branch" && name === DEFAULT_BRANCH) {
+    throw holdfastError("invalid-input", "deleteBranch", `${DEFAULT_BRANCH} cannot be deleted`, {
+      code: "DEFAULT_BRANCH",
+    });
+  }
+  requireAtomicUpdate(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
+  const current = await readCanonical(ctx, kind, name);
+  if (!current) {
+    // Absence alone cannot say "deleted": only a recorded delete intent makes this a resume.
+    let resumed = false;
+    for await (const stored of listIntents(ctx, intentsOfPrefix(kind, name))) {
+      if (stored.intent.op !== "delete") continue;
+      await finishDeletion(ctx, stored);
+      resumed = true;
+    }
+    if (!resumed) {
+      throw holdfastError(
+        "not-found",
+        `delete${kind === "tag" ? "Tag" : "Branch"}`,
+        `${kind} ${name} does not exist`,
+        {
+          key: canonicalKey(kind, name),
+          code: "REF_NOT_FOUND",
+        },
+      );
+    }
+    return { name, resumed: true };
+  }
+
+  const intentId = ctx.ids.next();
+  const intent: Intent = {
+    schema: 1,
+    intentId,
+    writerId: ctx.ids.next(),
+    kind,
+    name,
+    op: "delete",
+    state: "pending",
+    ownershipBoundMs: options.ownershipBoundMs ?? DEFAULT_INTENT_BOUND_MS,
+    target: null,
+    prior: {
+      etag: current.etag,
+      generation: current.doc.generation ?? null,
+      target: documentTarget(kind, current.doc),
+    },
+    generation: ctx.ids.next(),
+  };
+  const iKey = intentKey(kind, name, intentId);
+  await writeIntent(ctx, iKey, intent);
+  let fenceWriter: string | null = null;
+  try {
+    if (kind === "branch") {
+      fenceWriter = await publishFence(ctx, name, current.doc as BranchDocument, intentId);
+    }
+    const outcome = await runDeletion(ctx, kind, name, current, intentId);
+    if (outcome === "changed") {
+      throw holdfastError("conflict", "deleteReference", `${kind} ${name} keeps changing`, {
+        key: current.key,
+        code: "REF_CHANGED",
+        hint: "retry the deletion",
+      });
+    }
+  } catch (error) {
+    // Unknown outcome: intent and fence stay; a retry or recovery resumes the deletion.
+    if (isUnknownOutcome(error)) throw error;
+    // Definite failure: the canonical is still there (or someone else changed it). Restore
+    // the prior lifecycle state so nothing hides or blocks the still-visible reference.
+    if (fenceWriter !== null) await removeFence(ctx, name, fenceWriter).catch(() => undefined);
+    await dropIntent(ctx, iKey).catch(() => undefined);
+    throw error;
+  }
+  if (fenceWriter !== null) await removeFence(ctx, name, fenceWriter);
+  await dropIntent(ctx, iKey);
+  return { name, resumed: false };
+}
+
+/**
+ * The deletion body, repeatable after an interruption: fence competing intents, take the
+ * dependency census (branches), tear the incarnation down, remove the canonical if-match.
+ * `changed` when the canonical kept changing under us.
+ */
+export async function runDeletion(
+  ctx: ProtocolContext,
+  kind: ReferenceKind,
+  name: string,
+  initial: StoredCanonical<CanonicalDocument>,
+  intentId: string,
+): Promise<"deleted" | "changed"> {
+  let current: StoredCanonical<CanonicalDocument> | null = initial;
+  for (let round = 0; round < 3 && current; round += 1) {
+    await fenceCompetingIntents(ctx, kind, name, intentId);
+    if (kind === "branch") {
+      await requireNoDependents(ctx, name);
+      await teardownBranch(ctx, name);
+    }
+    const removed = await removeIfMatch(ctx, current.key, current.etag, current.doc);
+    if (removed === "applied") return "deleted";
+    // Someone changed it after our read (a publication whose intent we just fenced, or
+    // a released client): re-read and go again; absent means another deletion won.
+    current = await readCanonical(ctx, kind, name);
+  }
+  return current ? "changed" : "deleted";
+}
+
+/**
+ * Revokes every other pending intent that could publish this name (or, for a branch,
+ * anything on it): a publication re-issued after our delete sees its intent fenced and
+ * withdraws its write, so a deleted reference is never resurrected (invariant 2).
+ */
+async function fenceCompetingIntents(
+  ctx: ProtocolContext,
+  kind: ReferenceKind,
+  name: string,
+  ownIntentId: string,
+): Promise<void> {
+  const prefix = kind === "tag" ? intentsOfPrefix("tag", name) : INTENTS_PREFIX;
+  for await (const stored of listIntents(ctx, prefix)) {
+    const { intent } = stored;
+    if (intent.intentId === ownIntentId || intent.state !== "pending") continue;
+    if (intent.op === "delete") continue; // a co-deleter cannot resurrect anything
+    const sameName = intent.kind === kind && intent.name === name;
+    const onBranch =
+      kind === "branch" &&
+      (intent.target?.branch === name || intent.prior?.target?.branch === name);
+    if (sameName || onBranch) await fenceIntent(ctx, stored, ownIntentId);
+  }
+}
+
+/** Throws `conflict` (BRANCH_HAS_DEPENDENTS) while a canonical child branch or tag depends on `branch`. */
+async function requireNoDependents(ctx: ProtocolContext, branch: string): Promise<void> {
+  const dependents: string[] = [];
+  for await (const child of listCanonical(ctx, "branch")) {
+    if (child.doc.parent?.branch === branch) dependents.push(`branch ${child.name}`);
+  }
+  for await (const tag of listCanonical(ctx, "tag")) {
+    if (tag.doc.target.branch === branch) dependents.push(`tag ${tag.name}`);
+  }
+  if (dependents.length > 0) {
+    throw holdfastError("conflict", "deleteBranch", `branch ${branch} has dependents`, {
+      code: "BRANCH_HAS_DEPENDENTS",
+      hint: `delete these first: ${dependents.slice(0, 5).join(", ")}${dependents.length > 5 ? ", ..." : ""}`,
+    });
+  }
+}
+
+/** Removes the branch incarnation's manifests, leases and retirement state (SPEC §4, last rule). */
+async function teardownBranch(ctx: ProtocolContext, branch: string): Promise<void> {
+  for (const prefix of [
+    versionsPrefix(branch),
+    branchLeasesPrefix(branch),
+    retirementPrefix(branch),
+  ]) {
+    await deletePrefix(ctx, prefix);
+  }
+}
+
+async function deletePrefix(ctx: ProtocolContext, prefix: string): Promise<void> {
+  const size = Math.max(1, ctx.store.capabilities.maxBatchDelete);
+  let keys: string[] = [];
+  const flush = async () => {
+    for (const batch of batches(keys, size)) {
+      const result = await ctx.store.deleteMany(batch);
+      const failed = result.failed[0];
+      if (failed) throw failed.error;
+    }
+    keys = [];
+  };
+  for await (const meta of listAll(ctx.store, prefix)) {
+    keys.push(meta.key);
+    if (keys.length >= size) await flush();
+  }
+  await flush();
+}
+
+/**
+ * Publishes the incarnation-termination fence before the dependency census. Takes over
+ * a fence an interrupted deletion left (its intent gone or fenced); refuses while another
+ * deletion of the branch is live.
+ */
+async function publishFence(
+  ctx: ProtocolContext,
+  branch: string,
+  doc: BranchDocument,
+  intentId: string,
+): Promise<string> {
+  const key = fenceKey(branch);
+  const fence: Fence = {
+    schema: 1,
+    branch,
+    incarnation: doc.incarnation ?? null,
+    intentId,
+    writerId: ctx.ids.next(),
+  };
+  const created = await putIfAbsent(ctx.store, key, encodeJson(fence), resolverOptions(ctx));
+  if (created.status === "applied") return fence.writerId;
+  const existing = await readFence(ctx, key);
+  if (existing?.fence.intentId === intentId) return existing.fence.writerId; // resuming our own
+  if (existing) {
+    const owner = await readIntent(ctx, intentKey("branch", branch, existing.fence.intentId));
+    if (owner && owner.intent.state === "pending") {
+      throw holdfastError("conflict", "deleteBranch", `branch ${branch} is already being deleted`, {
+        key,
+        code: "BRANCH_DELETING",
+      });
+    }
+  }
+  const taken = existing
+    ? await putIfMatch(ctx.store, key, encodeJson(fence), existing.etag, resolverOptions(ctx))
+    : await putIfAbsent(ctx.store, key, encodeJson(fence), resolverOptions(ctx));
+  if (taken.status !== "applied") {
+    throw holdfastError("conflict", "deleteBranch", `branch ${branch} is already being deleted`, {
+      key,
+      code: "BRANCH_DELETING",
+    });
+  }
+  return fence.writerId;
+}
+
+/** Removes the fence if it is still the one `writerId` (or, with `null`, intent `intentId`) wrote. */
+async function removeFence(
+  ctx: ProtocolContext,
+  branch: string,
+  writerId: string | null,
+  intentId?: string,
+): Promise<void> {
+  const key = fenceKey(branch);
+  const existing = await readFence(ctx, key);
+  if (!existing) return;
+  const ours =
+    writerId !== null ? existing.fence.writerId === writerId : existing.fence.intentId === intentId;
+  if (ours) await deleteUnconditionally(ctx, key);
+}
+
+/**
+ * Finishes a deletion whose canonical is already gone (resume after interruption, or
+ * recovery): tear the branch incarnation down, drop its fence, then its intent.
+ */
+export async function finishDeletion(ctx: ProtocolContext, stored: StoredIntent): Promise<void> {
+  const { intent } = stored;
+  if (intent.kind === "branch") {
+    await teardownBranch(ctx, intent.name);
+    await removeFence(ctx, intent.name, null, intent.intentId);
+  }
+  await dropIntent(ctx, stored.key);
+}
+
+/**
+ * Recovery of an expired delete intent: completes the deletion while the canonical is
+ * still the state the intent recorded (or its own fencing rewrite), abandons it when
+ * someone else changed the reference since. Returns what it did.
+ */
+export async function resumeDeletion(
+  ctx: ProtocolContext,
+  stored: StoredIntent,
+): Promise<"completed" | "abandoned"> {
+  const { intent } = stored;
+  const current = await readCanonical(ctx, intent.kind, intent.name);
+  if (!current) {
+    await finishDeletion(ctx, stored);
+    return "completed";
+  }
+  const generation = current.doc.generation ?? null;
+  const recorded =
+    current.etag === intent.prior?.etag ||
+    generation === intent.generation ||
+    (generation !== null && generation === intent.prior?.generation);
+  if (!recorded) {
+    if (intent.kind === "branch") await removeFence(ctx, intent.name, null, intent.intentId);
+    await dropIntent(ctx, stored.key);
+    return "abandoned";
+  }
+  try {
+    if (intent.kind === "branch") {
+      // The crash may have come before the fence: no census without it (R8).
+      await publishFence(ctx, intent.name, current.doc as BranchDocument, intent.intentId);
+    }
+    const outcome = await runDeletion(ctx, intent.kind, intent.name, current, intent.intentId);
+    if (outcome === "changed") throw new Error("changed");
+  } catch (error) {
+    if (isUnknownOutcome(error)) throw error;
+    if (intent.kind === "branch") await removeFence(ctx, intent.name, null, intent.intentId);
+    await dropIntent(ctx, stored.key);
+    return "abandoned";
+  }
+  await finishDeletion(ctx, stored);
+  return "completed";
+}

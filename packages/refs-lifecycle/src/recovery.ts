@@ -1,0 +1,170 @@
+import { listAll } from "@holdfast/conditional-store";
+import { DEFAULT_BRANCH, isActiveAt, type ProtocolContext, storageNow } from "@holdfast/dataset";
+import { listReferencedVersions, type ReferencedVersion } from "./census.js";
+import { resumeDeletion } from "./delete.js";
+import { FENCES_PREFIX, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";
+import {
+  deleteUnconditionally,
+  dropIntent,
+  fenceIntent,
+  listCanonical,
+  listIntents,
+  readCanonical,
+  readFence,
+  readIntent,
+  removeIfMatch,
+  rewriteIfMatch,
+  type StoredIntent,
+} from "./objects.js";
+import type { BranchDocument, TagDocument } from "./schema.js";
+
+/** What {@link recoverReferences} did. */
+export interface ReferenceRecoveryReport {
+  /** Expired pending intents revoked (their owners can no longer publish). */
+  readonly fencedIntents: string[];
+  /** Canonicals rewritten with fresh bytes so a stalled compare-and-swap conflicts (R5, R9). */
+  readonly fencedCanonicals: string[];
+  /** Interrupted deletions finished or, when the reference changed since, abandoned. */
+  readonly deletions: { key: string; outcome: "completed" | "abandoned" }[];
+  /** Intents removed (completed or revoked). */
+  readonly reclaimedIntents: string[];
+  /** Canonicals published by an owner that lost to a parent deletion and then vanished. */
+  readonly removedOrphans: string[];
+  /** Termination fences whose deletion no longer exists. */
+  readonly removedFences: string[];
+  /** Every version a canonical tag, branch, intent or descendant manifest needs now. */
+  readonly referenced: ReferencedVersion[];
+}
+
+/**
+ * Recovers reference lifecycle state (SPEC §5): expired intents are fenced, never replayed
+ * (R2): a create is left as it landed or not; an update's canonical is fenced with fresh
+ * bytes while it is still at the recorded prior ETag (R5, R9); an interrupted deletion
+ * resumes (R12). It then censuses canonical tags, branches and descendant lineage, not only
+ * intents (R6), removes orphans of deleted parents (R10) and stale fences. Invariants 2, 5.
+ */
+export async function recoverReferences(
+  ctx: ProtocolContext,
+  options: { storageNow?: Date } = {},
+): Promise<ReferenceRecoveryReport> {
+  const now = options.storageNow ?? (await storageNow(ctx));
+  const recoveryId = ctx.ids.next();
+  const precision = ctx.store.capabilities.timestampPrecisionMs;
+  const report: ReferenceRecoveryReport = {
+    fencedIntents: [],
+    fencedCanonicals: [],
+    deletions: [],
+    reclaimedIntents: [],
+    removedOrphans: [],
+    removedFences: [],
+    referenced: [],
+  };
+
+  const expired: StoredIntent[] = [];
+  for await (const stored of listIntents(ctx, INTENTS_PREFIX)) {
+    if (!isActiveAt(stored.lastModified, stored.intent.ownershipBoundMs, precision, now)) {
+      expired.push(stored);
+    }
+  }
+  for (const stored of expired) {
+    const { intent } = stored;
+    if (intent.op === "delete") {
+      const outcome = await resumeDeletion(ctx, stored);
+      report.deletions.push({ key: stored.key, outcome });
+      continue;
+    }
+    if (intent.state === "pending") {
+      if ((await fenceIntent(ctx, stored, recoveryId)) === "conflict") continue; // owner moved on
+      report.fencedIntents.push(stored.key);
+    }
+    if (intent.op !== "create" && intent.prior) {
+      // The owner may still hold an if-match on the prior ETag: move the canonical to
+      // fresh bytes so that late compare-and-swap conflicts.
+      const current = await readCanonical(ctx, intent.kind, intent.name);
+      if (
+        current &&
+        current.etag === intent.prior.etag &&
+        current.doc.generation !== intent.generation
+      ) {
+        const rewritten = await rewriteIfMatch(ctx, current.key, current.etag, current.doc);
+        if (rewritten.status === "applied") report.fencedCanonicals.push(current.key);
+      }
+    }
+    // A create is never replayed: absence cannot tell "never landed" from "deleted since".
+    await dropIntent(ctx, stored.key);
+    report.reclaimedIntents.push(stored.key);
+  }
+
+  await removeOrphans(ctx, report);
+
+  for await (const meta of listAll(ctx.store, FENCES_PREFIX)) {
+    const fence = await readFence(ctx, meta.key);
+    if (!fence) continue;
+    const owner = await readIntent(
+      ctx,
+      intentKey("branch", fence.fence.branch, fence.fence.intentId),
+    );
+    if (!owner) {
+      await deleteUnconditionally(ctx, meta.key);
+      report.removedFences.push(meta.key);
+    }
+  }
+
+  report.referenced.push(...(await listReferencedVersions(ctx)));
+  return report;
+}
+
+/**
+ * A child branch or tag published by an owner that lost to its parent's deletion and
+ * crashed before withdrawing it names an incarnation that no longer exists. Released-client
+ * files carry no incarnation and are never touched (R11).
+ */
+async function removeOrphans(ctx: ProtocolContext, report: ReferenceRecoveryReport): Promise<void> {
+  const incarnations = new Map<string, string | null>();
+  const children = new Map<string, number>();
+  const branches: { name: string; key: string; etag: string; doc: BranchDocument }[] = [];
+  for await (const branch of listCanonical(ctx, "branch")) {
+    incarnations.set(branch.name, branch.doc.incarnation ?? null);
+    branches.push({ name: branch.name, key: branch.key, etag: branch.etag, doc: branch.doc });
+    const parent = branch.doc.parent?.branch;
+    if (parent) children.set(parent, (children.get(parent) ?? 0) + 1);
+  }
+  const tags: { name: string; key: string; etag: string; doc: TagDocument }[] = [];
+  for await (const tag of listCanonical(ctx, "tag")) {
+    tags.push({ name: tag.name, key: tag.key, etag: tag.etag, doc: tag.doc });
+    children.set(tag.doc.target.branch, (children.get(tag.doc.target.branch) ?? 0) + 1);
+  }
+  const orphaned = (branch: string, recorded: string | undefined): boolean => {
+    if (recorded === undefined || branch === DEFAULT_BRANCH) return false;
+    if (!incarnations.has(branch)) return true;
+    const current = incarnations.get(branch);
+    return current !== null && current !== undefined && current !== recorded;
+  };
+  for (const branch of branches) {
+    const parent = branch.doc.parent?.branch;
+    if (!parent || !orphaned(parent, branch.doc.parentIncarnation)) continue;
+    if ((children.get(branch.name) ?? 0) > 0) continue; // never cascade: report-free skip
+    if (await hasPendingIntent(ctx, "branch", branch.name)) continue;
+    if ((await removeIfMatch(ctx, branch.key, branch.etag, branch.doc)) === "applied") {
+      report.removedOrphans.push(branch.key);
+    }
+  }
+  for (const tag of tags) {
+    if (!orphaned(tag.doc.target.branch, tag.doc.branchIncarnation)) continue;
+    if (await hasPendingIntent(ctx, "tag", tag.name)) continue;
+    if ((await removeIfMatch(ctx, tag.key, tag.etag, tag.doc)) === "applied") {
+      report.removedOrphans.push(tag.key);
+    }
+  }
+}
+
+async function hasPendingIntent(
+  ctx: ProtocolContext,
+  kind: "tag" | "branch",
+  name: string,
+): Promise<boolean> {
+  for await (const meta of listAll(ctx.store, intentsOfPrefix(kind, name))) {
+    if (meta.key.endsWith(".json")) return true;
+  }
+  return false;
+}

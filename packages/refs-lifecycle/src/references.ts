@@ -1,0 +1,331 @@
+import { holdfastError } from "@holdfast/conditional-store";
+import {
+  DEFAULT_BRANCH,
+  type ProtocolContext,
+  type VersionRef,
+  validateName,
+  validateVersion,
+} from "@holdfast/dataset";
+import { z } from "zod";
+import { listCanonical, readCanonical, type StoredCanonical } from "./objects.js";
+import { type Dependency, type MutationOptions, publish } from "./publish.js";
+import type { BranchDocument, TagDocument } from "./schema.js";
+
+/** A tag as readers see it. */
+export interface TagInfo {
+  readonly name: string;
+  readonly target: VersionRef;
+  /** ETag of the canonical object (pass as `expectedEtag` to update only this state). */
+  readonly etag: string;
+  /** Lifecycle generation; `null` when a released client wrote the file (still authoritative). */
+  readonly generation: string | null;
+}
+
+/** A branch reference as readers see it. */
+export interface BranchInfo {
+  readonly name: string;
+  readonly parent: VersionRef | null;
+  readonly metadata: Record<string, string>;
+  readonly etag: string;
+  readonly generation: string | null;
+  /** Incarnation id; `null` when a released client wrote the file. */
+  readonly incarnation: string | null;
+}
+
+/** Refuses every reference mutation on a store whose compare-and-swap is not atomic (R3). */
+export function requireAtomicUpdate(ctx: ProtocolContext, operation: string): void {
+  if (!ctx.store.capabilities.atomicConditionalUpdate) {
+    throw holdfastError(
+      "unsupported",
+      operation,
+      `${ctx.store.backend} has no atomic conditional update; reference mutation is refused`,
+      {
+        code: "CAS_UNSUPPORTED",
+        hint: "a read-then-overwrite emulation could resurrect a concurrently deleted reference",
+      },
+    );
+  }
+}
+
+function validateTarget(target: unknown, what: string): VersionRef {
+  if (typeof target !== "object" || target === null) {
+    throw holdfastError("invalid-input", "validate", `${what} must be { branch, version }`);
+  }
+  const { branch, version } = target as { branch?: unknown; version?: unknown };
+  return { branch: validateName(branch, "branch"), version: validateVersion(version) };
+}
+
+const MetadataSchema = z.record(z.string().max(1024), z.string().max(64 * 1024));
+
+function validateMetadata(metadata: unknown): Record<string, string> {
+  const parsed = MetadataSchema.safeParse(metadata);
+  if (!parsed.success) {
+    throw holdfastError(
+      "invalid-input",
+      "validate",
+      "branch metadata must map strings to strings",
+      {
+        code: "INVALID_METADATA",
+        cause: parsed.error,
+      },
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * The non-root branch a reference to `target` depends on, with the incarnation observed
+ * now (before the intent). Root branches (the default branch, branches that exist only
+ * through their manifests) cannot be deleted by this package and need no fence check.
+ */
+async function dependencyOf(
+  ctx: ProtocolContext,
+  target: VersionRef | null,
+): Promise<Dependency | null> {
+  if (!target || target.branch === DEFAULT_BRANCH) return null;
+  const branch = await readCanonical(ctx, "branch", target.branch);
+  if (!branch) return null;
+  return { branch: target.branch, incarnation: (branch.doc as BranchDocument).incarnation };
+}
+
+function tagInfo(name: string, stored: StoredCanonical<TagDocument>): TagInfo {
+  return {
+    name,
+    target: { branch: stored.doc.target.branch, version: stored.doc.target.version },
+    etag: stored.etag,
+    generation: stored.doc.generation ?? null,
+  };
+}
+
+function branchInfo(name: string, stored: StoredCanonical<BranchDocument>): BranchInfo {
+  return {
+    name,
+    parent: stored.doc.parent,
+    metadata: stored.doc.metadata ?? {},
+    etag: stored.etag,
+    generation: stored.doc.generation ?? null,
+    incarnation: stored.doc.incarnation ?? null,
+  };
+}
+
+function notFound(kind: "tag" | "branch", name: string) {
+  return holdfastError("not-found", "readReference", `${kind} ${name} does not exist`, {
+    code: "REF_NOT_FOUND",
+  });
+}
+
+// --- tags ---
+
+/**
+ * Creates tag `name` on `target` through an admission intent and a create-only put
+ * (≤ 5 requests on the default branch). Invariant 2: once this returns, cleanup keeps the version.
+ */
+export async function createTag(
+  ctx: ProtocolContext,
+  input: { name: string; target: VersionRef },
+  options: MutationOptions = {},
+): Promise<TagInfo> {
+  const name = validateName(input.name, "tag");
+  const target = validateTarget(input.target, "tag target");
+  requireAtomicUpdate(ctx, "createTag");
+  const dependsOn = await dependencyOf(ctx, target);
+  const doc: TagDocument = {
+    schema: 1,
+    name,
+    target,
+    generation: ctx.ids.next(),
+    ...(dependsOn?.incarnation ? { branchIncarnation: dependsOn.incarnation } : {}),
+  };
+  const { etag } = await publish(ctx, {
+    kind: "tag",
+    name,
+    op: "create",
+    doc,
+    expected: null,
+    target,
+    checkTarget: true,
+    dependsOn,
+    options,
+  });
+  return { name, target, etag, generation: doc.generation ?? null };
+}
+
+/**
+ * Moves tag `name` to `target`: intent, then if-match on the current (or `expectedEtag`)
+ * state. A concurrent delete makes it conflict; it never re-creates the tag (R1, R2).
+ */
+export async function updateTag(
+  ctx: ProtocolContext,
+  input: { name: string; target: VersionRef; expectedEtag?: string },
+  options: MutationOptions = {},
+): Promise<TagInfo> {
+  const name = validateName(input.name, "tag");
+  const target = validateTarget(input.target, "tag target");
+  requireAtomicUpdate(ctx, "updateTag");
+  const current = await readCanonical(ctx, "tag", name);
+  if (!current) throw notFound("tag", name);
+  if (input.expectedEtag !== undefined && input.expectedEtag !== current.etag) {
+    throw holdfastError("conflict", "updateTag", `tag ${name} changed`, {
+      code: "REF_CHANGED",
+      precondition: { ifMatch: input.expectedEtag },
+    });
+  }
+  const dependsOn = await dependencyOf(ctx, target);
+  const doc: TagDocument = {
+    schema: 1,
+    name,
+    target,
+    generation: ctx.ids.next(),
+    ...(dependsOn?.incarnation ? { branchIncarnation: dependsOn.incarnation } : {}),
+  };
+  const { etag } = await publish(ctx, {
+    kind: "tag",
+    name,
+    op: "update",
+    doc,
+    expected: current,
+    target,
+    checkTarget: true,
+    dependsOn,
+    options,
+  });
+  return { name, target, etag, generation: doc.generation ?? null };
+}
+
+/** Reads tag `name` from its canonical file only (never hidden by lifecycle state, R12); `null` when absent. */
+export async function getTag(ctx: ProtocolContext, name: string): Promise<TagInfo | null> {
+  validateName(name, "tag");
+  const stored = await readCanonical(ctx, "tag", name);
+  return stored ? tagInfo(name, stored) : null;
+}
+
+/** Lists every canonical tag, including ones written by released clients (R11). */
+export async function listTags(ctx: ProtocolContext): Promise<TagInfo[]> {
+  const tags: TagInfo[] = [];
+  for await (const stored of listCanonical(ctx, "tag")) tags.push(tagInfo(stored.name, stored));
+  return tags;
+}
+
+// --- branches ---
+
+/**
+ * Creates branch `name` forked at `parent` (or a root branch when `parent` is null):
+ * intent, admission and existence of the parent version, create-only put, then the
+ * parent's termination fence and incarnation (R8, R10). Invariant 2.
+ */
+export async function createBranch(
+  ctx: ProtocolContext,
+  input: { name: string; parent: VersionRef | null; metadata?: Record<string, string> },
+  options: MutationOptions = {},
+): Promise<BranchInfo> {
+  const name = validateName(input.name, "branch");
+  const parent = input.parent === null ? null : validateTarget(input.parent, "branch parent");
+  const metadata = input.metadata === undefined ? undefined : validateMetadata(input.metadata);
+  if (name === DEFAULT_BRANCH) {
+    throw holdfastError(
+      "invalid-input",
+      "createBranch",
+      `${DEFAULT_BRANCH} is the default branch`,
+      {
+        code: "DEFAULT_BRANCH",
+      },
+    );
+  }
+  if (parent?.branch === name) {
+    throw holdfastError("invalid-input", "createBranch", `branch ${name} cannot fork from itself`, {
+      code: "INVALID_PARENT",
+    });
+  }
+  requireAtomicUpdate(ctx, "createBranch");
+  const dependsOn = await dependencyOf(ctx, parent);
+  const doc: BranchDocument = {
+    schema: 1,
+    name,
+    parent,
+    ...(metadata ? { metadata } : {}),
+    generation: ctx.ids.next(),
+    incarnation: ctx.ids.next(),
+    ...(dependsOn?.incarnation ? { parentIncarnation: dependsOn.incarnation } : {}),
+  };
+  const { etag } = await publish(ctx, {
+    kind: "branch",
+    name,
+    op: "create",
+    doc,
+    expected: null,
+    target: parent,
+    checkTarget: parent !== null,
+    dependsOn,
+    options,
+  });
+  return branchInfo(name, { key: "", etag, lastModified: new Date(0), doc });
+}
+
+/**
+ * Replaces a branch's metadata: intent, then if-match on the state read (or
+ * `expectedEtag`). A branch deleted in between stays deleted: the if-match conflicts (R1).
+ */
+export async function replaceBranchMetadata(
+  ctx: ProtocolContext,
+  input: { name: string; metadata: Record<string, string>; expectedEtag?: string },
+  options: MutationOptions = {},
+): Promise<BranchInfo> {
+  const name = validateName(input.name, "branch");
+  const metadata = validateMetadata(input.metadata);
+  requireAtomicUpdate(ctx, "replaceBranchMetadata");
+  const current = await readCanonical(ctx, "branch", name);
+  if (!current) throw notFound("branch", name);
+  return replaceBranchMetadataAt(ctx, current, metadata, input.expectedEtag, options);
+}
+
+/**
+ * The conditional half of {@link replaceBranchMetadata}, from a state the caller read.
+ * Exposed for tests that interleave a deletion between the read and the write.
+ */
+export async function replaceBranchMetadataAt(
+  ctx: ProtocolContext,
+  current: StoredCanonical<BranchDocument>,
+  metadata: Record<string, string>,
+  expectedEtag: string | undefined,
+  options: MutationOptions = {},
+): Promise<BranchInfo> {
+  const name = current.doc.name;
+  if (expectedEtag !== undefined && expectedEtag !== current.etag) {
+    throw holdfastError("conflict", "replaceBranchMetadata", `branch ${name} changed`, {
+      code: "REF_CHANGED",
+      precondition: { ifMatch: expectedEtag },
+    });
+  }
+  const doc: BranchDocument = { ...current.doc, metadata, generation: ctx.ids.next() };
+  const { etag } = await publish(ctx, {
+    kind: "branch",
+    name,
+    op: "metadata",
+    doc,
+    expected: current,
+    target: doc.parent,
+    checkTarget: false,
+    dependsOn: null,
+    options,
+  });
+  return branchInfo(name, { key: current.key, etag, lastModified: new Date(0), doc });
+}
+
+/** Reads branch reference `name` from its canonical file only; `null` when absent. */
+export async function getBranch(ctx: ProtocolContext, name: string): Promise<BranchInfo | null> {
+  validateName(name, "branch");
+  const stored = await readCanonical(ctx, "branch", name);
+  return stored ? branchInfo(name, stored) : null;
+}
+
+/**
+ * Lists every canonical branch reference. The default branch and branches that exist only
+ * through their manifests have no reference file and are not listed here.
+ */
+export async function listBranches(ctx: ProtocolContext): Promise<BranchInfo[]> {
+  const branches: BranchInfo[] = [];
+  for await (const stored of listCanonical(ctx, "branch")) {
+    branches.push(branchInfo(stored.name, stored));
+  }
+  return branches;
+}

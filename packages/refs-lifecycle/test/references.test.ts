@@ -1,0 +1,212 @@
+import { isHoldfastError } from "@holdfast/conditional-store";
+import { describe, expect, it } from "vitest";
+import {
+  createBranch,
+  createTag,
+  deleteBranch,
+  deleteTag,
+  getBranch,
+  getTag,
+  listBranches,
+  listTags,
+  replaceBranchMetadata,
+  updateTag,
+} from "../src/index.js";
+import { commits, keysUnder, sealVersions, world } from "./support.js";
+
+async function expectKind(promise: Promise<unknown>, kind: string, code?: string) {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(isHoldfastError(error), String(error)).toBe(true);
+  expect((error as { kind: string }).kind).toBe(kind);
+  if (code !== undefined) expect((error as { code?: string }).code).toBe(code);
+}
+
+describe("tags", () => {
+  it("create, get, list, update, delete; no sidecar left behind", async () => {
+    const { ctx, memory } = world();
+    await commits(ctx, "main", 3);
+    const created = await createTag(ctx, { name: "v1", target: { branch: "main", version: 1 } });
+    expect(created.target).toEqual({ branch: "main", version: 1 });
+    expect((await getTag(ctx, "v1"))?.target).toEqual({ branch: "main", version: 1 });
+    const updated = await updateTag(ctx, { name: "v1", target: { branch: "main", version: 2 } });
+    expect(updated.etag).not.toBe(created.etag);
+    expect((await listTags(ctx)).map((t) => [t.name, t.target.version])).toEqual([["v1", 2]]);
+    await deleteTag(ctx, "v1");
+    expect(await getTag(ctx, "v1")).toBeNull();
+    expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
+    expect(keysUnder(memory, "_refs/")).toEqual([]);
+  });
+
+  it("create costs at most 5 requests on the default branch", async () => {
+    const { ctx, faults } = world();
+    await commits(ctx, "main", 1);
+    faults.resetCounts();
+    await createTag(ctx, { name: "fast", target: { branch: "main", version: 1 } });
+    const counts = faults.requestCounts();
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    expect(total).toBeLessThanOrEqual(5);
+    // W(intent), LIST retirement, HEAD manifest, W(canonical), D(intent)
+    expect(faults.requests().map((r) => r.operation)).toEqual([
+      "put",
+      "list",
+      "head",
+      "put",
+      "delete",
+    ]);
+  });
+
+  it("a second create of the same name conflicts and leaves the first intact", async () => {
+    const { ctx, memory } = world();
+    await commits(ctx, "main", 2);
+    await createTag(ctx, { name: "t", target: { branch: "main", version: 1 } });
+    await expectKind(
+      createTag(ctx, { name: "t", target: { branch: "main", version: 2 } }),
+      "conflict",
+      "REF_EXISTS",
+    );
+    expect((await getTag(ctx, "t"))?.target.version).toBe(1);
+    expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
+  });
+
+  it("a tag on a missing version is not-found and writes nothing lasting", async () => {
+    const { ctx, memory } = world();
+    await commits(ctx, "main", 1);
+    await expectKind(
+      createTag(ctx, { name: "t", target: { branch: "main", version: 9 } }),
+      "not-found",
+      "VERSION_NOT_FOUND",
+    );
+    expect(keysUnder(memory, "_refs/")).toEqual([]);
+    expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
+  });
+
+  it("admission is refused while the target version is sealed", async () => {
+    const { ctx, memory } = world();
+    await commits(ctx, "main", 2);
+    await sealVersions(ctx, "main", [1]);
+    await expectKind(
+      createTag(ctx, { name: "late", target: { branch: "main", version: 1 } }),
+      "refused",
+      "VERSION_RETIRING",
+    );
+    expect(keysUnder(memory, "_refs/")).toEqual([]);
+    expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
+  });
+
+  it("update with a stale expectedEtag conflicts; update of an absent tag is not-found", async () => {
+    const { ctx } = world();
+    await commits(ctx, "main", 2);
+    const t = await createTag(ctx, { name: "t", target: { branch: "main", version: 1 } });
+    await updateTag(ctx, { name: "t", target: { branch: "main", version: 2 } });
+    await expectKind(
+      updateTag(ctx, { name: "t", target: { branch: "main", version: 1 }, expectedEtag: t.etag }),
+      "conflict",
+      "REF_CHANGED",
+    );
+    await expectKind(
+      updateTag(ctx, { name: "nope", target: { branch: "main", version: 1 } }),
+      "not-found",
+    );
+    await expectKind(deleteTag(ctx, "nope"), "not-found", "REF_NOT_FOUND");
+  });
+
+  it("invalid names and targets are invalid-input before anything is written", async () => {
+    const { ctx, memory, faults } = world();
+    await commits(ctx, "main", 1);
+    const before = memory.keys();
+    faults.resetCounts();
+    for (const name of ["", "..", ".hidden", "-x", "a/b", "x".repeat(129), "sp ace", "ü"]) {
+      await expectKind(
+        createTag(ctx, { name, target: { branch: "main", version: 1 } }),
+        "invalid-input",
+      );
+      await expectKind(createBranch(ctx, { name, parent: null }), "invalid-input");
+      await expectKind(deleteTag(ctx, name), "invalid-input");
+      await expectKind(deleteBranch(ctx, name), "invalid-input");
+      await expectKind(getTag(ctx, name), "invalid-input");
+    }
+    await expectKind(
+      createTag(ctx, { name: "ok", target: { branch: "../x", version: 1 } }),
+      "invalid-input",
+    );
+    await expectKind(
+      createTag(ctx, { name: "ok", target: { branch: "main", version: 0 } }),
+      "invalid-input",
+    );
+    await expectKind(
+      createTag(ctx, { name: "ok", target: { branch: "main", version: 1.5 } }),
+      "invalid-input",
+    );
+    await expectKind(
+      createBranch(ctx, {
+        name: "ok",
+        parent: null,
+        metadata: { a: 1 } as unknown as Record<string, string>,
+      }),
+      "invalid-input",
+      "INVALID_METADATA",
+    );
+    await expectKind(createBranch(ctx, { name: "main", parent: null }), "invalid-input");
+    await expectKind(deleteBranch(ctx, "main"), "invalid-input");
+    expect(memory.keys()).toEqual(before);
+    expect(faults.requestCounts().put).toBe(0);
+  });
+});
+
+describe("branches", () => {
+  it("create, metadata replacement, list, delete with teardown of the incarnation", async () => {
+    const { ctx, memory } = world();
+    await commits(ctx, "main", 2);
+    const b = await createBranch(ctx, {
+      name: "dev",
+      parent: { branch: "main", version: 2 },
+      metadata: { owner: "ana" },
+    });
+    expect(b.incarnation).not.toBeNull();
+    await commits(ctx, "dev", 2, { branch: "main", version: 2 });
+    const replaced = await replaceBranchMetadata(ctx, { name: "dev", metadata: { owner: "bo" } });
+    expect(replaced.metadata).toEqual({ owner: "bo" });
+    expect(replaced.incarnation).toBe(b.incarnation);
+    expect((await listBranches(ctx)).map((x) => x.name)).toEqual(["dev"]);
+    // operational state of the incarnation
+    await memory.put("_holdfast/leases/dev/00000000000000000001/L1.json", new Uint8Array([1]));
+    await sealVersions(ctx, "dev", [1]);
+    await deleteBranch(ctx, "dev");
+    expect(await getBranch(ctx, "dev")).toBeNull();
+    expect(keysUnder(memory, "_versions/dev/")).toEqual([]);
+    expect(keysUnder(memory, "_holdfast/leases/dev/")).toEqual([]);
+    expect(keysUnder(memory, "_holdfast/retirement/dev/")).toEqual([]);
+    expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
+    expect(keysUnder(memory, "_versions/main/")).toHaveLength(2);
+  });
+
+  it("a branch with a child branch or a tag cannot be deleted; its fence is withdrawn", async () => {
+    const { ctx, memory } = world();
+    await commits(ctx, "main", 1);
+    await createBranch(ctx, { name: "p", parent: { branch: "main", version: 1 } });
+    await commits(ctx, "p", 1, { branch: "main", version: 1 });
+    await createTag(ctx, { name: "on-p", target: { branch: "p", version: 1 } });
+    await expectKind(deleteBranch(ctx, "p"), "conflict", "BRANCH_HAS_DEPENDENTS");
+    expect(await getBranch(ctx, "p")).not.toBeNull();
+    expect(keysUnder(memory, "_versions/p/")).toHaveLength(1);
+    expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
+    await deleteTag(ctx, "on-p");
+    await createBranch(ctx, { name: "c", parent: { branch: "p", version: 1 } });
+    await expectKind(deleteBranch(ctx, "p"), "conflict", "BRANCH_HAS_DEPENDENTS");
+    await deleteBranch(ctx, "c");
+    await deleteBranch(ctx, "p");
+    expect(await listBranches(ctx)).toEqual([]);
+  });
+
+  it("a re-created branch is a new incarnation", async () => {
+    const { ctx } = world();
+    await commits(ctx, "main", 1);
+    const first = await createBranch(ctx, { name: "x", parent: { branch: "main", version: 1 } });
+    await deleteBranch(ctx, "x");
+    const second = await createBranch(ctx, { name: "x", parent: { branch: "main", version: 1 } });
+    expect(second.incarnation).not.toBe(first.incarnation);
+  });
+});
