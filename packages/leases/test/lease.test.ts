@@ -1,4 +1,4 @@
-import { isHoldfastError } from "@holdfast/conditional-store";
+import { CountingStore, isHoldfastError } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
 import { createContext, storageNow } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
@@ -128,17 +128,56 @@ describe("request counts (no cleanup in flight)", () => {
   it("acquire takes 3 requests, renew 2, release 1", async () => {
     const w = world();
     await commitVersions(w, 1);
-    w.fault.resetCounts();
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
-    expect(w.fault.requestCounts()).toMatchObject({ head: 1, put: 1, list: 1, get: 0, delete: 0 });
-    expect(w.fault.requests()).toHaveLength(3);
-    w.fault.resetCounts();
-    await renewLease(w.reader, lease);
-    expect(w.fault.requestCounts()).toMatchObject({ put: 1, list: 1, get: 0, head: 0 });
-    expect(w.fault.requests()).toHaveLength(2);
-    w.fault.resetCounts();
-    await releaseLease(w.reader, lease);
-    expect(w.fault.requests()).toHaveLength(1);
+    const counting = new CountingStore(w.memory);
+    const ctx = { ...w.reader, store: counting };
+    const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 30_000 });
+    expect(counting.requestCounts()).toEqual({
+      get: 0,
+      head: 1,
+      put: 1,
+      delete: 0,
+      deleteMany: 0,
+      list: 1,
+    });
+    counting.resetCounts();
+    await renewLease(ctx, lease);
+    expect(counting.requestCounts()).toEqual({
+      get: 0,
+      head: 0,
+      put: 1,
+      delete: 0,
+      deleteMany: 0,
+      list: 1,
+    });
+    counting.resetCounts();
+    await releaseLease(ctx, lease);
+    expect(counting.requestCounts()).toEqual({
+      get: 0,
+      head: 0,
+      put: 0,
+      delete: 1,
+      deleteMany: 0,
+      list: 0,
+    });
+  });
+
+  it("a cleanup in flight costs acquire and renew only the covering record reads", async () => {
+    const w = world();
+    await commitVersions(w, 3);
+    const counting = new CountingStore(w.memory);
+    const ctx = { ...w.reader, store: counting };
+    const lease = await acquireLease(ctx, { branch: "main", version: 3, ttlMs: 30_000 });
+    await putRetirement(w, "draining", [1, 2]); // does not cover version 3
+    counting.resetCounts();
+    await renewLease(ctx, lease);
+    expect(counting.requestCounts()).toEqual({
+      get: 0,
+      head: 0,
+      put: 1,
+      delete: 0,
+      deleteMany: 0,
+      list: 1,
+    });
   });
 });
 
