@@ -70,8 +70,14 @@ function* sourceFiles(dir: string): Generator<string> {
   }
 }
 
+let inventory: ReturnType<typeof scanInventory> | undefined;
+const productionInventory = () => {
+  inventory ??= scanInventory();
+  return inventory;
+};
+
 /** Every `packages/<name>/src` and `apps/<name>/src` tree, relative to the repo root. */
-function productionInventory() {
+function scanInventory() {
   const production = new Map<string, number[]>();
   const testingSupport = new Map<string, number[]>();
   for (const group of ["packages", "apps"]) {

@@ -71,6 +71,17 @@ describe("probeStore", () => {
     expect(store.size).toBe(0);
   });
 
+  it("removes its probe object when a step fails", async () => {
+    const memory = new MemoryStore();
+    const store = new FaultStore(memory, {
+      rules: [{ operation: "head", fault: { type: "refuse" } }],
+    });
+    const error = await rejection(probeStore(store, { ids: seededIds(12) }));
+    expect(error.kind).toBe("refused");
+    expect(memory.size).toBe(0);
+    expect(store.requestCounts().delete).toBe(1);
+  });
+
   it("works through lost answers and a repeating client", async () => {
     const memory = new MemoryStore();
     const store = new FaultStore(memory, {

@@ -53,6 +53,22 @@ describe("C3 unsettled keys admit only their re-issue", () => {
     await scope.put("locks/l.json", enc("now-allowed"));
   });
 
+  it("C3 a scoped conditional write settles through its re-issue and read-back", async () => {
+    const { faults, scope, sleep } = scoped();
+    faults.script({ operation: "put", fault: { type: "apply-then-lose" } });
+    const outcome = await putIfAbsent(scope, "locks/l.json", enc("mine"), { sleep });
+    // The re-issue met the first copy's object (412 does not settle); the read-back did.
+    expect(outcome.status).toBe("applied");
+    expect(scope.isUnsettled("locks/l.json")).toBe(false);
+    expect(faults.requestCounts()).toMatchObject({ put: 2, get: 1 });
+
+    faults.script({ operation: "put", fault: { type: "lose-before-apply" } });
+    expect((await putIfAbsent(scope, "locks/m.json", enc("mine"), { sleep })).status).toBe(
+      "applied",
+    );
+    expect(scope.isUnsettled("locks/m.json")).toBe(false);
+  });
+
   it("C3 a read showing the precondition no longer holds settles the key", async () => {
     const { memory, faults, scope, sleep } = scoped();
     faults.script(lostForever);
