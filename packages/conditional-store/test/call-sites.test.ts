@@ -109,7 +109,11 @@ describe("C9 one conditional-put call site", () => {
   it("C9 exactly one production conditional put exists: the resolver's", () => {
     const { production } = productionInventory();
     const sites = [...production].map(([file, lines]) => ({ file, count: lines.length }));
-    expect(sites).toEqual([{ file: "packages/conditional-store/src/resolve.ts", count: 1 }]);
+    const where = [...production].map(([file, lines]) => `${file}:${lines.join(",")}`).join(" ");
+    expect(
+      sites,
+      `conditional puts outside the resolver (${where}); use putIfAbsent/putIfMatch`,
+    ).toEqual([{ file: "packages/conditional-store/src/resolve.ts", count: 1 }]);
   });
 
   it("C9 the scan sees the scripted store's foreign writes (test support, exempt)", () => {
