@@ -32,6 +32,8 @@ export interface StoreProbeReport {
   readonly createOnly: ProbeVerdict;
   /** A put with a stale `ifMatch` was refused (`honoured`) or applied (`ignored`). */
   readonly conditionalUpdate: ProbeVerdict;
+  /** A put with the current ETag (as `put` answered it) applied, as every renewal needs. */
+  readonly currentEtagUpdate: "applied" | "refused";
   /** Checked only when the store declares `atomicConditionalDelete`. */
   readonly conditionalDelete: ProbeVerdict | "not-declared";
   readonly timestamps: {
@@ -119,6 +121,16 @@ export async function probeStore(
       warnings.push(`${store.backend} declares atomic if-match but applied a stale ETag`);
     }
 
+    // The current ETag, in the form put answers it, must be accepted too: a store that
+    // refuses every If-Match (RGW sent a quoted ETag) passes the stale check and would
+    // still break every renewal and transition.
+    const currentEtag = staleCas.status === "applied" ? staleCas.etag : moved.etag;
+    const currentCas = await putIfMatch(store, key, payload("current-cas"), currentEtag, resolve);
+    const currentEtagUpdate = currentCas.status === "applied" ? "applied" : "refused";
+    if (currentEtagUpdate === "refused" && store.capabilities.atomicConditionalUpdate) {
+      warnings.push(`${store.backend} refused an if-match put with the current ETag`);
+    }
+
     let conditionalDelete: ProbeVerdict | "not-declared" = "not-declared";
     if (store.capabilities.atomicConditionalDelete) {
       const current = await store.head(key, { signal: options.signal });
@@ -151,6 +163,7 @@ export async function probeStore(
       key,
       createOnly,
       conditionalUpdate,
+      currentEtagUpdate,
       conditionalDelete,
       timestamps: {
         headLastModified: head.lastModified,
@@ -190,6 +203,12 @@ export async function assertStoreSupported(
     throw fail(
       "the store ignores If-Match on put but the backend declares atomicConditionalUpdate",
       "declare atomicConditionalUpdate: false for this store (reference mutations are then refused), or use a store that honours If-Match",
+    );
+  }
+  if (report.currentEtagUpdate === "refused" && store.capabilities.atomicConditionalUpdate) {
+    throw fail(
+      "the store refused an If-Match put carrying the current ETag",
+      "check the ETag form the backend sends (Ceph RGW compares If-Match byte for byte, unquoted)",
     );
   }
   if (report.conditionalDelete === "ignored") {

@@ -1,6 +1,7 @@
 import {
   assertStoreSupported,
   CountingStore,
+  holdfastError,
   MemoryStore,
   type ObjectMeta,
   PROBE_PREFIX,
@@ -32,6 +33,7 @@ describe("probeStore", () => {
       backend: "memory",
       createOnly: "honoured",
       conditionalUpdate: "honoured",
+      currentEtagUpdate: "applied",
       conditionalDelete: "honoured",
       cleanedUp: true,
       clockSkewMs: 0,
@@ -131,6 +133,27 @@ describe("assertStoreSupported", () => {
     const error = await rejection(assertStoreSupported(store, { ids: seededIds(8) }));
     expect(error.kind).toBe("unsupported");
     expect(error.message).toMatch(/If-Match on put/);
+  });
+
+  it("refuses a store that refuses If-Match even with the current ETag", async () => {
+    const refuseAll = holdfastError("conflict", "put", "412 (ETag compared quoted)", {
+      status: 412,
+    });
+    const store = new FaultStore(new MemoryStore(), {
+      rules: [
+        {
+          operation: "put",
+          precondition: "if-match",
+          times: Number.POSITIVE_INFINITY,
+          fault: { type: "throw", error: refuseAll },
+        },
+      ],
+    });
+    const report = await probeStore(store, { ids: seededIds(13) });
+    expect(report).toMatchObject({ conditionalUpdate: "honoured", currentEtagUpdate: "refused" });
+    const error = await rejection(assertStoreSupported(store, { ids: seededIds(14) }));
+    expect(error.kind).toBe("unsupported");
+    expect(error.message).toMatch(/current ETag/);
   });
 
   it("accepts a store without atomic if-match when it says so", async () => {
