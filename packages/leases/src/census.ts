@@ -11,15 +11,12 @@ import {
   resolverOptions,
   validateName,
 } from "@holdfast/dataset";
+import type { LeaseCensus } from "@holdfast/retirement";
 import { type LeaseEntry, listLeases } from "./lease.js";
 import { LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
 
-/** What retirement calls to find versions with active leases: version → reason. */
-export type LeaseCensus = (
-  branch: string,
-  versions: number[],
-  referenceTime: Date,
-) => Promise<Map<number, string>>;
+/** What retirement calls to find versions with active leases: version → reason (defined by retirement). */
+export type { LeaseCensus };
 
 /** The reason a census gives for a version retained by a lease. */
 export const LEASE_REASON = "lease";
