@@ -1,1 +1,2 @@
-export {};
+export * from "./cleanup.js";
+export * from "./policy.js";

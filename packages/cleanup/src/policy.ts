@@ -1,0 +1,84 @@
+import { holdfastError } from "@holdfast/conditional-store";
+import { validateName, validateVersion } from "@holdfast/dataset";
+
+/** Seven days: data files no manifest names are kept this long (storage time). */
+export const DEFAULT_ORPHAN_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * Which versions cleanup retires. Given criteria combine (a version must meet all of
+ * them); the latest version of every branch is always kept.
+ */
+export interface CleanupPolicy {
+  /** Retire versions whose manifest is older than this, in storage time (manifest Last-Modified vs the store's now). */
+  readonly olderThanMs?: number | undefined;
+  /** Retire versions numbered below this. */
+  readonly beforeVersion?: number | undefined;
+  /** Keep the newest N versions of every branch (N >= 1). */
+  readonly retainVersions?: number | undefined;
+  /** Fail with `refused` (code TaggedOldVersions) before writing anything if a tag names a version the policy would retire. */
+  readonly errorIfTaggedOldVersions?: boolean | undefined;
+  /** Data files no manifest names are deleted only once older than this (storage time). @default 7 days */
+  readonly orphanGraceMs?: number | undefined;
+  /** Plan only: the same decisions, no writes. */
+  readonly dryRun?: boolean | undefined;
+  /** Retire versions of these branches only (the others are still read: their files stay protected). @default every branch */
+  readonly branches?: readonly string[] | undefined;
+}
+
+/** Checks a policy; throws `invalid-input` before anything is written (invariant 6). */
+export function validatePolicy(policy: CleanupPolicy): CleanupPolicy & { orphanGraceMs: number } {
+  const bad = (why: string) =>
+    holdfastError("invalid-input", "cleanup", `invalid cleanup policy: ${why}`);
+  if (policy === null || typeof policy !== "object") throw bad("not an object");
+  const { olderThanMs, beforeVersion, retainVersions, orphanGraceMs } = policy;
+  if (olderThanMs !== undefined && !(Number.isSafeInteger(olderThanMs) && olderThanMs >= 0)) {
+    throw bad(`olderThanMs ${olderThanMs} is not a non-negative integer`);
+  }
+  if (beforeVersion !== undefined) validateVersion(beforeVersion);
+  if (
+    retainVersions !== undefined &&
+    !(Number.isSafeInteger(retainVersions) && retainVersions >= 1)
+  ) {
+    throw bad(`retainVersions ${retainVersions} is not an integer >= 1`);
+  }
+  if (orphanGraceMs !== undefined && !(Number.isSafeInteger(orphanGraceMs) && orphanGraceMs >= 0)) {
+    throw bad(`orphanGraceMs ${orphanGraceMs} is not a non-negative integer`);
+  }
+  if (olderThanMs === undefined && beforeVersion === undefined && retainVersions === undefined) {
+    throw bad("name at least one of olderThanMs, beforeVersion, retainVersions");
+  }
+  for (const branch of policy.branches ?? []) validateName(branch, "branch");
+  return { ...policy, orphanGraceMs: orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS };
+}
+
+/** Why a version is kept. */
+export type RetainReason =
+  | "lease"
+  | "tag"
+  | "branch-lineage"
+  | "intent"
+  | "policy"
+  | "latest"
+  | (string & {});
+
+/**
+ * Whether the policy (alone) retires a version that has at least `retainVersions` newer
+ * versions after it on its branch and is not the latest. Storage time only.
+ */
+export function policyRetires(
+  policy: CleanupPolicy,
+  entry: { version: number; lastModified: Date },
+  storageNow: Date,
+): boolean {
+  if (policy.beforeVersion !== undefined && entry.version >= policy.beforeVersion) return false;
+  if (policy.olderThanMs !== undefined) {
+    // Both sides are store stamps; a manifest stamped in the same second is never "older".
+    const age = truncSec(storageNow) - truncSec(entry.lastModified);
+    if (age <= policy.olderThanMs) return false;
+  }
+  return true;
+}
+
+function truncSec(d: Date): number {
+  return Math.floor(d.getTime() / 1000) * 1000;
+}

@@ -1,0 +1,201 @@
+import { CountingStore, encodeJson, isHoldfastError } from "@holdfast/conditional-store";
+import { FaultStore } from "@holdfast/conditional-store/testing";
+import { writeDataFile } from "@holdfast/dataset";
+import { describe, expect, it } from "vitest";
+import { cleanup, planCleanup, TAGGED_OLD_VERSIONS } from "../src/index.js";
+import {
+  DAY,
+  fileReferenceCensus,
+  keysUnder,
+  MINUTE,
+  seedDataset,
+  versionsOf,
+  world,
+} from "./helpers.js";
+
+describe("cleanup", () => {
+  it("retires by retainVersions, deletes unreferenced files, keeps shared ones, leaves no metadata", async () => {
+    const { ctx, store, time } = world();
+    const { sharedFile } = await seedDataset(ctx, time, { versions: 5, filesPer: 2, shared: true });
+    const before = keysUnder(store, "data/").length;
+    const progress: string[] = [];
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 2 },
+      { referenceCensus: fileReferenceCensus(ctx), onProgress: (p) => progress.push(p.phase) },
+    );
+    expect(versionsOf(store)).toEqual([4, 5]);
+    expect(stats.retired.map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(stats.retained).toEqual([
+      { branch: "main", version: 4, reason: "policy" },
+      { branch: "main", version: 5, reason: "latest" },
+    ]);
+    expect(stats.objectsDeleted.manifests).toBe(3);
+    // v1's first file is named by every later version: kept
+    expect(stats.objectsDeleted.dataFiles).toBe(5);
+    expect(keysUnder(store, "data/").length).toBe(before - 5);
+    expect(store.keys()).toContain(sharedFile.key);
+    expect(stats.bytesDeleted).toBe(11 + 2 * (10 + 11));
+    expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
+    expect(keysUnder(store, "_holdfast/clock/")).toEqual([]);
+    expect(new Set(progress)).toEqual(new Set(["recover", "plan", "retire", "delete", "orphans"]));
+    expect(stats.requests.total).toBe(
+      Object.entries(stats.requests)
+        .filter(([k]) => k !== "total")
+        .reduce((n, [, v]) => n + v, 0),
+    );
+    expect(stats.requests.put).toBeGreaterThanOrEqual(4); // probe, drain, seal, commit
+  });
+
+  it("always keeps the latest version of every branch", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 3 });
+    await seedDataset(ctx, time, { versions: 1, branch: "side" });
+    const stats = await cleanup(
+      ctx,
+      { beforeVersion: 100 },
+      { referenceCensus: async () => new Map() },
+    );
+    expect(versionsOf(store)).toEqual([3]);
+    expect(versionsOf(store, "side")).toEqual([1]);
+    expect(stats.retained.filter((r) => r.reason === "latest")).toHaveLength(2);
+  });
+
+  it("olderThan compares manifest Last-Modified with storage time, not the local clock", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 4 }); // one minute apart
+    // The cleaner's local clock is a day ahead: storage time decides.
+    const skewed = { ...ctx, clock: { now: () => time.now() + DAY } };
+    await cleanup(
+      skewed,
+      { olderThanMs: 2 * MINUTE + 30_000 },
+      { referenceCensus: async () => new Map() },
+    );
+    expect(versionsOf(store)).toEqual([3, 4]);
+  });
+
+  it("beforeVersion and olderThan combine", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 5 });
+    await cleanup(
+      ctx,
+      { beforeVersion: 2, olderThanMs: 0 },
+      { referenceCensus: async () => new Map() },
+    );
+    expect(versionsOf(store)).toEqual([2, 3, 4, 5]);
+  });
+
+  it("rejects a bad policy before writing anything", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 2 });
+    const keys = store.keys();
+    for (const policy of [
+      {},
+      { retainVersions: 0 },
+      { olderThanMs: -1 },
+      { beforeVersion: 1.5 },
+      { retainVersions: 1, branches: ["../x"] },
+    ]) {
+      const error = await cleanup(ctx, policy, { referenceCensus: async () => new Map() }).catch(
+        (e) => e,
+      );
+      expect(isHoldfastError(error, "invalid-input")).toBe(true);
+    }
+    expect(store.keys()).toEqual(keys);
+  });
+
+  it("errorIfTaggedOldVersions fails with a typed error before any retirement write", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 3 });
+    await store.put(
+      "_refs/tags/keep.json",
+      encodeJson({ schema: 1, name: "keep", target: { branch: "main", version: 1 } }),
+    );
+    const error = await cleanup(
+      ctx,
+      { retainVersions: 1, errorIfTaggedOldVersions: true },
+      { referenceCensus: fileReferenceCensus(ctx) },
+    ).catch((e) => e);
+    expect(isHoldfastError(error, "refused")).toBe(true);
+    expect(error.code).toBe(TAGGED_OLD_VERSIONS);
+    expect(versionsOf(store)).toEqual([1, 2, 3]);
+    expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
+    // without the flag the tag simply retains its version
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1 },
+      { referenceCensus: fileReferenceCensus(ctx) },
+    );
+    expect(versionsOf(store)).toEqual([1, 3]);
+    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
+  });
+
+  it("deletes orphan data files older than the grace only", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 2 });
+    const old = await writeDataFile(ctx, new Uint8Array(7));
+    await time.advance(8 * DAY);
+    const young = await writeDataFile(ctx, new Uint8Array(9));
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 5 },
+      { referenceCensus: async () => new Map() },
+    );
+    expect(stats.objectsDeleted.orphans).toBe(1);
+    expect(store.keys()).not.toContain(old.key);
+    expect(store.keys()).toContain(young.key);
+    expect(versionsOf(store)).toEqual([1, 2]);
+  });
+
+  it("deletes in backend-sized batches", async () => {
+    const { ctx: base, time } = world();
+    const counting = new CountingStore(
+      new FaultStore(base.store, { capabilities: { maxBatchDelete: 3 } }),
+    );
+    const ctx = { ...base, store: counting };
+    await seedDataset(ctx, time, { versions: 6, filesPer: 2 });
+    counting.resetCounts();
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1 },
+      { referenceCensus: async () => new Map(), concurrency: 2 },
+    );
+    expect(stats.objectsDeleted.dataFiles).toBe(10);
+    // 10 data files in batches of 3 (4 requests), 5 manifests (2); no leases, no orphans
+    expect(counting.requestCounts().deleteMany).toBe(4 + 2);
+  });
+
+  it("planCleanup makes the same decisions with zero writes", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 6, shared: true });
+    await writeDataFile(ctx, new Uint8Array(3)); // an orphan
+    await time.advance(8 * DAY);
+    await store.put("_refs/tags/t.json", encodeJson({ target: { branch: "main", version: 2 } }));
+    const counting = new CountingStore(store);
+    const planCtx = { ...ctx, store: counting };
+    const plan = await planCleanup(
+      planCtx,
+      { retainVersions: 2 },
+      {
+        referenceCensus: fileReferenceCensus(planCtx),
+        storageNow: new Date(time.now()),
+      },
+    );
+    const writes = counting.requestCounts();
+    expect(writes.put + writes.delete + writes.deleteMany).toBe(0);
+    expect(plan.dryRun).toBe(true);
+    const real = await cleanup(
+      ctx,
+      { retainVersions: 2 },
+      { referenceCensus: fileReferenceCensus(ctx) },
+    );
+    expect(plan.retired).toEqual(real.retired);
+    expect(sortRetained(plan.retained)).toEqual(sortRetained(real.retained));
+    expect(plan.objectsDeleted).toEqual(real.objectsDeleted);
+    expect(plan.bytesDeleted).toBe(real.bytesDeleted);
+  });
+});
+
+function sortRetained(list: { branch: string; version: number; reason: string }[]) {
+  return [...list].sort((a, b) => a.version - b.version);
+}

@@ -1,0 +1,164 @@
+import {
+  CountingStore,
+  decodeJson,
+  HoldfastError,
+  listAll,
+  MemoryStore,
+  type ObjectStore,
+  seededIds,
+} from "@holdfast/conditional-store";
+import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
+import {
+  commitVersion,
+  initDataset,
+  listBranchesWithVersions,
+  listVersions,
+  type ProtocolContext,
+  readManifest,
+  writeDataFile,
+} from "@holdfast/dataset";
+import type { ReferenceCensus } from "@holdfast/retirement";
+
+export const MINUTE = 60_000;
+export const DAY = 24 * 60 * MINUTE;
+
+/** A memory store on fake storage time; resolver pauses return at once. */
+export function world(seed = 1) {
+  const time = new FakeTime(Date.UTC(2026, 5, 1));
+  const store = new MemoryStore({ clock: time });
+  const ctx = contextOn(store, time, seed);
+  return { time, store, ctx, on: (other: ObjectStore) => contextOn(other, time, seed + 1000) };
+}
+
+function contextOn(store: ObjectStore, time: FakeTime, seed: number): ProtocolContext {
+  return { store, clock: time, ids: seededIds(seed), sleep: recordingSleep() };
+}
+
+/**
+ * `versions` commits on `main`, each with `filesPer` fresh files plus (when `shared`) the
+ * first version's first file; time moves one minute per commit.
+ */
+export async function seedDataset(
+  ctx: ProtocolContext,
+  time: FakeTime,
+  { versions = 5, filesPer = 2, shared = false, branch = "main" } = {},
+) {
+  await initDataset(ctx).catch(() => {});
+  let first: { key: string; size: number } | undefined;
+  for (let i = 0; i < versions; i += 1) {
+    const files = [];
+    for (let f = 0; f < filesPer; f += 1) {
+      files.push(await writeDataFile(ctx, new Uint8Array(10 + f)));
+    }
+    first ??= files[0];
+    if (shared && i > 0 && first) files.push(first);
+    await commitVersion(ctx, { branch, files });
+    await time.advance(MINUTE);
+  }
+  return { sharedFile: first! };
+}
+
+/**
+ * A stand-in reference census (until the real one is wired in): tags under `_refs/tags/`
+ * and branches whose manifests name a version as parent. Reads intents first like the real
+ * one: `_holdfast/refs/intents/*.json` with a `target`.
+ */
+export function fileReferenceCensus(ctx: ProtocolContext): ReferenceCensus {
+  return async (branch, versions) => {
+    const wanted = new Set(versions);
+    const found = new Map<number, string>();
+    const scan = async (prefix: string, reason: string) => {
+      for await (const meta of listAll(ctx.store, prefix)) {
+        const got = await ctx.store.get(meta.key);
+        if (!got) continue;
+        const body = decodeJson(got.body) as { target?: { branch: string; version: number } };
+        const t = body.target;
+        if (t && t.branch === branch && wanted.has(t.version) && !found.has(t.version)) {
+          found.set(t.version, reason);
+        }
+      }
+    };
+    await scan("_holdfast/refs/intents/", "intent");
+    await scan("_refs/tags/", "tag");
+    for (const other of await listBranchesWithVersions(ctx)) {
+      for await (const entry of listVersions(ctx, other)) {
+        const { manifest } = await readManifest(ctx, other, entry.version);
+        const p = manifest.parent;
+        if (p && p.branch === branch && p.branch !== other && wanted.has(p.version)) {
+          if (!found.has(p.version)) found.set(p.version, "branch-lineage");
+        }
+      }
+    }
+    return found;
+  };
+}
+
+/** Keys under a prefix (sorted). */
+export function keysUnder(store: MemoryStore, prefix: string): string[] {
+  return store.keys().filter((k) => k.startsWith(prefix));
+}
+
+/** Versions whose manifests exist on a branch. */
+export function versionsOf(store: MemoryStore, branch = "main"): number[] {
+  return keysUnder(store, `_versions/${branch}/`).map((k) => Number(k.split("/")[2]!.slice(0, 20)));
+}
+
+/**
+ * Models a process crash: once `trigger` matches a request, that request (after or before
+ * it applies) and every later one fail with `refused`, so nothing more is written and the
+ * in-process cleanup (abandon) cannot run either.
+ */
+export class CrashStore extends CountingStore {
+  crashed = false;
+  constructor(
+    inner: ObjectStore,
+    private readonly trigger: (op: string, key: string, conditional: boolean) => boolean,
+    private readonly applyFirst: boolean,
+  ) {
+    super(inner);
+  }
+
+  async #gate<T>(
+    op: string,
+    key: string,
+    conditional: boolean,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    if (this.crashed) throw dead(op, key);
+    if (this.trigger(op, key, conditional)) {
+      this.crashed = true;
+      if (this.applyFirst) await send();
+      throw dead(op, key);
+    }
+    return send();
+  }
+
+  override get(key: string) {
+    return this.#gate("get", key, false, () => super.get(key));
+  }
+  override head(key: string) {
+    return this.#gate("head", key, false, () => super.head(key));
+  }
+  override put(key: string, body: Uint8Array, options?: Parameters<ObjectStore["put"]>[2]) {
+    return this.#gate("put", key, options?.precondition !== undefined, () =>
+      super.put(key, body, options),
+    );
+  }
+  override delete(key: string, options?: Parameters<ObjectStore["delete"]>[1]) {
+    return this.#gate("delete", key, false, () => super.delete(key, options));
+  }
+  override deleteMany(keys: readonly string[]) {
+    return this.#gate("deleteMany", keys[0] ?? "", false, () => super.deleteMany(keys));
+  }
+  override list(prefix: string, options?: Parameters<ObjectStore["list"]>[1]) {
+    return this.#gate("list", prefix, false, () => super.list(prefix, options));
+  }
+}
+
+function dead(op: string, key: string): HoldfastError {
+  return new HoldfastError(`process crashed at ${op} ${key}`, {
+    kind: "refused",
+    operation: op,
+    key,
+  });
+}
