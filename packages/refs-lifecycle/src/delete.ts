@@ -155,8 +155,19 @@ async function deleteReference(
     await dropIntent(ctx, iKey).catch(() => undefined);
     throw error;
   }
-  if (fenceWriter !== null) await removeFence(ctx, name, fenceWriter);
-  await dropIntent(ctx, iKey);
+  // Deleted. What follows only reclaims sidecars; a failure leaves them to recovery.
+  try {
+    if (fenceWriter !== null) await removeFence(ctx, name, fenceWriter);
+    // Earlier, interrupted deletions of this name are complete now too.
+    for await (const other of listIntents(ctx, intentsOfPrefix(kind, name))) {
+      if (other.intent.op === "delete" && other.intent.intentId !== intentId) {
+        await dropIntent(ctx, other.key);
+      }
+    }
+    await dropIntent(ctx, iKey);
+  } catch {
+    // recovery reclaims leftovers (they only ever over-protect)
+  }
   return { name, resumed: false };
 }
 
@@ -259,9 +270,10 @@ async function deletePrefix(ctx: ProtocolContext, prefix: string): Promise<void>
 }
 
 /**
- * Publishes the incarnation-termination fence before the dependency census. Takes over
- * a fence an interrupted deletion left (its intent gone or fenced); refuses while another
- * deletion of the branch is live.
+ * Publishes the incarnation-termination fence before the dependency census. A fence an
+ * earlier, interrupted (or concurrent) deletion of the same branch left is taken over
+ * with an if-match rewrite: both deletions want the same outcome, and the earlier one only
+ * ever removes a fence that still carries its own writer id.
  */
 async function publishFence(
   ctx: ProtocolContext,
@@ -277,29 +289,24 @@ async function publishFence(
     intentId,
     writerId: ctx.ids.next(),
   };
-  const created = await putIfAbsent(ctx.store, key, encodeJson(fence), resolverOptions(ctx));
-  if (created.status === "applied") return fence.writerId;
-  const existing = await readFence(ctx, key);
-  if (existing?.fence.intentId === intentId) return existing.fence.writerId; // resuming our own
-  if (existing) {
-    const owner = await readIntent(ctx, intentKey("branch", branch, existing.fence.intentId));
-    if (owner && owner.intent.state === "pending") {
-      throw holdfastError("conflict", "deleteBranch", `branch ${branch} is already being deleted`, {
-        key,
-        code: "BRANCH_DELETING",
-      });
-    }
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const existing = await readFence(ctx, key);
+    if (existing?.fence.intentId === intentId) return existing.fence.writerId; // resuming our own
+    const outcome = existing
+      ? await putIfMatch(ctx.store, key, encodeJson(fence), existing.etag, resolverOptions(ctx))
+      : await putIfAbsent(ctx.store, key, encodeJson(fence), resolverOptions(ctx));
+    if (outcome.status === "applied") return fence.writerId;
   }
-  const taken = existing
-    ? await putIfMatch(ctx.store, key, encodeJson(fence), existing.etag, resolverOptions(ctx))
-    : await putIfAbsent(ctx.store, key, encodeJson(fence), resolverOptions(ctx));
-  if (taken.status !== "applied") {
-    throw holdfastError("conflict", "deleteBranch", `branch ${branch} is already being deleted`, {
+  throw holdfastError(
+    "conflict",
+    "deleteBranch",
+    `branch ${branch} is being deleted concurrently`,
+    {
       key,
       code: "BRANCH_DELETING",
-    });
-  }
-  return fence.writerId;
+      hint: "retry the deletion",
+    },
+  );
 }
 
 /** Removes the fence if it is still the one `writerId` (or, with `null`, intent `intentId`) wrote. */
