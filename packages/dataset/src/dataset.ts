@@ -11,6 +11,7 @@ import {
 import { type ProtocolContext, resolverOptions } from "./context.js";
 import {
   DATASET_KEY,
+  MAX_VERSION,
   VERSIONS_PREFIX,
   dataKey,
   isDataKey,
@@ -277,11 +278,63 @@ export async function* listVersions(
   }
 }
 
-/** The highest version of a branch, or `null` when the branch has none. Lists the branch once. */
+/**
+ * The highest version of a branch, or `null` when it has none. A branch that fits in one
+ * listing page costs one LIST; a longer one is searched with single-key listings
+ * (`startAfter`), galloping then bisecting: O(log n) requests, exact even with gaps.
+ */
 export async function latestVersion(ctx: ProtocolContext, branch: string): Promise<number | null> {
-  let latest: number | null = null;
-  for await (const entry of listVersions(ctx, branch)) latest = entry.version;
-  return latest;
+  const prefix = versionsPrefix(branch);
+  const page = await ctx.store.list(prefix);
+  let lo: number | null = null;
+  for (const meta of page.objects) {
+    const parsed = parseManifestKey(meta.key);
+    if (parsed?.branch === branch) lo = parsed.version;
+  }
+  if (page.nextPageToken === undefined) return lo;
+  lo ??= await firstVersionAfter(ctx, branch, 0);
+  if (lo === null) return null;
+  // Invariant below: version `lo` exists and no version is above `hi`.
+  let step = 1024;
+  let hi: number;
+  for (;;) {
+    const probe = Math.min(lo + step, MAX_VERSION);
+    const next = await firstVersionAfter(ctx, branch, probe);
+    if (next === null) {
+      hi = probe;
+      break;
+    }
+    lo = next;
+    step *= 2;
+  }
+  while (lo < hi) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    const next = await firstVersionAfter(ctx, branch, mid);
+    if (next === null) hi = mid;
+    else lo = next;
+  }
+  return lo;
+}
+
+/** The lowest version above `after` (0: the lowest), skipping foreign keys; `null` if none. */
+async function firstVersionAfter(
+  ctx: ProtocolContext,
+  branch: string,
+  after: number,
+): Promise<number | null> {
+  const prefix = versionsPrefix(branch);
+  let startAfter = after >= 1 ? manifestKey(branch, after) : undefined;
+  for (;;) {
+    const page = await ctx.store.list(prefix, { startAfter, pageSize: 8 });
+    for (const meta of page.objects) {
+      const parsed = parseManifestKey(meta.key);
+      if (parsed?.branch === branch) return parsed.version;
+      // Version keys start with a digit: a key past "9" is past every version.
+      if ((meta.key[prefix.length] ?? "") > "9") return null;
+      startAfter = meta.key;
+    }
+    if (page.objects.length === 0) return null;
+  }
 }
 
 /**

@@ -266,6 +266,48 @@ describe("reading and listing", () => {
     expect(after.map((v) => v.version)).toEqual([4, 5]);
   });
 
+  it("finds the latest version of a long branch with few requests, across gaps and foreign keys", async () => {
+    const ctx = memoryContext(1, new MemoryStore({ pageSize: 4 }));
+    for (let i = 0; i < 200; i += 1) await commitVersion(ctx, { branch: "main", files: [] });
+    await ctx.store.put("_versions/main/.hidden", bytes("x"));
+    await ctx.store.put("_versions/main/00000000000000000139.json.bak", bytes("x"));
+    await ctx.store.put("_versions/main/zzz", bytes("x"));
+    const counting = new FaultStore(ctx.store);
+    const probe = { ...ctx, store: counting };
+    expect(await latestVersion(probe, "main")).toBe(200);
+    // A full listing would take 51 pages of 4.
+    expect(counting.requestCounts().list).toBeLessThan(20);
+    // Cleanup leaves gaps below the latest; the search stays exact.
+    let seed = 7;
+    for (let v = 1; v < 200; v += 1) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      if (seed % 3 !== 0) await ctx.store.delete(manifestKey("main", v));
+    }
+    expect(await latestVersion(ctx, "main")).toBe(200);
+    await ctx.store.delete(manifestKey("main", 200));
+    const remaining = (await collect(listVersions(ctx, "main"))).map((v) => v.version);
+    expect(await latestVersion(ctx, "main")).toBe(remaining.at(-1) ?? null);
+    for (const v of remaining) await ctx.store.delete(manifestKey("main", v));
+    expect(await latestVersion(ctx, "main")).toBeNull();
+  });
+
+  it("finds the latest version exactly over random sparse version sets", async () => {
+    let seed = 11;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let round = 0; round < 30; round += 1) {
+      const ctx = memoryContext(round, new MemoryStore({ pageSize: 1 + random(5) }));
+      const versions = new Set<number>();
+      const count = random(40);
+      for (let i = 0; i < count; i += 1) versions.add(1 + random(i % 3 === 0 ? 5000 : 300));
+      for (const v of versions) await ctx.store.put(manifestKey("main", v), bytes("{}"));
+      const expected = versions.size === 0 ? null : Math.max(...versions);
+      expect(await latestVersion(ctx, "main")).toBe(expected);
+    }
+  });
+
   it("lists branches whose names prefix each other", async () => {
     const ctx = memoryContext();
     for (const branch of ["a", "a.b", "a-b", "ab", "b"])
