@@ -1,4 +1,5 @@
 import {
+  HoldfastError,
   type ObjectMeta,
   encodeJson,
   holdfastError,
@@ -200,6 +201,32 @@ export async function checkCommit(
   const record = await tryReadManifest(ctx, branch, version);
   if (!record) return "absent";
   return record.manifest.txnId === txnId ? "committed" : "other";
+}
+
+/**
+ * A commit whose outcome stayed unknown (kind `unresolved`, code `COMMIT_UNRESOLVED`). It
+ * names the version and txnId, so {@link checkCommit} can decide it later; until then none
+ * of its files may be deleted (invariant 4).
+ */
+export class UnresolvedCommitError extends HoldfastError {
+  readonly branch: string;
+  readonly version: number;
+  readonly txnId: string;
+
+  constructor(branch: string, version: number, key: string, txnId: string, cause: unknown) {
+    super(`commit of ${key} (txnId ${txnId}) has an unknown outcome`, {
+      kind: "unresolved",
+      operation: "commit",
+      key,
+      precondition: { ifNoneMatch: "*" },
+      code: "COMMIT_UNRESOLVED",
+      cause,
+      hint: `the manifest may have landed: decide with checkCommit(ctx, "${branch}", ${version}, "${txnId}") before deleting any of its files`,
+    });
+    this.branch = branch;
+    this.version = version;
+    this.txnId = txnId;
+  }
 }
 
 /** A manifest as stored, with the store's metadata of its object. */
@@ -415,17 +442,7 @@ function validateParent(parent: unknown): VersionRef | null {
   return { branch: validateName(p.branch, "branch"), version: validateVersion(p.version) };
 }
 
-function unresolvedCommit(key: string, txnId: string, cause: unknown) {
-  return holdfastError(
-    "unresolved",
-    "commit",
-    `commit of ${key} (txnId ${txnId}) has an unknown outcome`,
-    {
-      key,
-      precondition: { ifNoneMatch: "*" },
-      code: "COMMIT_UNRESOLVED",
-      cause,
-      hint: `the manifest may have landed: check it with checkCommit (txnId ${txnId}) before deleting any of its files`,
-    },
-  );
+function unresolvedCommit(key: string, txnId: string, cause: unknown): UnresolvedCommitError {
+  const parsed = parseManifestKey(key)!;
+  return new UnresolvedCommitError(parsed.branch, parsed.version, key, txnId, cause);
 }

@@ -21,6 +21,7 @@ import {
   openDataset,
   readManifest,
   tryReadManifest,
+  UnresolvedCommitError,
   writeDataFile,
 } from "@holdfast/dataset";
 
@@ -207,8 +208,16 @@ describe("commit", () => {
       expect(isHoldfastError(err, "unresolved")).toBe(true);
       expect(err).toMatchObject({ code: "COMMIT_UNRESOLVED", key });
       expect(ctx.store.keys()).toEqual([]);
-      const txnId = /txnId (\w+)/.exec((err as Error).message)?.[1] ?? "";
-      expect(await checkCommit(ctx, "main", 1, txnId)).toBe("absent");
+      expect(err).toBeInstanceOf(UnresolvedCommitError);
+      const { branch, version, txnId } = err as UnresolvedCommitError;
+      expect([branch, version]).toEqual(["main", 1]);
+      expect(await checkCommit(ctx, branch, version, txnId)).toBe("absent");
+      // If the lost copy lands later, the same check says it is ours.
+      await ctx.store.put(
+        key,
+        encodeJson({ schema: 1, branch, version, parent: null, files: [], txnId }),
+      );
+      expect(await checkCommit(ctx, branch, version, txnId)).toBe("committed");
     }
 
     // (d) a first conflict with no earlier lost answer is a definite conflict: no
