@@ -118,6 +118,25 @@ describe("local store file layout", () => {
     expect(await keys(store)).toEqual([]);
   });
 
+  it("R3 compare-and-swap cannot resurrect a concurrent delete (one process, two store instances)", async () => {
+    const root = freshRoot();
+    const writer = createLocalStore({ root });
+    const deleter = createLocalStore({ root });
+    for (let round = 0; round < 40; round += 1) {
+      const { etag } = await writer.put("r3/key", bytes(`base ${round}`));
+      const results = await Promise.allSettled([
+        writer.put("r3/key", bytes(`cas ${round}`), { precondition: { ifMatch: etag } }),
+        deleter.delete("r3/key"),
+        writer.put("r3/key", bytes(`cas2 ${round}`), { precondition: { ifMatch: etag } }),
+      ]);
+      expect(results[1].status).toBe("fulfilled");
+      for (const r of [results[0], results[2]]) {
+        if (r.status === "rejected") expect(isHoldfastError(r.reason, "conflict")).toBe(true);
+      }
+      expect({ round, after: await writer.head("r3/key") }).toEqual({ round, after: null });
+    }
+  });
+
   it("ignores foreign files and refuses a foreign .hfobj file with a typed error", async () => {
     const root = freshRoot();
     const store = createLocalStore({ root });

@@ -115,6 +115,34 @@ describe("local store across processes", () => {
     }
   }, 60_000);
 
+  it("R3 local compare-and-swap cannot resurrect a concurrent delete (4 processes)", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    const procs = await Promise.all(
+      Array.from({ length: PROCESSES }, (_, i) => startChild(root, i)),
+    );
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const key = `race/resurrect/${round}`;
+      const { etag } = await store.put(key, new TextEncoder().encode(`base ${round}`));
+      const replies = await Promise.all(
+        procs.map((child, i) => {
+          const reply = nextMessage<RoundReply>(child);
+          child.send(
+            i % 2 === 0
+              ? { op: "delete", round, key }
+              : { op: "cas", round, key, etag, racers: RACERS_PER_PROCESS },
+          );
+          return reply;
+        }),
+      );
+      const outcomes = replies.flatMap((r) => r.outcomes);
+      // Every delete answered success, so whichever order the writes took, the key is
+      // gone: a CAS ordered after a delete must have conflicted, never recreated it.
+      expect(outcomes.filter((o) => o.won && o.etag === undefined).length).toBe(PROCESSES / 2);
+      expect({ round, after: await store.head(key) }).toEqual({ round, after: null });
+    }
+  }, 60_000);
+
   it("a SIGKILLed lock holder does not block the next writer", async () => {
     const root = freshRoot();
     const store = createLocalStore({ root });
@@ -154,12 +182,27 @@ describe("local store across processes", () => {
     const locked = nextMessage<{ locked: boolean }>(holder);
     holder.send({ op: "hold-lock", key: "busy/key" });
     expect((await locked).locked).toBe(true);
-    const error = await store
-      .put("busy/key", new TextEncoder().encode("v2"))
-      .catch((e: unknown) => e);
-    expect(isHoldfastError(error, "refused")).toBe(true);
-    expect(error).toMatchObject({ code: "ELOCKTIMEOUT", key: "busy/key" });
-    expect(new TextDecoder().decode((await store.get("busy/key"))!.body)).toBe("v1");
+    const { etag } = (await store.head("busy/key"))!;
+    // Every mutation but create-only takes the key's lock: put, CAS, delete (R3 rests on it).
+    const attempts = [
+      store.put("busy/key", new TextEncoder().encode("v2")),
+      store.put("busy/key", new TextEncoder().encode("v2"), { precondition: { ifMatch: etag } }),
+      store.delete("busy/key"),
+      store.delete("busy/key", { ifMatch: etag }),
+    ];
+    for (const attempt of attempts) {
+      const error = await attempt.catch((e: unknown) => e);
+      expect(isHoldfastError(error, "refused")).toBe(true);
+      expect(error).toMatchObject({ code: "ELOCKTIMEOUT", key: "busy/key" });
+    }
+    const batch = await store.deleteMany(["busy/key"]);
+    expect(batch.deleted).toEqual([]);
+    expect(batch.failed.map((f) => [f.key, f.error.kind, f.error.code])).toEqual([
+      ["busy/key", "refused", "ELOCKTIMEOUT"],
+    ]);
+    const after = await store.get("busy/key");
+    expect(new TextDecoder().decode(after!.body)).toBe("v1");
+    expect(after!.etag).toBe(etag);
     // Reads and create-only puts of other keys never wait for a key's lock.
     await store.put("busy/other", new Uint8Array(1), { precondition: { ifNoneMatch: "*" } });
   }, 30_000);
