@@ -14,6 +14,7 @@ import {
   type VersionEntry,
 } from "@holdfast/dataset";
 import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
+import { censusReferences } from "@holdfast/refs-lifecycle";
 import {
   abandon,
   activeVersions,
@@ -52,7 +53,7 @@ export interface CleanupOptions {
   readonly onProgress?: ((progress: CleanupProgress) => void) | undefined;
   /** @default censusLeases(ctx) from `@holdfast/leases` */
   readonly leaseCensus?: LeaseCensus | undefined;
-  /** Required: refs-lifecycle's `censusReferences(ctx)` (fail-closed). */
+  /** @default censusReferences(ctx) from `@holdfast/refs-lifecycle` (intents, canonical refs, lineage; fail-closed) */
   readonly referenceCensus?: ReferenceCensus | undefined;
   /** @default deleteLeasesOf(ctx, ...) from `@holdfast/leases` */
   readonly deleteLeases?: DeleteLeases | undefined;
@@ -149,18 +150,12 @@ async function run(
 ): Promise<CleanupStats> {
   const policy = validatePolicy(policyIn);
   const dryRun = mode === "plan";
-  const referenceCensusOption = options.referenceCensus;
-  if (!referenceCensusOption) {
-    throw holdfastError("invalid-input", "cleanup", "cleanup needs a reference census", {
-      hint: "pass referenceCensus: censusReferences(ctx) from @holdfast/refs-lifecycle",
-    });
-  }
   const counting = new CountingStore(baseCtx.store);
   const ctx: ProtocolContext = { ...baseCtx, store: counting };
   const startedAt = baseCtx.clock.now();
   const format = options.format ?? defaultFormat;
   const leaseCensus = options.leaseCensus ?? censusLeases(ctx);
-  const referenceCensus = referenceCensusOption;
+  const referenceCensus = options.referenceCensus ?? censusReferences(ctx);
   const deleteLeases: DeleteLeases =
     options.deleteLeases ?? ((branch, versions) => deleteLeasesOf(ctx, branch, versions));
   const progress = options.onProgress ?? (() => {});
