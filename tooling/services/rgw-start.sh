@@ -47,7 +47,13 @@ STARTED=$(date +%s%N)
 
 say() { printf '[rgw-start +%ss] %s\n' "$(elapsed)" "$*" >&2; }
 elapsed() { local ns=$(($(date +%s%N) - STARTED)); printf '%d.%d' $((ns / 1000000000)) $((ns / 100000000 % 10)); }
-die() { printf '[rgw-start] cannot start RGW: %s\n' "$*" >&2; exit 1; }
+STARTED_DAEMONS=0
+die() {
+  printf '[rgw-start] cannot start RGW: %s\n' "$*" >&2
+  # Leave nothing half-started behind: stop the daemons this run recorded.
+  [ "$STARTED_DAEMONS" = 1 ] && stop_recorded
+  exit 1
+}
 
 mkdir -p "$SERVICES_DIR"
 
@@ -76,8 +82,26 @@ is_running() {
   state=$(sed -E 's/^.*\) ([A-Za-z]).*$/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
   [ -n "$state" ] && [ "$state" != Z ]
 }
-recorded_alive() { [ -f "$DATA/run/$1.pid" ] && is_running "$(cat "$DATA/run/$1.pid")"; }
-s3_answers() { curl -s -o /dev/null -m 2 "$ENDPOINT/"; }
+# A recorded PID is ours only if that process was started with our ceph.conf: a PID file
+# that outlived its daemon may name an unrelated process by now.
+is_ours() { is_running "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$CONF"; }
+recorded_alive() { [ -f "$DATA/run/$1.pid" ] && is_ours "$(cat "$DATA/run/$1.pid")"; }
+# S3 answers only if the answer carries RGW's request id (not merely anything on the port).
+s3_answers() { curl -s -D - -o /dev/null -m 2 "$ENDPOINT/" 2>/dev/null | grep -qi '^x-amz-request-id:'; }
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+stop_recorded() {
+  local d f pid
+  for d in client.rgw.holdfast osd.0 mon.a; do
+    f=$DATA/run/$d.pid
+    [ -f "$f" ] || continue
+    pid=$(cat "$f")
+    if is_ours "$pid"; then
+      kill -KILL "$pid" 2>/dev/null || true
+      for _ in $(seq 50); do is_running "$pid" || break; sleep 0.1; done
+    fi
+    rm -f "$f"
+  done
+}
 ceph_cli() { ceph -c "$CONF" --connect-timeout 10 "$@"; }
 
 ensure_user_bucket_env() {
@@ -123,18 +147,9 @@ if [ "$RESET" != 1 ] && [ -f "$DATA/port" ] && [ "$(cat "$DATA/port")" = "$PORT"
 fi
 
 # ---------------------------------------------------------------- stop leftovers we recorded
-if [ -d "$DATA/run" ]; then
-  for d in client.rgw.holdfast osd.0 mon.a; do
-    f=$DATA/run/$d.pid
-    [ -f "$f" ] || continue
-    pid=$(cat "$f")
-    if is_running "$pid"; then
-      kill -KILL "$pid" 2>/dev/null || true
-      for _ in $(seq 50); do is_running "$pid" || break; sleep 0.1; done
-    fi
-  done
-fi
-s3_answers && die "something else already answers on $ENDPOINT (pick another port: --port N or HOLDFAST_RGW_PORT)"
+[ -d "$DATA/run" ] && stop_recorded
+port_busy "$PORT" && die "port $PORT is already in use by another process (pick another: --port N or HOLDFAST_RGW_PORT)"
+port_busy "$MON_PORT" && die "monitor port $MON_PORT is already in use (pick another: HOLDFAST_RGW_MON_PORT)"
 rm -rf "$DATA"
 mkdir -p "$DATA"/{run,log,mon.a,osd.0,rgw,crash}
 echo "$PORT" >"$DATA/port"
@@ -207,6 +222,7 @@ EOF
 export CEPH_CONF=$CONF
 
 # ---------------------------------------------------------------- monitor
+STARTED_DAEMONS=1
 monmaptool --create --clobber --fsid 3d6f0b52-9a41-4c1e-8e57-6b0a1d7c2f19 \
   --addv a "[v2:127.0.0.1:$MON_PORT]" "$DATA/monmap" >/dev/null
 ceph-mon -c "$CONF" --mkfs -i a --monmap "$DATA/monmap" 2>>"$DATA/log/mkfs.log" ||
@@ -231,7 +247,12 @@ say "osd up"
 # ---------------------------------------------------------------- radosgw
 radosgw -c "$CONF" -n client.rgw.holdfast 2>>"$DATA/log/mkfs.log" ||
   die "radosgw did not start; see $DATA/log/client.rgw.holdfast.log"
-for _ in $(seq 300); do s3_answers && break; sleep 0.2; done
+for i in $(seq 300); do
+  s3_answers && break
+  # radosgw daemonizes at once; if it is gone a few seconds later it failed (see its log).
+  [ "$i" -gt 25 ] && ! recorded_alive client.rgw.holdfast && die "radosgw exited; see $DATA/log/client.rgw.holdfast.log"
+  sleep 0.2
+done
 s3_answers || die "radosgw did not answer on $ENDPOINT within 60 s; see $DATA/log/client.rgw.holdfast.log"
 say "radosgw answering"
 

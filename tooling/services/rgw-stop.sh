@@ -26,6 +26,9 @@ is_running() {
   state=$(sed -E 's/^.*\) ([A-Za-z]).*$/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
   [ -n "$state" ] && [ "$state" != Z ]
 }
+# A recorded PID is ours only if that process was started with our ceph.conf: a PID file
+# that outlived its daemon may name an unrelated process by now.
+is_ours() { is_running "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$DATA/ceph.conf"; }
 
 if [ -d "$DATA/run" ]; then
   # radosgw first (it flushes to the OSD), then the OSD, then the monitor: an OSD whose
@@ -35,7 +38,7 @@ if [ -d "$DATA/run" ]; then
     [ -f "$f" ] || continue
     pid=$(cat "$f")
     rm -f "$f"
-    is_running "$pid" || continue
+    is_ours "$pid" || continue
     if [ "$FAST" = 1 ]; then
       kill -KILL "$pid" 2>/dev/null
     else
