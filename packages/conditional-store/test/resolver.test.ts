@@ -13,7 +13,7 @@ import {
   writerPayload,
 } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { enc, json, rejection, scripted, text } from "./helpers.js";
 
 describe("C1 lost answer of an applied create", () => {
@@ -404,6 +404,31 @@ describe("C10 bounded re-issue", () => {
     expect(isUnresolved(await done)).toBe(true);
     await time.advance(60_000);
     expect(puts()).toBe(5);
+  });
+
+  it("C10 the default sleep waits the real pauses (vitest fake timers)", async () => {
+    vi.useFakeTimers();
+    try {
+      const { store } = scripted("single-attempt", {
+        operation: "put",
+        times: Number.POSITIVE_INFINITY,
+        fault: { type: "lose-before-apply" },
+      });
+      const done = putIfAbsent(store, "a/b.json", enc("x")).catch((e: unknown) => e);
+      const puts = () => store.requestCounts().put;
+      await vi.advanceTimersByTimeAsync(199);
+      expect(puts()).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(puts()).toBe(2);
+      await vi.advanceTimersByTimeAsync(400 + 800 + 1599);
+      expect(puts()).toBe(4);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(puts()).toBe(5);
+      expect(isUnresolved(await done)).toBe(true);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("C10 an abort (a fence) during a pause reports unresolved at once and never re-issues", async () => {
