@@ -195,6 +195,12 @@ describe("local store across processes", () => {
       expect(isHoldfastError(error, "refused")).toBe(true);
       expect(error).toMatchObject({ code: "ELOCKTIMEOUT", key: "busy/key" });
     }
+    // A waiter's AbortSignal ends the wait: nothing written, kind "aborted".
+    const patient = createLocalStore({ root });
+    const aborted = await patient
+      .put("busy/key", new TextEncoder().encode("v3"), { signal: AbortSignal.timeout(100) })
+      .catch((e: unknown) => e);
+    expect(isHoldfastError(aborted, "aborted")).toBe(true);
     const batch = await store.deleteMany(["busy/key"]);
     expect(batch.deleted).toEqual([]);
     expect(batch.failed.map((f) => [f.key, f.error.kind, f.error.code])).toEqual([
