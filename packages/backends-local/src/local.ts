@@ -173,6 +173,9 @@ export class LocalStore implements ObjectStore {
     if (!(body instanceof Uint8Array)) {
       throw holdfastError("invalid-input", "put", `body of ${key} is not a Uint8Array`, { key });
     }
+    if (precondition !== undefined && !isPrecondition(precondition)) {
+      throw holdfastError("invalid-input", "put", `malformed precondition on ${key}`, { key });
+    }
     await this.#ensureRoot("put", precondition);
     const etag = newEtag();
     // The temp file lives in the target's directory so link/rename stay on one filesystem.
@@ -712,6 +715,14 @@ async function* walk(
       yield { key, file: path };
     }
   }
+}
+
+/** `{ ifNoneMatch: "*" }` or `{ ifMatch: <non-empty string> }`, nothing else. */
+function isPrecondition(value: unknown): value is Precondition {
+  if (typeof value !== "object" || value === null) return false;
+  const p = value as { ifNoneMatch?: unknown; ifMatch?: unknown };
+  if ("ifNoneMatch" in p) return p.ifNoneMatch === "*" && !("ifMatch" in p);
+  return typeof p.ifMatch === "string" && p.ifMatch !== "";
 }
 
 function isValidKey(key: string): boolean {

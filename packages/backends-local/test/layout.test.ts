@@ -196,6 +196,10 @@ describe("local store file layout", () => {
     expect(() => createLocalStore({ root: "/tmp/x", maxBatchDelete: 0 })).toThrow(
       expect.objectContaining({ kind: "invalid-input" }),
     );
+    for (const precondition of [{ ifMatch: "" }, { ifNoneMatch: "x" }, {}] as never[]) {
+      const error = await errorOf(store.put("k", bytes("x"), { precondition }));
+      expect(isHoldfastError(error, "invalid-input")).toBe(true);
+    }
     const aborted = AbortSignal.abort();
     expect(
       isHoldfastError(await errorOf(store.put("k", bytes("x"), { signal: aborted })), "aborted"),
