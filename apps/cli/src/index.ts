@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { registerCleanup } from "./commands/cleanup.js";
 import { registerDataset } from "./commands/dataset.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerLease } from "./commands/lease.js";
@@ -29,6 +30,7 @@ export function registerAll(r: Registrar, program: Command): void {
   registerLease(r, program);
   registerTag(r, program);
   registerBranch(r, program);
+  registerCleanup(r, program);
   registerDoctor(r, program);
 }
 

@@ -83,10 +83,7 @@ export async function openTarget(
       return createLocalStore({ root: url.root, createRoot: options.create === true });
     }
     case "s3": {
-      // TODO(cli): typed once backends-s3 exports its openers.
-      const { openS3Store, createS3Store } = (await import(
-        "@holdfast/backends-s3"
-      )) as unknown as PendingS3;
+      const { openS3Store, createS3Store } = await import("@holdfast/backends-s3");
       return (
         options.probe === false
           ? async (o: Parameters<typeof createS3Store>[0]) => createS3Store(o)
@@ -123,18 +120,6 @@ export function contextFor(store: ObjectStore): ProtocolContext {
 }
 
 // --- utils ---
-
-type S3Opts = {
-  bucket: string;
-  prefix: string;
-  endpoint?: string;
-  region?: string;
-  forcePathStyle?: boolean;
-};
-type PendingS3 = {
-  createS3Store(o: S3Opts): ObjectStore;
-  openS3Store(o: S3Opts): Promise<ObjectStore>;
-};
 
 /**
  * Azure credentials from the standard environment: a connection string, or an account

@@ -135,7 +135,8 @@ describe("leases, tags and branches on a local directory", () => {
     const ds = join(dir, "ds");
     expect((await run(["init", ds])).code).toBe(0);
     await writeFile(join(dir, "f.txt"), "data");
-    for (let i = 0; i < versions; i += 1) expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
+    for (let i = 0; i < versions; i += 1)
+      expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
     return ds;
   }
 
@@ -146,7 +147,9 @@ describe("leases, tags and branches on a local directory", () => {
     const lease = acquired.json().lease as { leaseId: string; ttlMs: number; expiresAt: string };
     expect(lease.ttlMs).toBe(60_000);
     const listed = await run(["lease", "list", ds, "--json"]);
-    expect(listed.json().leases).toMatchObject([{ leaseId: lease.leaseId, version: 1, active: true }]);
+    expect(listed.json().leases).toMatchObject([
+      { leaseId: lease.leaseId, version: 1, active: true },
+    ]);
     expect((await run(["lease", "release", ds, lease.leaseId])).code).toBe(0);
     expect((await run(["lease", "list", ds, "--json"])).json().leases).toEqual([]);
     const again = await run(["lease", "release", ds, lease.leaseId]);
@@ -195,5 +198,53 @@ describe("leases, tags and branches on a local directory", () => {
     expect(orphan.stderr).toMatch(/branch nobranch does not exist/);
     expect((await run(["branch", "delete", ds, "exp"])).code).toBe(0);
     expect((await run(["branch", "list", ds, "--json"])).json().branches).toHaveLength(1);
+  });
+});
+
+describe("cleanup, recover, status on a local directory", () => {
+  it("retires by policy, keeps tagged, leased, forked and latest versions, with reasons", async () => {
+    const ds = join(dir, "ds");
+    expect((await run(["init", ds])).code).toBe(0);
+    await writeFile(join(dir, "f.txt"), "data");
+    for (let i = 0; i < 8; i += 1) expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
+    expect((await run(["tag", "create", ds, "keep", "2"])).code).toBe(0);
+    expect((await run(["branch", "create", ds, "exp", "--from", "3"])).code).toBe(0);
+    expect((await run(["lease", "acquire", ds, "4", "--ttl", "5m"])).code).toBe(0);
+
+    const plan = await run(["cleanup", ds, "--retain", "2", "--dry-run", "--json"]);
+    expect(plan.code).toBe(0);
+    const planned = plan.json().stats as { dryRun: boolean; retired: { version: number }[] };
+    expect(planned.dryRun).toBe(true);
+    expect(planned.retired.map((v) => v.version).sort()).toEqual([1, 5, 6]);
+    expect((await run(["versions", ds, "--json"])).json().versions).toHaveLength(8);
+
+    const human = await run(["cleanup", ds, "--retain", "2"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/Retired 3 version\(s\):\n {2}main: 1, 5-6/);
+    expect(human.stdout).toMatch(/main\s+2\s+tag: a tag names it/);
+    expect(human.stdout).toMatch(/main\s+4\s+lease:/);
+    expect(human.stdout).toMatch(/main\s+3\s+branch-lineage:/);
+    expect(human.stdout).toMatch(/Requests: \d+ \(list \d+, get \d+/);
+    expect(human.stderr).toMatch(/holdfast: retiring/);
+    const left = (await run(["versions", ds, "--json"])).json().versions as { version: number }[];
+    expect(left.map((v) => v.version)).toEqual([2, 3, 4, 7, 8]);
+
+    const status = await run(["status", ds, "--json"]);
+    expect(status.code).toBe(0);
+    expect(status.json()).toMatchObject({ retirements: [], intents: [], leases: [{ version: 4 }] });
+    const recovered = await run(["recover", ds, "--json"]);
+    expect(recovered.code).toBe(0);
+    expect(recovered.json()).toMatchObject({ ok: true, command: "recover", retired: [] });
+  });
+
+  it("cleanup without a policy is a usage error", async () => {
+    const ds = join(dir, "ds");
+    expect((await run(["init", ds])).code).toBe(0);
+    const r = await run(["cleanup", ds]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/hint: pass at least one of --older-than/);
+    for (const bad of [["--older-than", "7"], ["--retain", "0"], ["--before-version", "x"], ["--branch", "a/b", "--retain", "1"]]) {
+      expect((await run(["cleanup", ds, ...bad])).code, bad.join(" ")).toBe(2);
+    }
   });
 });

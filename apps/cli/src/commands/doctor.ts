@@ -1,4 +1,5 @@
 import {
+  isHoldfastError,
   joinKey,
   type ObjectStore,
   probeStore,
@@ -48,9 +49,33 @@ export function registerDoctor(r: Registrar, program: Command): void {
       ],
       async ([url], opts, cx) => {
         const target = parseTarget(url!, opts, cx.io);
-        // No built-in probe on open: the doctor runs the probe itself and reports each finding.
-        const store = await openTarget(target, cx.io, { create: true, probe: false });
-        cx.out.note(`Probing ${target.display} (${store.backend}) ...`);
+        cx.out.note(`Probing ${target.display} ...`);
+        let store: ObjectStore;
+        try {
+          // The backend's own open-time probe configures what it can (If-Match quoting,
+          // conditional delete); a store it refuses outright is reported, not thrown.
+          store = await openTarget(target, cx.io, { create: true });
+        } catch (error) {
+          if (!isHoldfastError(error, "unsupported")) throw error;
+          const checks: DoctorCheck[] = [
+            { id: "create-only", status: "fail", detail: error.message },
+          ];
+          const guarantees = [
+            "NOTHING: the store failed the conditional-write probe, so holdfast refuses to run its protocol here.",
+          ];
+          cx.out.result(cx.command, {
+            location: target.display,
+            backend: target.url.scheme,
+            verdict: "unsupported",
+            declared: null,
+            checks,
+            clockSkewMs: null,
+            guarantees,
+          });
+          cx.out.line(`${cx.out.paint("red", "FAIL")}  ${error.message}`);
+          for (const line of guarantees) cx.out.line(`  - ${line}`);
+          return ExitCode.unsupported;
+        }
         const report = await probeStore(store);
         const batch = await probeBatchDelete(store);
         const cas = await probeCurrentCas(store);
