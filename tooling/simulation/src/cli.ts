@@ -1,0 +1,20 @@
+// Runs many seeds: `pnpm --filter @holdfast/simulation simulate -- [count] [firstSeed]`.
+import { DEFAULT_SIMULATION, runSimulation } from "./simulation.js";
+
+const count = Number(process.argv[2] ?? 200);
+const first = Number(process.argv[3] ?? 1);
+let failed = 0;
+const started = Date.now();
+for (let seed = first; seed < first + count; seed += 1) {
+  const result = await runSimulation({ ...DEFAULT_SIMULATION, seed });
+  if (result.violations.length > 0) {
+    failed += 1;
+    console.log(`seed ${seed}: ${result.violations.length} violation(s)`);
+    for (const v of result.violations)
+      console.log(`  invariant ${v.invariant} at step ${v.step}: ${v.message}`);
+  }
+}
+console.log(
+  `${count - failed} passed, ${failed} failed (seeds ${first}..${first + count - 1}, ${Date.now() - started} ms)`,
+);
+process.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,102 @@
+import {
+  type DeleteManyResult,
+  type DeleteOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type ObjectMeta,
+  type ObjectStore,
+  type PutOptions,
+  type PutResult,
+  holdfastError,
+} from "@holdfast/conditional-store";
+import type { Scheduler } from "./scheduler.js";
+
+/** Thrown inside an actor when the simulation crashes it at a request boundary. */
+export class SimulatedCrash extends Error {
+  override readonly name = "SimulatedCrash";
+}
+
+export interface FaultRates {
+  /** Probability that a write applies and its answer is lost. */
+  applyThenLose: number;
+  /** Probability that a write is lost before applying. */
+  loseBefore: number;
+  /** Probability that the actor crashes at this request (before sending). */
+  crash: number;
+}
+
+/**
+ * One actor's view of the shared store: each request waits for the scheduler, may crash
+ * the actor, and writes may lose their answer (applied or not) at the configured rates.
+ */
+export class GatedStore implements ObjectStore {
+  readonly backend: string;
+  readonly location: string;
+  readonly capabilities: ObjectStore["capabilities"];
+  crashed = false;
+  requests = 0;
+
+  constructor(
+    private readonly inner: ObjectStore,
+    private readonly scheduler: Scheduler,
+    private readonly actor: string,
+    private readonly faults: FaultRates,
+  ) {
+    this.backend = inner.backend;
+    this.location = inner.location;
+    this.capabilities = inner.capabilities;
+  }
+
+  async #enter(label: string): Promise<void> {
+    if (this.crashed) throw new SimulatedCrash(`${this.actor} already crashed`);
+    await this.scheduler.gate(this.actor, label);
+    this.requests += 1;
+    if (this.scheduler.random() < this.faults.crash) {
+      this.crashed = true;
+      throw new SimulatedCrash(`${this.actor} crashed before ${label}`);
+    }
+  }
+
+  async #write<T>(label: string, key: string, send: () => Promise<T>): Promise<T> {
+    await this.#enter(label);
+    const r = this.scheduler.random();
+    if (r < this.faults.loseBefore) {
+      throw holdfastError("ambiguous", label, `simulated lost request (not applied) on ${key}`, {
+        key,
+      });
+    }
+    const result = await send();
+    if (r < this.faults.loseBefore + this.faults.applyThenLose) {
+      throw holdfastError("ambiguous", label, `simulated lost answer (applied) on ${key}`, { key });
+    }
+    return result;
+  }
+
+  async get(key: string): Promise<GetResult | null> {
+    await this.#enter("get");
+    return this.inner.get(key);
+  }
+
+  async head(key: string): Promise<ObjectMeta | null> {
+    await this.#enter("head");
+    return this.inner.head(key);
+  }
+
+  put(key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult> {
+    return this.#write("put", key, () => this.inner.put(key, body, options));
+  }
+
+  delete(key: string, options?: DeleteOptions): Promise<void> {
+    return this.#write("delete", key, () => this.inner.delete(key, options));
+  }
+
+  deleteMany(keys: readonly string[]): Promise<DeleteManyResult> {
+    return this.#write("deleteMany", keys[0] ?? "", () => this.inner.deleteMany(keys));
+  }
+
+  async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+    await this.#enter("list");
+    return this.inner.list(prefix, options);
+  }
+}

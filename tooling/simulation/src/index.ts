@@ -1,0 +1,3 @@
+export * from "./gated-store.js";
+export * from "./scheduler.js";
+export * from "./simulation.js";
