@@ -206,6 +206,33 @@ describe("what a failed copy says", () => {
   });
 });
 
+describe("DeleteObjects answers per key", () => {
+  it("maps each key's own error and reports keys the answer left out as ambiguous", async () => {
+    await using rgw = await rgwBehindProxy();
+    const root = `${rgw.options.prefix}/`;
+    rgw.proxy.addRule({
+      method: "POST",
+      path: /[?&]delete/,
+      action: {
+        type: "respond",
+        status: 200,
+        headers: { "content-type": "application/xml" },
+        body:
+          `<?xml version="1.0" encoding="UTF-8"?><DeleteResult>` +
+          `<Deleted><Key>${root}gone</Key></Deleted>` +
+          `<Error><Key>${root}locked</Key><Code>AccessDenied</Code><Message></Message></Error>` +
+          `</DeleteResult>`,
+      },
+    });
+    const result = await rgw.viaProxy.deleteMany(["gone", "locked", "unanswered"]);
+    expect(result.deleted).toEqual(["gone"]);
+    expect(result.failed.map((f) => [f.key, f.error.kind, f.error.code])).toEqual([
+      ["locked", "auth", "AccessDenied"],
+      ["unanswered", "ambiguous", undefined],
+    ]);
+  });
+});
+
 describe("capability probe through the proxy", () => {
   it("refuses a store that ignores create-only (If-None-Match stripped) as unsupported", async () => {
     await using rgw = await rgwBehindProxy({}, [
