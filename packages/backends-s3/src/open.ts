@@ -43,7 +43,8 @@ export async function openS3Store(options: OpenS3StoreOptions): Promise<ObjectSt
   return createS3Store({
     ...options,
     quoteIfMatch: report.quoteIfMatch,
-    conditionalUpdate: report.conditionalUpdate,
+    // Declaring less than the store honours is always allowed; more never is.
+    conditionalUpdate: options.conditionalUpdate !== false && report.conditionalUpdate,
     conditionalDelete: report.conditionalDelete,
   });
 }

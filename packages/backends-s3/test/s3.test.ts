@@ -225,6 +225,11 @@ describe("on real RGW", () => {
     expect(store.capabilities.atomicConditionalDelete).toBe(false);
   });
 
+  it("openS3Store keeps a capability the caller declines", async () => {
+    const store = await openS3Store({ ...rgwOptions(), conditionalUpdate: false, probe: fast });
+    expect(store.capabilities.atomicConditionalUpdate).toBe(false);
+  });
+
   it("a missing bucket is refused, at open and per request", async () => {
     const options = rgwOptions({ bucket: `missing-${ulid().toLowerCase()}` });
     expect((await rejection(openS3Store({ ...options, probe: fast }))).kind).toBe("refused");
