@@ -23,6 +23,7 @@ import {
   type DeleteLeases,
   drain,
   finalize,
+  isFenced,
   type LeaseCensus,
   type PresentManifests,
   parseRetirementKey,
@@ -282,7 +283,8 @@ async function run(
   }
 
   // --- 4. retire: SPEC §4 steps 1-5 per branch, all before any deletion ---
-  const inFlight: RetirementHandle[] = [];
+  // The record this run is moving and has not carried to commit yet (one at a time).
+  let current: RetirementHandle | undefined;
   let retiredCount = 0;
   const totalCandidates = candidates.reduce((n, c) => n + c.entries.length, 0);
   progress({ phase: "retire", done: 0, total: totalCandidates });
@@ -298,38 +300,41 @@ async function run(
         const planned: RetirementHandle = planHandle(branch, owner, versions, etags, kept);
         if (activeVersions(planned.record).length > 0) committed.push(planned);
       } else {
-        // 1. drain: new acquisitions refused, admitted leases still renew.
-        let handle = await drain(ctx, {
-          branch,
-          versions: entries.map((e) => ({ version: e.version, manifestEtag: e.etag })),
-          owner,
-          ownershipBoundMs: options.ownershipBoundMs,
-        });
-        inFlight.push(handle);
-        // 2. lease census after the drain is durable: active leases win.
-        kept = await leaseCensus(branch, versions, now);
-        // 3. seal (renewal cutoff), cancelling the census-1 versions in the same write.
-        handle = await seal(ctx, handle, { cancel: kept });
-        inFlight[inFlight.length - 1] = handle;
-        let rest = activeVersions(handle.record);
-        const late = new Map<number, string>();
-        if (rest.length > 0) {
-          // census 2: leases renewed or admitted in the race window before the seal win.
-          merge(late, await leaseCensus(branch, rest, now));
-          rest = rest.filter((v) => !late.has(v));
-          // 4. reference census: intents, canonical refs, lineage; throws on read errors.
-          if (rest.length > 0) merge(late, await referenceCensus(branch, rest));
-          // 5. commit: the irreversible boundary.
-          handle = await commitOrStop(ctx, handle, late);
-          inFlight[inFlight.length - 1] = handle;
-        }
-        merge(kept, late);
-        if (handle.record.state === "committed") {
-          committed.push(handle);
-          inFlight.pop();
-        } else if (handle.record.state === "cancelled") {
-          await ctx.store.delete(handle.key);
-          inFlight.pop();
+        kept = new Map();
+        try {
+          // 1. drain: new acquisitions refused, admitted leases still renew.
+          current = await drain(ctx, {
+            branch,
+            versions: entries.map((e) => ({ version: e.version, manifestEtag: e.etag })),
+            owner,
+            ownershipBoundMs: options.ownershipBoundMs,
+          });
+          // 2. lease census after the drain is durable: active leases win.
+          merge(kept, await leaseCensus(branch, versions, now));
+          // 3. seal (renewal cutoff), cancelling the census-1 versions in the same write.
+          current = await seal(ctx, current, { cancel: kept });
+          let rest = activeVersions(current.record);
+          if (rest.length > 0) {
+            const late = new Map<number, string>();
+            // census 2: leases renewed or admitted before the seal win.
+            merge(late, await leaseCensus(branch, rest, now));
+            rest = rest.filter((v) => !late.has(v));
+            // 4. reference census: intents, canonical refs, lineage; throws on read errors.
+            if (rest.length > 0) merge(late, await referenceCensus(branch, rest));
+            // 5. commit: the irreversible boundary.
+            current = await commitOrStop(ctx, current, late);
+            merge(kept, late);
+          }
+          if (current.record.state === "committed") committed.push(current);
+          else await ctx.store.delete(current.key); // every version kept: cancelled
+          current = undefined;
+        } catch (error) {
+          if (!isFenced(error)) throw error;
+          // A recovering cleaner took the record over and carries it on: what it commits
+          // it deletes itself, what it cancels must stay, so keep every candidate's files.
+          current = undefined;
+          stats.warnings.push(`${branch}: retirement taken over by another cleaner`);
+          kept = new Map(versions.map((v) => [v, "retiring"]));
         }
       }
       for (const [version, reason] of kept) {
@@ -342,9 +347,7 @@ async function run(
     await pool.drain();
   } finally {
     // A drain or seal this run could not carry to commit is given up at once (L5).
-    for (const handle of inFlight.reverse()) {
-      await abandon(ctx, handle).catch(() => {});
-    }
+    if (current) await abandon(ctx, current).catch(() => {});
   }
 
   // --- 5. delete (data files no retained version names, then manifests) and finalize ---

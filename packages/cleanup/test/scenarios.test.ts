@@ -287,4 +287,34 @@ describe("reference scenarios", () => {
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
     expect(versionsOf(store)).toEqual([1, 3]);
   });
+
+  it("a live cleaner fenced by a recovering one stops that retirement without failing", async () => {
+    const { ctx, store, time, on } = world();
+    await seedDataset(ctx, time, { versions: 3 });
+    const { censusLeases } = await import("@holdfast/leases");
+    const leases = censusLeases(ctx);
+    let calls = 0;
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1 },
+      {
+        leaseCensus: async (branch, versions, at) => {
+          calls += 1;
+          if (calls === 2) {
+            // sealed: a released client tags v1, and another cleaner's recovery runs
+            await store.put(
+              "_refs/tags/old.json",
+              encodeJson({ schema: 1, name: "old", target: { branch: "main", version: 1 } }),
+            );
+            const other = await recover(on(store));
+            expect(other.retired).toEqual([{ branch: "main", version: 2 }]);
+          }
+          return leases(branch, versions, at);
+        },
+      },
+    );
+    expect(stats.warnings.join()).toMatch(/taken over/);
+    expect(versionsOf(store)).toEqual([1, 3]);
+    expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
+  });
 });
