@@ -8,8 +8,11 @@ import {
 } from "@holdfast/conditional-store";
 import {
   DEFAULT_BRANCH,
+  listBranchesWithVersions,
+  listVersions,
   type ProtocolContext,
   resolverOptions,
+  tryReadManifest,
   validateName,
   versionsPrefix,
 } from "@holdfast/dataset";
@@ -32,7 +35,6 @@ import {
   listIntents,
   readCanonical,
   readFence,
-  readIntent,
   removeIfMatch,
   type StoredCanonical,
   type StoredIntent,
@@ -134,11 +136,12 @@ async function deleteReference(
   const iKey = intentKey(kind, name, intentId);
   await writeIntent(ctx, iKey, intent);
   let fenceWriter: string | null = null;
+  const coDeleters = new Set<string>();
   try {
     if (kind === "branch") {
       fenceWriter = await publishFence(ctx, name, current.doc as BranchDocument, intentId);
     }
-    const outcome = await runDeletion(ctx, kind, name, current, intentId);
+    const outcome = await runDeletion(ctx, kind, name, current, intentId, coDeleters);
     if (outcome === "changed") {
       throw holdfastError("conflict", "deleteReference", `${kind} ${name} keeps changing`, {
         key: current.key,
@@ -159,11 +162,7 @@ async function deleteReference(
   try {
     if (fenceWriter !== null) await removeFence(ctx, name, fenceWriter);
     // Earlier, interrupted deletions of this name are complete now too.
-    for await (const other of listIntents(ctx, intentsOfPrefix(kind, name))) {
-      if (other.intent.op === "delete" && other.intent.intentId !== intentId) {
-        await dropIntent(ctx, other.key);
-      }
-    }
+    for (const other of coDeleters) await dropIntent(ctx, other);
     await dropIntent(ctx, iKey);
   } catch {
     // recovery reclaims leftovers (they only ever over-protect)
@@ -182,10 +181,11 @@ export async function runDeletion(
   name: string,
   initial: StoredCanonical<CanonicalDocument>,
   intentId: string,
+  coDeleters: Set<string> = new Set(),
 ): Promise<"deleted" | "changed"> {
   let current: StoredCanonical<CanonicalDocument> | null = initial;
   for (let round = 0; round < 3 && current; round += 1) {
-    await fenceCompetingIntents(ctx, kind, name, intentId);
+    await fenceCompetingIntents(ctx, kind, name, intentId, coDeleters);
     if (kind === "branch") {
       await requireNoDependents(ctx, name);
       await teardownBranch(ctx, name);
@@ -209,12 +209,18 @@ async function fenceCompetingIntents(
   kind: ReferenceKind,
   name: string,
   ownIntentId: string,
+  coDeleters: Set<string>,
 ): Promise<void> {
   const prefix = kind === "tag" ? intentsOfPrefix("tag", name) : INTENTS_PREFIX;
-  for await (const stored of listIntents(ctx, prefix)) {
+  const own = intentKey(kind, name, ownIntentId);
+  for await (const stored of listIntents(ctx, prefix, (key) => key === own)) {
     const { intent } = stored;
-    if (intent.intentId === ownIntentId || intent.state !== "pending") continue;
-    if (intent.op === "delete") continue; // a co-deleter cannot resurrect anything
+    if (intent.op === "delete") {
+      // A co-deleter cannot resurrect anything; once we are done its work is done too.
+      if (intent.kind === kind && intent.name === name) coDeleters.add(stored.key);
+      continue;
+    }
+    if (intent.state !== "pending") continue;
     const sameName = intent.kind === kind && intent.name === name;
     const onBranch =
       kind === "branch" &&
@@ -231,6 +237,20 @@ async function requireNoDependents(ctx: ProtocolContext, branch: string): Promis
   }
   for await (const tag of listCanonical(ctx, "tag")) {
     if (tag.doc.target.branch === branch) dependents.push(`tag ${tag.name}`);
+  }
+  // Lineage from actual manifests too: a branch committed with this one as parent needs
+  // its versions even without a reference file (invariant 2).
+  if (dependents.length === 0) {
+    for (const other of await listBranchesWithVersions(ctx)) {
+      if (other === branch) continue;
+      for await (const entry of listVersions(ctx, other)) {
+        const record = await tryReadManifest(ctx, other, entry.version);
+        if (record?.manifest.parent?.branch === branch) {
+          dependents.push(`branch ${other} (version ${entry.version})`);
+          break;
+        }
+      }
+    }
   }
   if (dependents.length > 0) {
     throw holdfastError("conflict", "deleteBranch", `branch ${branch} has dependents`, {

@@ -196,13 +196,14 @@ export async function readIntent(ctx: ProtocolContext, key: string): Promise<Sto
   };
 }
 
-/** Streams the intents under `prefix` (list, then get each; vanished ones skipped). */
+/** Streams the intents under `prefix` (list, then get each not skipped; vanished ones skipped). */
 export async function* listIntents(
   ctx: ProtocolContext,
   prefix: string,
+  skip?: (key: string) => boolean,
 ): AsyncGenerator<StoredIntent> {
   for await (const meta of listAll(ctx.store, prefix)) {
-    if (!meta.key.endsWith(".json")) continue;
+    if (!meta.key.endsWith(".json") || skip?.(meta.key)) continue;
     const stored = await readIntent(ctx, meta.key);
     if (stored) yield stored;
   }
