@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { registerCleanup } from "./commands/cleanup.js";
 import { registerDataset } from "./commands/dataset.js";
+import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerLease } from "./commands/lease.js";
 import { registerBranch, registerTag } from "./commands/refs.js";
@@ -26,6 +27,7 @@ export const CLI_VERSION: string = (() => {
 
 /** Attaches every holdfast command to the program. */
 export function registerAll(r: Registrar, program: Command): void {
+  registerDemo(r, program);
   registerDataset(r, program);
   registerLease(r, program);
   registerTag(r, program);

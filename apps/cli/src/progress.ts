@@ -9,6 +9,7 @@ export interface ProgressEvent {
 }
 
 const PHASE_LABEL: Record<string, string> = {
+  commit: "committing versions",
   recover: "recovering interrupted work",
   plan: "planning",
   retire: "retiring (drain, census, seal, commit)",

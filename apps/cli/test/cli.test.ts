@@ -206,7 +206,8 @@ describe("cleanup, recover, status on a local directory", () => {
     const ds = join(dir, "ds");
     expect((await run(["init", ds])).code).toBe(0);
     await writeFile(join(dir, "f.txt"), "data");
-    for (let i = 0; i < 8; i += 1) expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
+    for (let i = 0; i < 8; i += 1)
+      expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
     expect((await run(["tag", "create", ds, "keep", "2"])).code).toBe(0);
     expect((await run(["branch", "create", ds, "exp", "--from", "3"])).code).toBe(0);
     expect((await run(["lease", "acquire", ds, "4", "--ttl", "5m"])).code).toBe(0);
@@ -243,7 +244,12 @@ describe("cleanup, recover, status on a local directory", () => {
     const r = await run(["cleanup", ds]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/hint: pass at least one of --older-than/);
-    for (const bad of [["--older-than", "7"], ["--retain", "0"], ["--before-version", "x"], ["--branch", "a/b", "--retain", "1"]]) {
+    for (const bad of [
+      ["--older-than", "7"],
+      ["--retain", "0"],
+      ["--before-version", "x"],
+      ["--branch", "a/b", "--retain", "1"],
+    ]) {
       expect((await run(["cleanup", ds, ...bad])).code, bad.join(" ")).toBe(2);
     }
   });

@@ -246,11 +246,13 @@ export function printStats(out: Output, stats: CleanupStats): void {
   const groups = groupBy(stats.retained, (v) => `${v.branch}\u0000${v.reason}`);
   out.table(
     ["BRANCH", "VERSIONS", "REASON"],
-    [...groups.values()].map((list) => [
-      list[0]!.branch,
-      formatRanges(list.map((v) => v.version)),
-      `${list[0]!.reason}: ${REASON_TEXT[list[0]!.reason] ?? list[0]!.reason}`,
-    ]),
+    [...groups.values()]
+      .sort((a, b) => a[0]!.branch.localeCompare(b[0]!.branch) || minVersion(a) - minVersion(b))
+      .map((list) => [
+        list[0]!.branch,
+        formatRanges(list.map((v) => v.version)),
+        `${list[0]!.reason}: ${REASON_TEXT[list[0]!.reason] ?? list[0]!.reason}`,
+      ]),
   );
   const o = stats.objectsDeleted;
   out.line(
@@ -395,6 +397,10 @@ function printStatus(out: Output, location: string, s: StatusShape): void {
       ]),
     );
   }
+}
+
+function minVersion(list: readonly { version: number }[]): number {
+  return Math.min(...list.map((v) => v.version));
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {

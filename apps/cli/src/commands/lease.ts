@@ -304,9 +304,16 @@ async function holdLease(
   shape: LeaseShape,
   options: { renewEveryMs: number | undefined; readEveryMs: number | undefined },
 ): Promise<number> {
-  const keeper = keepLease(ctx, acquired, {
-    ...(options.renewEveryMs === undefined ? {} : { renewEveryMs: options.renewEveryMs }),
-  });
+  let keeper: ReturnType<typeof keepLease>;
+  try {
+    keeper = keepLease(ctx, acquired, {
+      ...(options.renewEveryMs === undefined ? {} : { renewEveryMs: options.renewEveryMs }),
+    });
+  } catch (error) {
+    // Bad keeper timing is refused after the lease exists: do not leave it behind.
+    await releaseLease(ctx, acquired).catch(() => undefined);
+    throw error;
+  }
   const label = `${acquired.branch}@${acquired.version}`;
   if (cx.out.json) {
     cx.out.emit({ ok: true, command: cx.command, event: "acquired", lease: shape });

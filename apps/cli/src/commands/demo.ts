@@ -1,0 +1,437 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdir, stat } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { type CleanupStats, cleanup, planCleanup } from "@holdfast/cleanup";
+import { holdfastError } from "@holdfast/conditional-store";
+import {
+  commitVersion,
+  type DataFile,
+  initDataset,
+  listVersions,
+  type ProtocolContext,
+  readManifest,
+  tryReadManifest,
+  writeDataFile,
+} from "@holdfast/dataset";
+import { createBranch, createTag, listTags } from "@holdfast/refs-lifecycle";
+import { Command } from "commander";
+import { parseCountArg } from "../args.js";
+import { formatBytes, formatDuration } from "../duration.js";
+import { ExitCode } from "../exit-codes.js";
+import type { Output } from "../output.js";
+import type { CommandContext, Registrar } from "../program.js";
+import { ProgressView } from "../progress.js";
+import { contextFor, openTarget, parseTarget } from "../target.js";
+import { printStats, REASON_TEXT } from "./cleanup.js";
+
+/** The built CLI entry, spawned for the demo's reader process. */
+const BIN = fileURLToPath(new URL("../bin.js", import.meta.url));
+
+const TAGS = [
+  { name: "v1.0", at: 0.15 },
+  { name: "stable", at: 0.4 },
+] as const;
+const BRANCH = "experiment";
+const RETAIN = 20;
+
+/** `demo [dir]`: the README's first command. */
+export function registerDemo(r: Registrar, program: Command): void {
+  program.addCommand(
+    r.leaf(
+      new Command("demo")
+        .description(
+          "build a demo dataset (versions, tags, a branch, a live reader holding a lease), clean it up safely and verify it",
+        )
+        .argument(
+          "[dir]",
+          "local directory to create (must not exist or be empty)",
+          "./holdfast-demo",
+        )
+        .option("--versions <n>", "versions to commit on main", "300"),
+      "demo",
+      ["holdfast demo", "holdfast demo /tmp/hf-demo --versions 500", "holdfast demo ./d --json"],
+      async ([dirArg], opts, cx) =>
+        runDemo(cx, dirArg ?? "./holdfast-demo", parseCountArg(opts.versions, "--versions", 50)),
+    ),
+  );
+}
+
+interface ReaderEvent {
+  event?: string;
+  ok?: boolean;
+  lease?: { leaseId: string; version: number; expiresAt: string | null };
+  reads?: number;
+  error?: { kind: string; message: string };
+}
+
+async function runDemo(cx: CommandContext, dirArg: string, versionCount: number): Promise<number> {
+  const started = Date.now();
+  const out = cx.out;
+  const target = parseTarget(dirArg, {}, cx.io);
+  if (target.url.scheme !== "file") {
+    throw holdfastError("invalid-input", "demo", "the demo runs on a local directory", {
+      hint: "give a path, e.g. holdfast demo ./holdfast-demo",
+    });
+  }
+  const dir = target.url.root;
+  const existing = await stat(dir).catch(() => null);
+  if (existing && (!existing.isDirectory() || (await readdir(dir)).length > 0)) {
+    throw holdfastError("conflict", "demo", `${dir} already exists and is not empty`, {
+      hint: `explore it with: holdfast status ${dirArg}   or start over: rm -rf ${dirArg} && holdfast demo ${dirArg}`,
+    });
+  }
+  const step = (n: number, text: string) => out.line(`\n${out.paint("bold", `${n}. ${text}`)}`);
+  const ctx = contextFor(await openTarget(target, cx.io, { create: true }));
+
+  // 1. The dataset and its history.
+  step(1, `Create a dataset in ${dir} and commit ${versionCount} versions on main`);
+  await initDataset(ctx);
+  const shared = await writeDataFile(
+    ctx,
+    payload("shared base file, named by every version", 2048),
+  );
+  const view = new ProgressView(out);
+  for (let v = 1; v <= versionCount; v += 1) {
+    const delta = await writeDataFile(ctx, payload(`main version ${v}`, 256));
+    await commitVersion(ctx, { branch: "main", files: [shared, delta] });
+    if (v % 10 === 0 || v === versionCount)
+      view.update({ phase: "commit", done: v, total: versionCount });
+  }
+  view.stop();
+  out.line(`   ${versionCount} versions, each naming one shared file and one file of its own.`);
+
+  // 2. Tags and a branch: references that pin versions for good.
+  const tagged = TAGS.map((t) => ({
+    name: t.name,
+    version: Math.max(1, Math.round(versionCount * t.at)),
+  }));
+  const forkAt = Math.round(versionCount * 0.6);
+  step(2, "Pin versions with two tags and a branch");
+  for (const t of tagged) {
+    await createTag(ctx, { name: t.name, target: { branch: "main", version: t.version } });
+    out.line(`   tag ${t.name} -> main@${t.version}`);
+  }
+  await createBranch(ctx, { name: BRANCH, parent: { branch: "main", version: forkAt } });
+  const branchFiles: DataFile[] = [shared];
+  for (let v = 1; v <= 5; v += 1) {
+    const delta = await writeDataFile(ctx, payload(`${BRANCH} version ${v}`, 256));
+    await commitVersion(ctx, {
+      branch: BRANCH,
+      files: [...branchFiles, delta],
+      ...(v === 1 ? { parent: { branch: "main", version: forkAt } } : {}),
+    });
+  }
+  out.line(`   branch ${BRANCH} forked from main@${forkAt}, with 5 versions of its own`);
+
+  // 3. A real reader process, holding a lease on an old version while it reads.
+  const readVersion = Math.max(2, Math.round(versionCount * 0.1));
+  step(3, `Start a reader process that leases main@${readVersion} and keeps reading it`);
+  const reader = await startReader(cx, dirArg, readVersion);
+  let readerExit: Promise<number> | undefined;
+  try {
+    out.line(
+      `   reader pid ${reader.child.pid}: lease ${reader.lease.leaseId} (TTL 5s, renewed every 1.5s, expires ${reader.lease.expiresAt ?? "?"} storage time)`,
+    );
+    out.line(
+      out.paint(
+        "dim",
+        `   (it runs: holdfast lease acquire ${dirArg} ${readVersion} --ttl 5s --hold --read-every 200ms)`,
+      ),
+    );
+
+    // 4. Plan, then clean up while the reader reads.
+    const policy = { retainVersions: RETAIN };
+    step(
+      4,
+      `Plan a cleanup that keeps the newest ${RETAIN} versions of every branch (dry run, writes nothing)`,
+    );
+    const plan = await planCleanup(ctx, policy);
+    out.line(
+      `   plan: retire ${plan.retired.length} version(s), keep ${plan.retained.length}; ${plan.objectsDeleted.total} object(s) would be deleted`,
+    );
+
+    step(5, "Run the cleanup while the reader keeps reading");
+    const readsBefore = reader.reads();
+    const cleanupView = new ProgressView(out);
+    let stats: CleanupStats;
+    try {
+      stats = await cleanup(ctx, policy, { onProgress: (p) => cleanupView.update(p) });
+    } finally {
+      cleanupView.stop();
+    }
+    const readsDuring = reader.reads() - readsBefore;
+
+    step(6, "What was retired, what was kept, and why");
+    printStats(out, stats);
+    await explainReferences(ctx, out, stats, reader.lease.leaseId, reader.child.pid ?? 0);
+
+    // 7. Verify: every kept version still reads, every retired one is gone, the reader never failed.
+    step(7, "Verify");
+    const verification = await verify(ctx, stats);
+    readerExit = reader.stop();
+    const readerCode = await readerExit;
+    const readerOk = readerCode === 0 && reader.failure() === undefined;
+    const ok =
+      verification.failures.length === 0 &&
+      readerOk &&
+      plan.retired.length === stats.retired.length;
+    out.line(
+      `   ${mark(out, verification.failures.length === 0)} ${verification.readable} kept version(s) read back in full (${formatBytes(verification.bytes)}); ${verification.gone} retired manifest(s) are gone`,
+    );
+    for (const failure of verification.failures.slice(0, 10))
+      out.line(`     ${out.paint("red", failure)}`);
+    out.line(
+      `   ${mark(out, readerOk)} the reader read main@${readVersion} ${reader.reads()} time(s) (${readsDuring} during cleanup) without an error, then released its lease (exit ${readerCode})`,
+    );
+    if (reader.failure()) out.line(`     ${out.paint("red", reader.failure()!)}`);
+    out.line(
+      `   ${mark(out, plan.retired.length === stats.retired.length)} the dry-run plan matched the cleanup (${plan.retired.length} vs ${stats.retired.length})`,
+    );
+
+    const elapsedMs = Date.now() - started;
+    out.result(cx.command, {
+      dir,
+      versions: versionCount,
+      tags: tagged,
+      branch: { name: BRANCH, forkedFrom: { branch: "main", version: forkAt }, versions: 5 },
+      reader: {
+        pid: reader.child.pid,
+        version: readVersion,
+        leaseId: reader.lease.leaseId,
+        reads: reader.reads(),
+        readsDuringCleanup: readsDuring,
+        exitCode: readerCode,
+      },
+      plan: { retired: plan.retired.length, retained: plan.retained.length },
+      stats,
+      verification: { ...verification, readerOk, ok },
+      elapsedMs,
+    });
+    out.line();
+    out.line(
+      ok
+        ? out.paint(
+            "green",
+            `Demo finished in ${formatDuration(elapsedMs)}: every protected version is intact.`,
+          )
+        : out.paint("red", `Demo FAILED verification after ${formatDuration(elapsedMs)}.`),
+    );
+    out.line("Explore it:");
+    for (const command of [
+      `holdfast versions ${dirArg}`,
+      `holdfast versions ${dirArg} --branch ${BRANCH}`,
+      `holdfast tag list ${dirArg}`,
+      `holdfast status ${dirArg}`,
+      `holdfast lease acquire ${dirArg} ${stats.retained.find((v) => v.branch === "main")?.version ?? 1} --ttl 30s --hold`,
+      `holdfast cleanup ${dirArg} --retain 5 --dry-run`,
+    ]) {
+      out.line(`   ${command}`);
+    }
+    return ok ? ExitCode.ok : ExitCode.failure;
+  } finally {
+    if (!readerExit) await reader.stop();
+  }
+}
+
+// --- utils ---
+
+function payload(label: string, size: number): Uint8Array {
+  const text = `${label}\n`;
+  return new TextEncoder().encode(text.padEnd(size, "."));
+}
+
+function mark(out: Output, ok: boolean): string {
+  return ok ? out.paint("green", "ok  ") : out.paint("red", "FAIL");
+}
+
+interface Reader {
+  child: ChildProcess;
+  lease: NonNullable<ReaderEvent["lease"]>;
+  reads(): number;
+  failure(): string | undefined;
+  /** Ctrl-C to the reader: it stops its keeper, releases the lease and exits. */
+  stop(): Promise<number>;
+}
+
+/** Spawns `holdfast lease acquire --hold --read-every` and waits for its lease. */
+async function startReader(cx: CommandContext, dir: string, version: number): Promise<Reader> {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      "lease",
+      "acquire",
+      dir,
+      String(version),
+      "--ttl",
+      "5s",
+      "--renew-every",
+      "1500ms",
+      "--hold",
+      "--read-every",
+      "200ms",
+      "--json",
+    ],
+    { cwd: cx.io.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } },
+  );
+  let reads = 0;
+  let failure: string | undefined;
+  let buffer = "";
+  let stderr = "";
+  const exited = new Promise<number>((resolve) =>
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1))),
+  );
+  const acquired = new Promise<NonNullable<ReaderEvent["lease"]>>((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(
+          holdfastError(
+            "ambiguous",
+            "demo",
+            "the reader process did not acquire its lease within 20s",
+          ),
+        ),
+      20_000,
+    );
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (chunk: string) => {
+      buffer += chunk;
+      let newline = buffer.indexOf("\n");
+      while (newline !== -1) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        newline = buffer.indexOf("\n");
+        let event: ReaderEvent;
+        try {
+          event = JSON.parse(line) as ReaderEvent;
+        } catch {
+          continue;
+        }
+        if (event.event === "acquired" && event.lease) {
+          clearTimeout(timer);
+          resolve(event.lease);
+        } else if (event.event === "read" && typeof event.reads === "number") {
+          reads = event.reads;
+        } else if (event.ok === false) {
+          failure = event.error?.message ?? "the reader failed";
+          clearTimeout(timer);
+          reject(holdfastError("refused", "demo", `reader process: ${failure}`));
+        }
+      }
+    });
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(
+        holdfastError(
+          "refused",
+          "demo",
+          `the reader process exited (code ${code}) before acquiring its lease: ${stderr.trim()}`,
+        ),
+      );
+    });
+  });
+  let lease: NonNullable<ReaderEvent["lease"]>;
+  try {
+    lease = await acquired;
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
+  let stopping: Promise<number> | undefined;
+  return {
+    child,
+    lease,
+    reads: () => reads,
+    failure: () => failure,
+    stop: () => {
+      stopping ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+        const code = await exited;
+        clearTimeout(timer);
+        return code;
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Names the references behind "tag", "lease" and "branch-lineage" retentions. */
+async function explainReferences(
+  ctx: ProtocolContext,
+  out: Output,
+  stats: CleanupStats,
+  leaseId: string,
+  pid: number,
+): Promise<void> {
+  const tags = await listTags(ctx);
+  out.line("   Protected versions, by name:");
+  const sorted = [...stats.retained].sort(
+    (a, b) => a.branch.localeCompare(b.branch) || a.version - b.version,
+  );
+  for (const kept of sorted) {
+    if (kept.reason === "policy" || kept.reason === "latest") continue;
+    let why = REASON_TEXT[kept.reason] ?? kept.reason;
+    if (kept.reason === "tag") {
+      const names = tags
+        .filter((t) => t.target.branch === kept.branch && t.target.version === kept.version)
+        .map((t) => t.name);
+      why = `tag ${names.join(", ")}`;
+    } else if (kept.reason === "lease") {
+      why = `lease ${leaseId}, held by reader process ${pid}`;
+    } else if (kept.reason === "branch-lineage") {
+      why = `branch ${BRANCH} was forked from it`;
+    }
+    out.line(`     ${kept.branch}@${kept.version}: ${why}`);
+  }
+}
+
+/** Reads every kept version in full and checks every retired manifest is gone. */
+async function verify(
+  ctx: ProtocolContext,
+  stats: CleanupStats,
+): Promise<{ readable: number; bytes: number; gone: number; failures: string[] }> {
+  const failures: string[] = [];
+  let readable = 0;
+  let bytes = 0;
+  let gone = 0;
+  for (const kept of stats.retained) {
+    try {
+      const { manifest } = await readManifest(ctx, kept.branch, kept.version);
+      for (const file of manifest.files) {
+        const got = await ctx.store.get(file.key);
+        if (!got) throw new Error(`file ${file.key} is missing`);
+        if (got.body.byteLength !== file.size)
+          throw new Error(
+            `file ${file.key} has ${got.body.byteLength} bytes, expected ${file.size}`,
+          );
+        bytes += got.body.byteLength;
+      }
+      readable += 1;
+    } catch (error) {
+      failures.push(
+        `${kept.branch}@${kept.version} (${kept.reason}): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+  for (const retired of stats.retired) {
+    if ((await tryReadManifest(ctx, retired.branch, retired.version)) === null) gone += 1;
+    else
+      failures.push(
+        `${retired.branch}@${retired.version} was reported retired but its manifest is still there`,
+      );
+  }
+  // Every version still listed must be one cleanup reported as kept.
+  const kept = new Set(stats.retained.map((v) => `${v.branch}@${v.version}`));
+  for (const branch of ["main", BRANCH]) {
+    for await (const entry of listVersions(ctx, branch)) {
+      if (!kept.has(`${branch}@${entry.version}`))
+        failures.push(`${branch}@${entry.version} is listed but was not reported as kept`);
+    }
+  }
+  return { readable, bytes, gone, failures };
+}
