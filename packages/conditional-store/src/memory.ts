@@ -56,6 +56,7 @@ export class MemoryStore implements ObjectStore {
   readonly #etagMode: "unique" | "content-md5";
   readonly #pageSize: number;
   #writes = 0;
+  #sorted: string[] | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
@@ -107,6 +108,7 @@ export class MemoryStore implements ObjectStore {
       this.#etagMode === "content-md5"
         ? createHash("md5").update(body).digest("hex")
         : `m${this.#writes.toString(16)}`;
+    if (!this.#objects.has(key)) this.#sorted = undefined;
     this.#objects.set(key, { body: body.slice(), etag, lastModified: this.#stamp() });
     return { etag };
   }
@@ -122,7 +124,7 @@ export class MemoryStore implements ObjectStore {
         });
       }
     }
-    this.#objects.delete(key);
+    if (this.#objects.delete(key)) this.#sorted = undefined;
   }
 
   async deleteMany(keys: readonly string[]): Promise<DeleteManyResult> {
@@ -134,7 +136,7 @@ export class MemoryStore implements ObjectStore {
       );
     }
     for (const key of keys) validateKey(key, "deleteMany");
-    for (const key of keys) this.#objects.delete(key);
+    for (const key of keys) if (this.#objects.delete(key)) this.#sorted = undefined;
     return { deleted: [...keys], failed: [] };
   }
 
@@ -142,15 +144,26 @@ export class MemoryStore implements ObjectStore {
     validatePrefix(prefix);
     const after = options.pageToken ?? options.startAfter ?? "";
     const limit = Math.min(options.pageSize ?? this.#pageSize, this.#pageSize);
-    const keys = [...this.#objects.keys()]
-      .filter((k) => k.startsWith(prefix) && compareKeys(k, after) > 0)
-      .sort(compareKeys);
-    const page = keys.slice(0, limit);
+    // Sorted once per change of the key set, so paging through n keys stays O(n log n).
+    if (this.#sorted === undefined) this.#sorted = [...this.#objects.keys()].sort(compareKeys);
+    const sorted = this.#sorted;
+    const fromPrefix = compareKeys(prefix, after) > 0;
+    const from = firstIndexAfter(sorted, fromPrefix ? prefix : after, fromPrefix);
+    const page: string[] = [];
+    let more = false;
+    for (let i = from; i < sorted.length; i += 1) {
+      const key = sorted[i]!;
+      // Keys sharing a prefix are contiguous in byte order: the first miss ends the range.
+      if (!key.startsWith(prefix)) break;
+      if (page.length === limit) {
+        more = true;
+        break;
+      }
+      page.push(key);
+    }
     const objects = page.map((k) => this.#meta(k, this.#objects.get(k)!));
     const last = page.at(-1);
-    return keys.length > limit && last !== undefined
-      ? { objects, nextPageToken: last }
-      : { objects };
+    return more && last !== undefined ? { objects, nextPageToken: last } : { objects };
   }
 
   /** Number of objects held (for tests). */
@@ -177,6 +190,19 @@ export class MemoryStore implements ObjectStore {
       size: entry.body.byteLength,
     };
   }
+}
+
+/** Index of the first key after `bound` (or at it, when `inclusive`) in sorted `keys`. */
+function firstIndexAfter(keys: readonly string[], bound: string, inclusive: boolean): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compareKeys(keys[mid]!, bound);
+    if (c < 0 || (c === 0 && !inclusive)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Byte-wise (UTF-8) key order, as S3 and Azure list. */

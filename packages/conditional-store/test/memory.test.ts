@@ -94,6 +94,25 @@ describe("MemoryStore", () => {
     expect(small).toEqual(keys);
   });
 
+  it("lists exactly what a naive prefix filter would, for any prefix and startAfter", async () => {
+    const store = new MemoryStore({ pageSize: 3 });
+    const keys = ["a", "a/b", "a/b/c", "a0", "a/\u00e9", "b", "ab", "a/c", "z/a", "\u00e9/x"];
+    for (const key of keys) await store.put(key, enc(key));
+    await store.delete("a/c");
+    const present = keys.filter((k) => k !== "a/c").sort(compareKeys);
+    for (const prefix of ["", "a", "a/", "a/b", "b", "c", "\u00e9/"]) {
+      for (const startAfter of [undefined, "", "a", "a/b", "a0", "zz"]) {
+        const expected = present.filter(
+          (k) =>
+            k.startsWith(prefix) && (startAfter === undefined || compareKeys(k, startAfter) > 0),
+        );
+        const listed: string[] = [];
+        for await (const o of listAll(store, prefix, { startAfter })) listed.push(o.key);
+        expect(listed, `prefix ${prefix} after ${startAfter}`).toEqual(expected);
+      }
+    }
+  });
+
   it("lists after startAfter and in UTF-8 byte order", async () => {
     const store = new MemoryStore();
     for (const key of ["p/b", "p/a", "p/\u00e9", "p/z"]) await store.put(key, enc(key));
