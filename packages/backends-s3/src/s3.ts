@@ -171,7 +171,12 @@ class S3Store implements ObjectStore {
         // streaming-checksum uploads, and validating would buffer every response twice.
         requestChecksumCalculation: "WHEN_REQUIRED",
         responseChecksumValidation: "WHEN_REQUIRED",
-        requestHandler: { requestTimeout: o.requestTimeoutMs ?? 30_000, connectionTimeout: 5_000 },
+        // Without throwOnRequestTimeout the handler only logs a warning when the timeout passes.
+        requestHandler: {
+          requestTimeout: o.requestTimeoutMs ?? 30_000,
+          throwOnRequestTimeout: true,
+          connectionTimeout: 5_000,
+        },
       };
       if (o.endpoint !== undefined) config.endpoint = o.endpoint;
       if (o.credentials !== undefined) config.credentials = o.credentials;

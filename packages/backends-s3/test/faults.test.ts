@@ -18,6 +18,8 @@ async function rejection(promise: Promise<unknown>): Promise<{ kind: string; key
   return expect.fail("expected a HoldfastError");
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 const puts = (requests: readonly RecordedRequest[]) =>
   requests.filter((r) => r.method === "PUT").map((r) => [r.action, r.status]);
 
@@ -98,6 +100,33 @@ describe("lost answers on real RGW", () => {
     expect(puts(rgw.proxy.requests)).toEqual([
       ["respond", 503],
       ["respond", 503],
+      ["forward", 200],
+    ]);
+  });
+
+  it("C5 a timed-out create is re-issued; the late first copy then meets 412", async () => {
+    await using rgw = await rgwBehindProxy({ requestTimeoutMs: 150 }, [
+      {
+        method: "PUT",
+        withHeaders: ["if-none-match"],
+        nth: 1,
+        action: { type: "delay", ms: 600 },
+      },
+    ]);
+    const body = claim(ulid());
+    const seen: unknown[] = [];
+    const outcome = await putIfAbsent(rgw.viaProxy, "claims/slow-answer.json", body, {
+      ...fast,
+      onReissue: (_, error) => seen.push(error),
+    });
+    expect(outcome.status).toBe("applied");
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ kind: "ambiguous", operation: "put" });
+    expect(bytesEqual((await rgw.direct.get("claims/slow-answer.json"))!.body, body)).toBe(true);
+    // The held first copy reaches RGW after the re-issue applied: refused, nothing overwritten.
+    while (rgw.proxy.requests[0]?.status === undefined) await sleep(20);
+    expect(puts(rgw.proxy.requests)).toEqual([
+      ["delay", 412],
       ["forward", 200],
     ]);
   });
