@@ -64,6 +64,12 @@ export interface CleanupOptions {
   readonly storageNow?: Date | undefined;
   /** Drain ownership bound. @default 15 min */
   readonly ownershipBoundMs?: number | undefined;
+  /**
+   * Most versions one retirement record names; a branch with more candidates is retired
+   * as several operations, so a record stays small (about 70 bytes per version).
+   * @default 10000
+   */
+  readonly maxVersionsPerRecord?: number | undefined;
 }
 
 /** A version cleanup kept, and why. */
@@ -255,7 +261,10 @@ async function run(
     for (const [i, entry] of recent.entries()) {
       await retain(entry, i === recent.length - 1 ? "latest" : "policy");
     }
-    if (mine.length > 0) candidates.push({ branch, entries: mine });
+    const perRecord = Math.max(1, options.maxVersionsPerRecord ?? 10_000);
+    for (let i = 0; i < mine.length; i += perRecord) {
+      candidates.push({ branch, entries: mine.slice(i, i + perRecord) });
+    }
     progress({ phase: "plan", done: planned });
   }
   await pool.drain();

@@ -1,6 +1,12 @@
-import { CountingStore, encodeJson, isHoldfastError } from "@holdfast/conditional-store";
+import {
+  CountingStore,
+  encodeJson,
+  isHoldfastError,
+  MemoryStore,
+} from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { writeDataFile } from "@holdfast/dataset";
+import { acquireLease } from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
 import { cleanup, planCleanup, TAGGED_OLD_VERSIONS } from "../src/index.js";
 import {
@@ -193,6 +199,37 @@ describe("cleanup", () => {
     expect(sortRetained(plan.retained)).toEqual(sortRetained(real.retained));
     expect(plan.objectsDeleted).toEqual(real.objectsDeleted);
     expect(plan.bytesDeleted).toBe(real.bytesDeleted);
+  });
+  it("splits a branch's candidates over several bounded records", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 8, filesPer: 1 });
+    const counting = new CountingStore(store);
+    const stats = await cleanup(
+      { ...ctx, store: counting },
+      { retainVersions: 1 },
+      { maxVersionsPerRecord: 3 },
+    );
+    expect(stats.retired.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // 3 records x (drain, seal, commit) + the storage-time probe
+    expect(counting.requestCounts().put).toBe(3 * 3 + 1);
+    expect(versionsOf(store)).toEqual([8]);
+    expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
+  });
+
+  it("runs on an RGW-like store: content-MD5 ETags, no conditional delete", async () => {
+    const { time } = world();
+    const store = new MemoryStore({
+      clock: time,
+      etagMode: "content-md5",
+      conditionalDelete: false,
+    });
+    const ctx = { ...world().ctx, store };
+    await seedDataset(ctx, time, { versions: 4 });
+    await acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60_000 });
+    const stats = await cleanup(ctx, { retainVersions: 1 });
+    expect(versionsOf(store)).toEqual([2, 4]);
+    expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
+    expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
   });
 });
 

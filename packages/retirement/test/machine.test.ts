@@ -141,6 +141,16 @@ describe("retirement state machine", () => {
     expect((await readRecord(ctx, h.key))?.record.writerId).toBe(committed.record.writerId);
   });
 
+  it("a drain whose answer was lost after it applied resolves as applied", async () => {
+    const { ctx: base } = memoryContext();
+    const faulty = new FaultStore(base.store);
+    const ctx = { ...base, store: faulty };
+    faulty.on({ operation: "put", precondition: "create" }, { type: "apply-then-lose" });
+    const h = await drain(ctx, { branch: "main", versions: candidates, owner: "o" });
+    expect((await readRecord(ctx, h.key))?.record.writerId).toBe(h.record.writerId);
+    expect((await seal(ctx, h)).record.state).toBe("sealed");
+  });
+
   it("finalize refuses while a recorded manifest is still present", async () => {
     const { ctx, store } = memoryContext();
     await store.put(`_versions/main/${"1".padStart(20, "0")}.json`, encodeJson({}));
