@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { s3Error, slowDown, startFaultProxy } from "../src/index.js";
+import { azureError, s3Error, slowDown, startFaultProxy } from "../src/index.js";
 
 /** A tiny upstream that stores PUT bodies by path and records what it received. */
 interface Upstream {
@@ -137,6 +137,18 @@ describe("startFaultProxy", () => {
     // never fires; the second PUT goes through.
     expect((await send(proxy.url, "PUT", "/b/k", "y")).status).toBe(200);
     expect(upstream.received.map((r) => r.body)).toEqual(["y"]);
+  });
+
+  it("answers Azure-style errors with the code in the body and in x-ms-error-code", async () => {
+    await using proxy = await startFaultProxy({
+      target: upstream.url,
+      rules: [{ method: "PUT", action: azureError(409, "BlobAlreadyExists") }],
+    });
+    const answer = await send(proxy.url, "PUT", "/container/blob", "x", { "if-none-match": "*" });
+    expect(answer.status).toBe(409);
+    expect(answer.headers["x-ms-error-code"]).toBe("BlobAlreadyExists");
+    expect(answer.body).toContain("<Code>BlobAlreadyExists</Code>");
+    expect(upstream.received).toHaveLength(0);
   });
 
   it("fires only on the nth matching request, at most `times` times, and only with the header", async () => {
