@@ -494,7 +494,7 @@ export function toHoldfastError(error: unknown, context: S3ErrorContext): Holdfa
   if (status === 501 || name === "NotImplemented") {
     return make("unsupported", "the store does not implement this request");
   }
-  if (name === "RequestTimeout" || name === "RequestTimeTooSkewed") {
+  if (name === "RequestTimeout") {
     // S3 answers 400 RequestTimeout when the upload stalled: the outcome is unknown.
     return make("ambiguous", "the request timed out");
   }
