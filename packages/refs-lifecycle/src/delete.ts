@@ -16,15 +16,9 @@ import {
   validateName,
   versionsPrefix,
 } from "@holdfast/dataset";
+import { branchLeasesPrefix } from "@holdfast/leases";
 import { retirementPrefix } from "@holdfast/retirement";
-import {
-  branchLeasesPrefix,
-  canonicalKey,
-  fenceKey,
-  INTENTS_PREFIX,
-  intentKey,
-  intentsOfPrefix,
-} from "./layout.js";
+import { canonicalKey, fenceKey, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";
 import {
   type CanonicalDocument,
   deleteUnconditionally,

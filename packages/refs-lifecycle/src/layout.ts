@@ -11,8 +11,6 @@ export const REFS_SIDECAR_PREFIX = "_holdfast/refs/";
 export const INTENTS_PREFIX = `${REFS_SIDECAR_PREFIX}intents/`;
 /** Branch incarnation-termination fences. */
 export const FENCES_PREFIX = `${REFS_SIDECAR_PREFIX}fences/`;
-/** Leases of a branch (owned by `@holdfast/leases`; removed with the branch incarnation). */
-export const LEASES_PREFIX = "_holdfast/leases/";
 
 const FOLDER: Record<ReferenceKind, string> = { tag: "tags", branch: "branches" };
 
@@ -47,9 +45,4 @@ export function intentKey(kind: ReferenceKind, name: string, intentId: string): 
 /** `_holdfast/refs/fences/{branch}.json` */
 export function fenceKey(branch: string): string {
   return `${FENCES_PREFIX}${validateName(branch, "branch")}.json`;
-}
-
-/** `_holdfast/leases/{branch}/` */
-export function branchLeasesPrefix(branch: string): string {
-  return `${LEASES_PREFIX}${validateName(branch, "branch")}/`;
 }

@@ -1,5 +1,12 @@
 import { listAll } from "@holdfast/conditional-store";
-import { DEFAULT_BRANCH, isActiveAt, type ProtocolContext, storageNow } from "@holdfast/dataset";
+import {
+  DEFAULT_BRANCH,
+  isActiveAt,
+  manifestKey,
+  type ProtocolContext,
+  storageNow,
+  type VersionRef,
+} from "@holdfast/dataset";
 import { listReferencedVersions, type ReferencedVersion } from "./census.js";
 import { resumeDeletion } from "./delete.js";
 import { FENCES_PREFIX, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";
@@ -134,15 +141,18 @@ async function removeOrphans(ctx: ProtocolContext, report: ReferenceRecoveryRepo
     tags.push({ name: tag.name, key: tag.key, etag: tag.etag, doc: tag.doc });
     children.set(tag.doc.target.branch, (children.get(tag.doc.target.branch) ?? 0) + 1);
   }
-  const orphaned = (branch: string, recorded: string | undefined): boolean => {
-    if (recorded === undefined || branch === DEFAULT_BRANCH) return false;
-    if (!incarnations.has(branch)) return true;
-    const current = incarnations.get(branch);
-    return current !== null && current !== undefined && current !== recorded;
+  // Orphan: it recorded an incarnation of its branch that no longer exists (deleted or
+  // re-created) and the version it names is gone with it. A reference whose version still
+  // exists is kept whatever happened to the branch file (e.g. a released client removed it).
+  const orphaned = async (target: VersionRef, recorded: string | undefined): Promise<boolean> => {
+    if (recorded === undefined || target.branch === DEFAULT_BRANCH) return false;
+    const current = incarnations.get(target.branch);
+    if (current !== undefined && (current === null || current === recorded)) return false;
+    return (await ctx.store.head(manifestKey(target.branch, target.version))) === null;
   };
   for (const branch of branches) {
-    const parent = branch.doc.parent?.branch;
-    if (!parent || !orphaned(parent, branch.doc.parentIncarnation)) continue;
+    const parent = branch.doc.parent;
+    if (!parent || !(await orphaned(parent, branch.doc.parentIncarnation))) continue;
     if ((children.get(branch.name) ?? 0) > 0) continue; // never cascade: report-free skip
     if (await hasPendingIntent(ctx, "branch", branch.name)) continue;
     if ((await removeIfMatch(ctx, branch.key, branch.etag, branch.doc)) === "applied") {
@@ -150,7 +160,7 @@ async function removeOrphans(ctx: ProtocolContext, report: ReferenceRecoveryRepo
     }
   }
   for (const tag of tags) {
-    if (!orphaned(tag.doc.target.branch, tag.doc.branchIncarnation)) continue;
+    if (!(await orphaned(tag.doc.target, tag.doc.branchIncarnation))) continue;
     if (await hasPendingIntent(ctx, "tag", tag.name)) continue;
     if ((await removeIfMatch(ctx, tag.key, tag.etag, tag.doc)) === "applied") {
       report.removedOrphans.push(tag.key);

@@ -278,11 +278,8 @@ export async function replaceBranchMetadata(
   return replaceBranchMetadataAt(ctx, current, metadata, input.expectedEtag, options);
 }
 
-/**
- * The conditional half of {@link replaceBranchMetadata}, from a state the caller read.
- * Exposed for tests that interleave a deletion between the read and the write.
- */
-export async function replaceBranchMetadataAt(
+/** The conditional half of {@link replaceBranchMetadata}, from the state read. */
+async function replaceBranchMetadataAt(
   ctx: ProtocolContext,
   current: StoredCanonical<BranchDocument>,
   metadata: Record<string, string>,

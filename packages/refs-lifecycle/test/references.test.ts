@@ -1,4 +1,5 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
+import { acquireLease } from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
 import {
   createBranch,
@@ -172,7 +173,8 @@ describe("branches", () => {
     expect(replaced.incarnation).toBe(b.incarnation);
     expect((await listBranches(ctx)).map((x) => x.name)).toEqual(["dev"]);
     // operational state of the incarnation
-    await memory.put("_holdfast/leases/dev/00000000000000000001/L1.json", new Uint8Array([1]));
+    await acquireLease(ctx, { branch: "dev", version: 2, ttlMs: 60_000 });
+    expect(keysUnder(memory, "_holdfast/leases/dev/")).toHaveLength(1);
     await sealVersions(ctx, "dev", [1]);
     await deleteBranch(ctx, "dev");
     expect(await getBranch(ctx, "dev")).toBeNull();

@@ -360,6 +360,22 @@ describe.each(STORES)("references on $label store", ({ memory: memoryOptions }) 
     expect(await getTag(ctx, "t")).toBeNull();
   });
 
+  it("R11 recovery keeps a child whose parent file a released client removed", async () => {
+    const { ctx, memory } = world({ memory: memoryOptions });
+    await commits(ctx, "main", 1);
+    await createBranch(ctx, { name: "p", parent: { branch: "main", version: 1 } });
+    await commits(ctx, "p", 1, { branch: "main", version: 1 });
+    await createBranch(ctx, { name: "c", parent: { branch: "p", version: 1 } });
+    await createTag(ctx, { name: "t", target: { branch: "p", version: 1 } });
+    // A released client deletes the parent's file directly; p's versions remain.
+    await memory.delete(canonicalKey("branch", "p"));
+    const report = await recoverReferences(ctx);
+    expect(report.removedOrphans).toEqual([]);
+    expect(await getBranch(ctx, "c")).not.toBeNull();
+    expect(await getTag(ctx, "t")).not.toBeNull();
+    expect((await censusReferences(ctx)("p", [1])).get(1)).toBeDefined();
+  });
+
   it("R12 a failed canonical delete does not strand or hide the reference; retry succeeds", async () => {
     const { ctx, faults, memory } = world({ memory: memoryOptions });
     await commits(ctx, "main", 1);
