@@ -34,6 +34,9 @@ export const AZURE_BACKEND = "azure";
 /** Azure's limit on sub-requests in one Blob Batch request. */
 export const AZURE_MAX_BATCH_DELETE = 256;
 
+/** Parallel single deletes when a Blob Batch request cannot be used. */
+const SINGLE_DELETE_CONCURRENCY = 8;
+
 /** Azure's limit on results per List Blobs page. */
 const AZURE_MAX_PAGE_SIZE = 5000;
 
@@ -266,48 +269,50 @@ class AzureStore implements ObjectStore {
     const container = this.#container;
     const clients = unique.map((key) => container.getBlobClient(this.#root + key));
     const keyByUrl = new Map(clients.map((client, i) => [client.url, unique[i]!]));
-    let subResponses: {
-      status: number;
-      errorCode?: string | undefined;
-      _request: { url: string };
-    }[];
+    const deleted: string[] = [];
+    const failed: DeleteManyResult["failed"] = [];
+    const unanswered = new Set(unique);
     try {
       const response = await container
         .getBlobBatchClient()
         .deleteBlobs(clients, withSignal(options.signal));
-      subResponses = response.subResponses;
+      for (const [i, sub] of response.subResponses.entries()) {
+        const key = keyByUrl.get(sub._request.url) ?? unique[i];
+        if (key === undefined || !unanswered.delete(key)) continue;
+        if (sub.status >= 200 && sub.status < 300) {
+          deleted.push(key);
+          continue;
+        }
+        const mapped = toHoldfastError(
+          { statusCode: sub.status, code: sub.errorCode },
+          { operation: "deleteMany", key },
+        );
+        // A blob that is already gone counts as deleted.
+        if (mapped.kind === "not-found") deleted.push(key);
+        else failed.push({ key, error: mapped });
+      }
     } catch (error) {
-      throw toHoldfastError(error, { operation: "deleteMany" });
+      const mapped = toHoldfastError(error, { operation: "deleteMany" });
+      // Some accounts and emulators refuse Blob Batch (Azurite answers 500 to a batch
+      // under a SAS); unconditional deletes are idempotent, so one request per blob is
+      // always safe. Failures that would equally stop single deletes are thrown as they are.
+      if (
+        mapped.kind === "aborted" ||
+        mapped.kind === "auth" ||
+        mapped.code === "ContainerNotFound"
+      ) {
+        throw mapped;
+      }
     }
-    const deleted: string[] = [];
-    const failed: DeleteManyResult["failed"] = [];
-    const answered = new Set<string>();
-    for (const [i, sub] of subResponses.entries()) {
-      const key = keyByUrl.get(sub._request.url) ?? unique[i];
-      if (key === undefined) continue;
-      answered.add(key);
-      if (sub.status >= 200 && sub.status < 300) {
+    // Blobs the batch did not answer for (or the whole batch, if it failed) are deleted one by one.
+    await forEachLimited([...unanswered], SINGLE_DELETE_CONCURRENCY, async (key) => {
+      try {
+        await this.delete(key, { signal: options.signal });
         deleted.push(key);
-        continue;
+      } catch (error) {
+        failed.push({ key, error: toHoldfastError(error, { operation: "deleteMany", key }) });
       }
-      const mapped = toHoldfastError(
-        { statusCode: sub.status, code: sub.errorCode },
-        { operation: "deleteMany", key },
-      );
-      // A blob that is already gone counts as deleted.
-      if (mapped.kind === "not-found") deleted.push(key);
-      else failed.push({ key, error: mapped });
-    }
-    for (const key of unique) {
-      if (!answered.has(key)) {
-        failed.push({
-          key,
-          error: holdfastError("ambiguous", "deleteMany", `no answer for ${key} in the batch`, {
-            key,
-          }),
-        });
-      }
-    }
+    });
     return { deleted, failed };
   }
 
@@ -487,6 +492,22 @@ async function readBody(stream: NodeJS.ReadableStream | undefined): Promise<Uint
   }
   const joined = Buffer.concat(chunks);
   return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
+}
+
+/** Runs `task` over `items` with at most `limit` in flight. */
+async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await task(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 function isContainerName(name: unknown): name is string {

@@ -316,6 +316,49 @@ describe("batch delete", () => {
     }
   });
 
+  it("falls back to one delete per blob when the batch request itself fails", async () => {
+    const proxy = await startFaultProxy({ target: target.origin });
+    try {
+      const s = store({ connectionString: withOrigin(target.connectionString, proxy.url) });
+      await s.put("a", text("a"));
+      await s.put("b", text("b"));
+      proxy.addRule({
+        method: "POST",
+        path: /comp=batch/,
+        action: azureError(500, "InternalError"),
+      });
+      const result = await s.deleteMany(["a", "b", "missing"]);
+      expect(result.deleted.sort()).toEqual(["a", "b", "missing"]);
+      expect(result.failed).toEqual([]);
+      expect(proxy.requests.filter((r) => r.method === "DELETE")).toHaveLength(3);
+      expect(await s.head("a")).toBeNull();
+      expect(await s.head("b")).toBeNull();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("throws an auth failure of the whole batch instead of retrying blob by blob", async () => {
+    const proxy = await startFaultProxy({ target: target.origin });
+    try {
+      const s = store({ connectionString: withOrigin(target.connectionString, proxy.url) });
+      await s.put("a", text("a"));
+      proxy.addRule({
+        method: "POST",
+        path: /comp=batch/,
+        action: azureError(403, "AuthorizationFailure"),
+      });
+      expectKind(await failure(s.deleteMany(["a"])), "auth", {
+        operation: "deleteMany",
+        status: 403,
+      });
+      expect(proxy.requests.filter((r) => r.method === "DELETE")).toHaveLength(0);
+      expect(await s.head("a")).not.toBeNull();
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("sends nothing for an empty batch and refuses more than 256 keys", async () => {
     const s = store();
     expect(await s.deleteMany([])).toEqual({ deleted: [], failed: [] });

@@ -2,7 +2,14 @@
 // silent Azurite fails the run with instructions: these tests never skip.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BlobServiceClient } from "@azure/storage-blob";
+import {
+  AccountSASPermissions,
+  AccountSASResourceTypes,
+  AccountSASServices,
+  BlobServiceClient,
+  generateAccountSASQueryParameters,
+  StorageSharedKeyCredential,
+} from "@azure/storage-blob";
 import { ulidIds } from "@holdfast/conditional-store";
 
 export interface AzuriteTarget {
@@ -62,6 +69,27 @@ export function withOrigin(connectionString: string, origin: string): string {
     const url = new URL(endpoint);
     return `BlobEndpoint=${origin}${url.pathname}`;
   });
+}
+
+/**
+ * An account-SAS connection string for `target`, optionally aimed at another origin. A SAS
+ * signs no headers, so a fault proxy may strip them without re-signing.
+ */
+export function sasConnectionString(target: AzuriteTarget, origin = target.origin): string {
+  const name = /AccountName=([^;]+)/.exec(target.connectionString)?.[1];
+  const key = /AccountKey=([^;]+)/.exec(target.connectionString)?.[1];
+  if (!name || !key) throw new Error("the Azurite connection string lacks AccountName/AccountKey");
+  const sas = generateAccountSASQueryParameters(
+    {
+      expiresOn: new Date(Date.now() + 60 * 60 * 1000),
+      permissions: AccountSASPermissions.parse("rwdlac"),
+      resourceTypes: AccountSASResourceTypes.parse("sco").toString(),
+      services: AccountSASServices.parse("b").toString(),
+    },
+    new StorageSharedKeyCredential(name, key),
+  ).toString();
+  const endpoint = /BlobEndpoint=([^;]+)/.exec(withOrigin(target.connectionString, origin))?.[1];
+  return `BlobEndpoint=${endpoint};SharedAccessSignature=${sas}`;
 }
 
 const ids = ulidIds();
