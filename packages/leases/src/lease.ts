@@ -11,6 +11,7 @@ import {
 import {
   type ProtocolContext,
   manifestKey,
+  parseStored,
   resolverOptions,
   validateName,
   validateVersion,
@@ -23,7 +24,7 @@ import {
   parseLeaseKey,
   versionLeasesPrefix,
 } from "./layout.js";
-import { type LeaseBody, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
+import { type LeaseBody, LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
 
 /** A lease this process holds. Pass it back to renew, keep or release it. */
 export interface Lease {
@@ -162,13 +163,31 @@ export async function renewLease(
   };
   const { writerId, bytes } = writerPayload(body, ctx.ids);
   const writtenAtLocalMs = ctx.clock.now();
-  const outcome = await putIfMatch(
+  let expected = lease.etag;
+  let outcome = await putIfMatch(
     ctx.store,
     lease.key,
     bytes,
-    lease.etag,
+    expected,
     resolverOptions(ctx, options.signal),
   );
+  if (outcome.status === "conflict") {
+    // Only this holder ever writes its lease key (others only delete it), so a lease
+    // object that is still there at another ETag was rewritten by one of our own earlier
+    // renewals whose answer was lost. Adopt its ETag once and rewrite.
+    const current = await ctx.store.get(lease.key, { signal: options.signal });
+    const mine = current !== null && isOwnLease(current.body, lease);
+    if (current !== null && mine && current.etag !== expected) {
+      expected = current.etag;
+      outcome = await putIfMatch(
+        ctx.store,
+        lease.key,
+        bytes,
+        expected,
+        resolverOptions(ctx, options.signal),
+      );
+    }
+  }
   if (outcome.status === "conflict") {
     throw holdfastError(
       "not-found",
@@ -176,7 +195,7 @@ export async function renewLease(
       `lease ${lease.leaseId} is gone or was rewritten by another writer`,
       {
         key: lease.key,
-        precondition: { ifMatch: lease.etag },
+        precondition: { ifMatch: expected },
         code: "LEASE_LOST",
         hint: "the version may have been retired or its branch deleted; acquire a new lease",
       },
@@ -227,6 +246,19 @@ export async function* listLeases(
 }
 
 // --- utils ---
+
+function isOwnLease(body: Uint8Array, lease: Lease): boolean {
+  try {
+    const stored = parseStored(LeaseBodySchema, body, lease.key, "renewLease");
+    return (
+      stored.leaseId === lease.leaseId &&
+      stored.branch === lease.branch &&
+      stored.version === lease.version
+    );
+  } catch {
+    return false;
+  }
+}
 
 export function toLeaseEntry(meta: ObjectMeta): LeaseEntry | null {
   const parsed = parseLeaseKey(meta.key);

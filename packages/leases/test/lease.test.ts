@@ -1,5 +1,5 @@
 import { CountingStore, isHoldfastError } from "@holdfast/conditional-store";
-import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
+import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
 import { createContext, storageNow } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import {
@@ -220,6 +220,38 @@ describe("renew and release", () => {
       kind: "refused",
       code: "COMMITTED",
     });
+  });
+
+  it("a renewal after an earlier renewal's unknown outcome adopts the landed rewrite", async () => {
+    const w = world();
+    await commitVersions(w, 1);
+    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    // The rewrite lands but every answer is lost, and the read-back fails too.
+    w.fault.on(
+      { operation: "put", key: lease.key, precondition: "if-match" },
+      { type: "apply-then-lose" },
+    );
+    w.fault.on(
+      { operation: "put", key: lease.key, precondition: "if-match", times: 4 },
+      { type: "lose-before-apply" },
+    );
+    w.fault.on({ operation: "get", key: lease.key }, { type: "lose-before-apply" });
+    const ctx = { ...w.reader, sleep: recordingSleep() };
+    const err = await renewLease(ctx, lease).catch((e: unknown) => e);
+    expect(isHoldfastError(err, "unresolved")).toBe(true);
+    expect((await w.memory.head(lease.key))?.etag).not.toBe(lease.etag);
+    // The holder still has the old ETag; the next renewal recognizes its own lease.
+    const renewed = await renewLease(ctx, lease);
+    expect((await w.memory.head(lease.key))?.etag).toBe(renewed.etag);
+    expect(w.fault.pendingRules()).toEqual([]);
+  });
+
+  it("a renewal does not adopt a lease object that is not its own", async () => {
+    const w = world();
+    await commitVersions(w, 1);
+    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    await w.memory.put(lease.key, new TextEncoder().encode("{}"));
+    await expect(renewLease(w.reader, lease)).rejects.toMatchObject({ code: "LEASE_LOST" });
   });
 
   it("a renewal of a lease that was deleted fails as LEASE_LOST and does not recreate it", async () => {
