@@ -87,9 +87,12 @@ if [ -f "$PID_FILE" ] && running "$(cat "$PID_FILE")"; then
     write_env "$old_port"
     exit 0
   fi
-  log "recorded pid $(cat "$PID_FILE") is alive but not answering on $old_port; stopping it"
-  kill "$(cat "$PID_FILE")" 2>/dev/null || true
-  sleep 1
+  # A wedged Azurite (seen once: busy, answering nothing) may ignore SIGTERM.
+  stale=$(cat "$PID_FILE")
+  log "recorded pid $stale is alive but not answering on $old_port; stopping it"
+  kill "$stale" 2>/dev/null || true
+  for _ in $(seq 1 50); do running "$stale" || break; sleep 0.1; done
+  if running "$stale"; then kill -9 "$stale" 2>/dev/null || true; sleep 0.2; fi
 fi
 rm -f "$PID_FILE" "$PORT_FILE"
 
