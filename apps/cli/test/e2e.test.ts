@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ulid } from "ulid";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliRun, cli, readServiceEnv, requireBuiltCli } from "./e2e-harness.js";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { BIN, type CliRun, cli, readServiceEnv, requireBuiltCli } from "./e2e-harness.js";
 
 /** One storage configuration the e2e suite runs against. */
 interface Backend {
@@ -153,6 +154,181 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     const after = await cli(["versions", url, ...flags, "--json"], { env });
     expect(after.json()).toEqual(before.json());
   });
+  it("lease acquire, list and release; bad TTL and missing version", async () => {
+    const acquired = expectOk(
+      await cli(["lease", "acquire", url, "1", "--ttl", "30s", ...flags, "--json"], { env }),
+    );
+    const lease = acquired.json().lease as {
+      leaseId: string;
+      version: number;
+      ttlMs: number;
+      expiresAt: string;
+    };
+    expect(lease).toMatchObject({ version: 1, ttlMs: 30_000 });
+    expect(Number.isNaN(Date.parse(lease.expiresAt))).toBe(false);
+    const listed = expectOk(await cli(["lease", "list", url, ...flags, "--json"], { env }));
+    expect(listed.json().leases).toMatchObject([
+      { leaseId: lease.leaseId, branch: "main", version: 1, active: true },
+    ]);
+    expectOk(await cli(["lease", "release", url, lease.leaseId, ...flags], { env }));
+    expect(
+      expectOk(await cli(["lease", "list", url, ...flags, "--json"], { env })).json().leases,
+    ).toEqual([]);
+
+    const badTtl = await cli(["lease", "acquire", url, "1", "--ttl", "90", ...flags, "--json"], {
+      env,
+    });
+    expect(badTtl.code).toBe(2);
+    expect(badTtl.json()).toMatchObject({ error: { kind: "invalid-input" } });
+    const missing = await cli(["lease", "acquire", url, "99", "--ttl", "30s", ...flags, "--json"], {
+      env,
+    });
+    expect(missing.code).toBe(1);
+    expect(missing.json()).toMatchObject({ error: { kind: "not-found" } });
+  });
+
+  it("lease acquire --hold renews until SIGINT, then releases", async () => {
+    const child = spawn(
+      process.execPath,
+      [BIN, "lease", "acquire", url, "2", "--ttl", "3s", "--hold", "--json", ...flags],
+      {
+        env: { PATH: process.env.PATH, NO_COLOR: "1", ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    const lines: Record<string, unknown>[] = [];
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const acquired = new Promise<void>((resolve) => {
+      let buffer = "";
+      child.stdout.on("data", (c: Buffer) => {
+        buffer += c.toString();
+        const parts = buffer.split("\n");
+        buffer = parts.pop()!;
+        for (const part of parts) {
+          lines.push(JSON.parse(part) as Record<string, unknown>);
+          if (lines.at(-1)!.event === "acquired") resolve();
+        }
+      });
+    });
+    const exited = new Promise<number | null>((resolve) =>
+      child.on("exit", (code) => resolve(code)),
+    );
+    onTestFinished(() => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    await Promise.race([
+      acquired,
+      exited.then(() => Promise.reject(new Error(`reader exited early: ${stderr}`))),
+    ]);
+    // Outlive the TTL: only renewals keep the lease active.
+    await new Promise((r) => setTimeout(r, 4500));
+    const during = expectOk(
+      await cli(["lease", "list", url, "2", "--branch", "main", ...flags, "--json"], {
+        env,
+      }),
+    );
+    expect(during.json().leases).toMatchObject([{ version: 2, active: true }]);
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    expect(lines[0]).toMatchObject({ ok: true, command: "lease acquire", event: "acquired" });
+    expect(lines.at(-1)).toMatchObject({ ok: true, event: "released" });
+    expect(
+      expectOk(await cli(["lease", "list", url, ...flags, "--json"], { env })).json().leases,
+    ).toEqual([]);
+  });
+
+  it("tag create, update, list, delete; a duplicate conflicts (exit 3)", async () => {
+    expectOk(await cli(["tag", "create", url, "t1", "1", ...flags], { env }));
+    const dup = await cli(["tag", "create", url, "t1", "2", ...flags, "--json"], { env });
+    expect(dup.code).toBe(3);
+    expect(dup.json()).toMatchObject({ ok: false, error: { kind: "conflict" } });
+    expectOk(await cli(["tag", "update", url, "t1", "2", ...flags], { env }));
+    const list = expectOk(await cli(["tag", "list", url, ...flags, "--json"], { env }));
+    expect(list.json().tags).toEqual([{ name: "t1", target: { branch: "main", version: 2 } }]);
+    expectOk(await cli(["tag", "delete", url, "t1", ...flags], { env }));
+    expect(
+      expectOk(await cli(["tag", "list", url, ...flags, "--json"], { env })).json().tags,
+    ).toEqual([]);
+    const slash = await cli(["tag", "create", url, "x/y", "1", ...flags], { env });
+    expect(slash.code).toBe(2);
+    expect(slash.stderr).toMatch(/invalid tag name/);
+  });
+
+  it("branch create, commit to it, list; cleanup keeps what is protected; status, recover, branch delete", async () => {
+    expectOk(await cli(["tag", "create", url, "keep", "1", ...flags], { env }));
+    expectOk(await cli(["branch", "create", url, "exp", "--from", "2", ...flags], { env }));
+    const onBranch = expectOk(
+      await cli(["commit", url, "a.bin", "--branch", "exp", ...flags, "--json"], {
+        env,
+        cwd: work,
+      }),
+    );
+    expect(onBranch.json()).toMatchObject({ branch: "exp", version: 1 });
+    const branches = expectOk(await cli(["branch", "list", url, ...flags, "--json"], { env }));
+    expect(branches.json().branches).toMatchObject([
+      { name: "main", default: true, latestVersion: 3 },
+      { name: "exp", parent: { branch: "main", version: 2 }, latestVersion: 1 },
+    ]);
+    expectOk(await cli(["commit", url, "a.bin", ...flags], { env, cwd: work }));
+    expectOk(await cli(["commit", url, "b.bin", ...flags], { env, cwd: work }));
+
+    const plan = expectOk(
+      await cli(["cleanup", url, "--retain", "1", "--dry-run", ...flags, "--json"], { env }),
+    );
+    const planned = plan.json().stats as {
+      dryRun: boolean;
+      retired: { branch: string; version: number }[];
+    };
+    expect(planned.dryRun).toBe(true);
+    expect(planned.retired).toEqual([
+      { branch: "main", version: 3 },
+      { branch: "main", version: 4 },
+    ]);
+    const done = expectOk(
+      await cli(["cleanup", url, "--retain", "1", ...flags, "--json"], { env }),
+    );
+    const stats = done.json().stats as {
+      retired: { branch: string; version: number }[];
+      retained: { branch: string; version: number; reason: string }[];
+      objectsDeleted: { manifests: number; total: number };
+      bytesDeleted: number;
+      requests: { total: number; list: number; put: number };
+      elapsedMs: number;
+    };
+    expect(stats.retired).toEqual(planned.retired);
+    expect(stats.retained).toEqual(
+      expect.arrayContaining([
+        { branch: "main", version: 1, reason: "tag" },
+        { branch: "main", version: 5, reason: "latest" },
+        { branch: "exp", version: 1, reason: "latest" },
+      ]),
+    );
+    // Version 2 is the branch's fork point (a lease from an earlier step may also name it).
+    expect(stats.retained.find((v) => v.branch === "main" && v.version === 2)).toBeDefined();
+    expect(stats.objectsDeleted.manifests).toBe(2);
+    expect(stats.requests.total).toBeGreaterThan(0);
+    const versions = expectOk(await cli(["versions", url, ...flags, "--json"], { env }));
+    expect((versions.json().versions as { version: number }[]).map((v) => v.version)).toEqual([
+      1, 2, 5,
+    ]);
+
+    const status = expectOk(await cli(["status", url, ...flags, "--json"], { env }));
+    expect(status.json()).toMatchObject({
+      ok: true,
+      command: "status",
+      leases: [],
+      retirements: [],
+      intents: [],
+    });
+    expect(status.json().tags).toEqual([{ name: "keep", target: { branch: "main", version: 1 } }]);
+    const recovered = expectOk(await cli(["recover", url, ...flags, "--json"], { env }));
+    expect(recovered.json()).toMatchObject({ ok: true, command: "recover", retired: [] });
+
+    expectOk(await cli(["branch", "delete", url, "exp", ...flags], { env }));
+    const after = expectOk(await cli(["branch", "list", url, ...flags, "--json"], { env }));
+    expect((after.json().branches as { name: string }[]).map((b) => b.name)).toEqual(["main"]);
+  });
 });
 
 describe("e2e conventions", () => {
@@ -205,4 +381,41 @@ describe("e2e conventions", () => {
     expect(run.code).toBe(1);
     expect(await readdir(work)).toEqual([]);
   });
+});
+
+describe("e2e demo", () => {
+  it("builds, cleans and verifies the demo dataset in under a minute, leaving it to explore", async () => {
+    requireBuiltCli();
+    const work = await mkdtemp(join(tmpdir(), "holdfast-e2e-demo-"));
+    try {
+      const started = Date.now();
+      const run = await cli(["demo", join(work, "d"), "--json"], { cwd: work, timeoutMs: 90_000 });
+      const elapsed = Date.now() - started;
+      expectOk(run);
+      const doc = run.json();
+      expect(doc).toMatchObject({
+        ok: true,
+        command: "demo",
+        versions: 300,
+        verification: { ok: true, readerOk: true, failures: [] },
+      });
+      const reader = doc.reader as { reads: number; readsDuringCleanup: number; exitCode: number };
+      expect(reader.exitCode).toBe(0);
+      expect(reader.reads).toBeGreaterThan(0);
+      const stats = doc.stats as { retired: unknown[]; retained: { reason: string }[] };
+      expect(stats.retired.length).toBeGreaterThan(200);
+      expect(new Set(stats.retained.map((v) => v.reason))).toEqual(
+        new Set(["lease", "tag", "branch-lineage", "policy", "latest"]),
+      );
+      expect(elapsed).toBeLessThan(60_000);
+      // The directory stays for the other commands.
+      const status = expectOk(await cli(["status", join(work, "d"), "--json"]));
+      expect(status.json()).toMatchObject({ leases: [], retirements: [], intents: [] });
+      const again = await cli(["demo", join(work, "d")]);
+      expect(again.code).toBe(3);
+      expect(again.stderr).toMatch(/already exists and is not empty/);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -124,23 +124,24 @@ export function registerLease(r: Registrar, program: Command): void {
         new Command("list")
           .description("list leases with their expiry in storage time")
           .argument("<url>", "storage URL")
-          .option("-b, --branch <name>", "only this branch")
-          .option("--version <n>", "only this version (needs --branch)"),
+          .argument("[version]", "only leases on this version")
+          .option(
+            "-b, --branch <name>",
+            "only this branch (default with a version: the dataset's default branch)",
+          ),
       ),
       "lease list",
       [
         "holdfast lease list ./my-dataset",
-        "holdfast lease list ./my-dataset --branch main --version 12 --json",
+        "holdfast lease list ./my-dataset 12 --branch main --json",
       ],
-      async ([url], opts, cx) => {
+      async ([url, versionText], opts, cx) => {
         const target = parseTarget(url!, opts, cx.io);
-        const branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
-        const version = opts.version === undefined ? undefined : parseVersionArg(opts.version);
-        if (version !== undefined && branch === undefined) {
-          throw holdfastError("invalid-input", "parse", "--version needs --branch");
-        }
+        let branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+        const version = versionText === undefined ? undefined : parseVersionArg(versionText);
         const ctx = contextFor(await openTarget(target, cx.io));
-        await openDataset(ctx);
+        const info = await openDataset(ctx);
+        if (version !== undefined) branch ??= info.defaultBranch;
         const leases = await describeLeases(ctx, {
           ...(branch === undefined ? {} : { branch }),
           ...(version === undefined ? {} : { version }),
