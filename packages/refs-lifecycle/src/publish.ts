@@ -109,30 +109,10 @@ export async function publish<D extends CanonicalDocument>(
     throw error;
   };
 
-  if (plan.target && plan.checkTarget) {
-    const admission = await readAdmission(ctx, plan.target.branch, plan.target.version);
-    if (admission.state === "sealed" || admission.state === "committed") {
-      return abandon(
-        holdfastError(
-          "refused",
-          "publishReference",
-          `${plan.target.branch}@${plan.target.version} is being retired (${admission.state})`,
-          { key, code: "VERSION_RETIRING", hint: "choose a version cleanup is not retiring" },
-        ),
-      );
-    }
-    // A draining retirement is fine: its census runs after its seal and reads our intent.
-    const manifest = await ctx.store.head(manifestKey(plan.target.branch, plan.target.version));
-    if (!manifest) {
-      return abandon(
-        holdfastError(
-          "not-found",
-          "publishReference",
-          `version ${plan.target.version} of branch ${plan.target.branch} does not exist`,
-          { key, code: "VERSION_NOT_FOUND" },
-        ),
-      );
-    }
+  try {
+    await checkTarget(ctx, plan, key);
+  } catch (error) {
+    return abandon(error as HoldfastError);
   }
 
   let reissued = false;
@@ -171,13 +151,25 @@ export async function publish<D extends CanonicalDocument>(
   }
   const etag = outcome.etag;
 
-  const lost = await lostOwnership(ctx, plan, {
-    iKey,
-    writerId,
-    reissued,
-    elapsedMs: ctx.clock.now() - startedAt,
-    boundMs,
-  });
+  let lost: string | null;
+  try {
+    lost = await lostOwnership(ctx, plan, {
+      iKey,
+      writerId,
+      reissued,
+      elapsedMs: ctx.clock.now() - startedAt,
+      boundMs,
+    });
+  } catch (cause) {
+    // The write landed but whether it is still ours is unknown: the intent stays (it keeps
+    // covering the target) and recovery decides; the caller learns the outcome is unknown.
+    throw holdfastError(
+      "unresolved",
+      "publishReference",
+      `${plan.kind} ${plan.name} was written but its ownership could not be checked`,
+      { key, cause, hint: "read the reference, or run recoverReferences" },
+    );
+  }
   if (lost) {
     try {
       if (plan.expected) {
@@ -206,6 +198,40 @@ export async function publish<D extends CanonicalDocument>(
   // that recovery reclaims (it only ever over-protects).
   await dropIntent(ctx, iKey).catch(() => undefined);
   return { etag, doc: plan.doc };
+}
+
+/**
+ * Admission and existence of the target, after the intent is durable: refuse while the
+ * version is sealed or committed; a version already gone (its retirement finalized
+ * before our intent) fails the HEAD. A draining retirement is fine: its census runs after
+ * its seal and reads our intent.
+ */
+async function checkTarget<D extends CanonicalDocument>(
+  ctx: ProtocolContext,
+  plan: PublishPlan<D>,
+  key: string,
+): Promise<void> {
+  if (plan.target && plan.checkTarget) {
+    const admission = await readAdmission(ctx, plan.target.branch, plan.target.version);
+    if (admission.state === "sealed" || admission.state === "committed") {
+      throw holdfastError(
+        "refused",
+        "publishReference",
+        `${plan.target.branch}@${plan.target.version} is being retired (${admission.state})`,
+        { key, code: "VERSION_RETIRING", hint: "choose a version cleanup is not retiring" },
+      );
+    }
+    // A draining retirement is fine: its census runs after its seal and reads our intent.
+    const manifest = await ctx.store.head(manifestKey(plan.target.branch, plan.target.version));
+    if (!manifest) {
+      throw holdfastError(
+        "not-found",
+        "publishReference",
+        `version ${plan.target.version} of branch ${plan.target.branch} does not exist`,
+        { key, code: "VERSION_NOT_FOUND" },
+      );
+    }
+  }
 }
 
 /**

@@ -97,6 +97,40 @@ describe("tags", () => {
     expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
   });
 
+  it("a failed admission read withdraws the intent; a failed ownership check is unresolved", async () => {
+    const { ctx, memory, faults, time } = world();
+    await commits(ctx, "main", 1);
+    faults.on({ operation: "list", key: "_holdfast/retirement/main/" }, { type: "refuse" });
+    await expectKind(
+      createTag(ctx, { name: "t", target: { branch: "main", version: 1 } }),
+      "refused",
+    );
+    expect(keysUnder(memory, "_refs/")).toEqual([]);
+    expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
+
+    // The canonical lands, then the cover was held too long and the ownership read fails.
+    faults.clearScript();
+    faults.on(
+      { operation: "put", key: "_refs/tags/t.json" },
+      {
+        type: "before",
+        run: () => time.advance(10 * 60_000),
+      },
+    );
+    faults.on(
+      { operation: "get", key: /^_holdfast\/refs\/intents\// },
+      {
+        type: "lose-before-apply",
+      },
+    );
+    await expectKind(
+      createTag(ctx, { name: "t", target: { branch: "main", version: 1 } }),
+      "unresolved",
+    );
+    expect(await getTag(ctx, "t")).not.toBeNull(); // landed, still covered by its intent
+    expect(keysUnder(memory, "_holdfast/refs/intents/")).toHaveLength(1);
+  });
+
   it("update with a stale expectedEtag conflicts; update of an absent tag is not-found", async () => {
     const { ctx } = world();
     await commits(ctx, "main", 2);
