@@ -53,6 +53,14 @@ describe("init and open", () => {
     expect((await openDataset(ctx)).datasetId).toBe(info.datasetId);
   });
 
+  it("rejects a bad default branch before writing", async () => {
+    const ctx = memoryContext();
+    await expect(initDataset(ctx, { defaultBranch: "a/b" })).rejects.toMatchObject({
+      kind: "invalid-input",
+    });
+    expect(ctx.store.size).toBe(0);
+  });
+
   it("reports a malformed identity as a typed error", async () => {
     const ctx = memoryContext();
     await ctx.store.put("_holdfast/dataset.json", bytes("{not json"));
@@ -323,6 +331,14 @@ describe("reading and listing", () => {
       await commitVersion(ctx, { branch, files: [] });
     await commitVersion(ctx, { branch: "a", files: [] });
     expect((await listBranchesWithVersions(ctx)).sort()).toEqual(["a", "a-b", "a.b", "ab", "b"]);
+  });
+
+  it("rejects bad branch names and versions on reads with invalid-input", async () => {
+    const ctx = memoryContext();
+    await expect(readManifest(ctx, "../x", 1)).rejects.toMatchObject({ kind: "invalid-input" });
+    await expect(readManifest(ctx, "main", -1)).rejects.toMatchObject({ kind: "invalid-input" });
+    await expect(latestVersion(ctx, "")).rejects.toMatchObject({ kind: "invalid-input" });
+    await expect(collect(listVersions(ctx, ".x"))).rejects.toMatchObject({ kind: "invalid-input" });
   });
 
   it("reports a missing or malformed manifest with typed errors", async () => {
