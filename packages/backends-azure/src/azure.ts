@@ -115,6 +115,17 @@ class AzureStore implements ObjectStore {
         },
       );
     }
+    const client = options.client ?? "repeating";
+    if (client !== "repeating" && client !== "single-attempt") {
+      throw holdfastError(
+        "invalid-input",
+        "open",
+        `unknown client mode ${JSON.stringify(client)}`,
+        {
+          hint: 'use "repeating" (SDK retries on) or "single-attempt"',
+        },
+      );
+    }
     const prefix = (options.prefix ?? "").replace(/^\/+|\/+$/g, "");
     if (prefix !== "") validateKey(prefix, "open");
     this.#root = prefix === "" ? "" : `${prefix}/`;
@@ -140,7 +151,7 @@ class AzureStore implements ObjectStore {
       // Last-Modified is an HTTP date (whole seconds) in properties and listings alike.
       timestampPrecisionMs: 1000,
       maxBatchDelete: AZURE_MAX_BATCH_DELETE,
-      requestMode: options.client ?? "repeating",
+      requestMode: client,
       // Every write gets a new ETag, even with identical bytes.
       etagIsContentHash: false,
     };

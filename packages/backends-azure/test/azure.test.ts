@@ -90,6 +90,7 @@ describe("createAzureStore options", () => {
     ["a container name with a double hyphen", { container: "a--b" }],
     ["a prefix with a '..' segment", { prefix: "a/../b" }],
     ["an accountUrl without a credential", { accountUrl: "http://127.0.0.1:1/devstoreaccount1" }],
+    ["an unknown client mode", { client: "sometimes" }],
   ])("rejects %s with invalid-input before sending anything", (_label, overrides) => {
     let error: unknown;
     try {
@@ -131,6 +132,14 @@ describe("createAzureStore options", () => {
     });
     await s.put("k", text("v"));
     expect((await s.head("k"))?.size).toBe(1);
+  });
+
+  it("reports a malformed connection string as invalid-input on first use", async () => {
+    const s = createAzureStore({
+      container: target.container,
+      connectionString: "not=a;connection",
+    });
+    expectKind(await failure(s.get("k")), "invalid-input", { operation: "open" });
   });
 
   it("builds its client lazily: creating a store for an unreachable account sends nothing", async () => {
