@@ -11,3 +11,4 @@ export {
 } from "./lease.js";
 export * from "./layout.js";
 export * from "./schema.js";
+export * from "./with-lease.js";

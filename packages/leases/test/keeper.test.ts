@@ -1,6 +1,6 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
 import { describe, expect, it } from "vitest";
-import { acquireLease, keepLease, releaseLease } from "@holdfast/leases";
+import { acquireLease, keepLease, releaseLease, withLease } from "@holdfast/leases";
 import { T0, commitVersions, putRetirement, world } from "./helpers.js";
 
 async function setup(ttlMs = 3_000) {
@@ -116,5 +116,35 @@ describe("lease keeper", () => {
       expect.objectContaining({ kind: "invalid-input" }),
     );
     expect(w.fault.requests()).toEqual([]);
+  });
+});
+
+describe("withLease", () => {
+  it("reads the manifest under a kept lease and releases it afterwards", async () => {
+    const w = world();
+    await commitVersions(w, 2);
+    const seen = await withLease(
+      w.reader,
+      { branch: "main", version: 2, ttlMs: 3_000 },
+      async (leased) => {
+        expect(await w.memory.head(leased.lease.key)).not.toBeNull();
+        await w.storeTime.advance(10_000); // long read: the keeper renews meanwhile
+        expect(leased.signal.aborted).toBe(false);
+        return leased.manifest.manifest.version;
+      },
+    );
+    expect(seen).toBe(2);
+    expect(w.memory.keys().filter((k) => k.startsWith("_holdfast/leases/"))).toEqual([]);
+  });
+
+  it("releases the lease when the read throws", async () => {
+    const w = world();
+    await commitVersions(w, 1);
+    await expect(
+      withLease(w.reader, { branch: "main", version: 1, ttlMs: 3_000 }, async () => {
+        throw new Error("reader failed");
+      }),
+    ).rejects.toThrow("reader failed");
+    expect(w.memory.keys().filter((k) => k.startsWith("_holdfast/leases/"))).toEqual([]);
   });
 });
