@@ -194,6 +194,33 @@ describe("lost answers through the fault proxy (Azurite)", () => {
     expect(await direct.get("claim.json")).toBeNull();
   });
 
+  it("C2 two claimants of one key whose answers are all lost: exactly one resolves applied", async () => {
+    const first = storesFor("single-attempt");
+    const path = blobPath(first.prefix, "lock.json");
+    const second = createAzureStore({
+      container: target.container,
+      prefix: first.prefix,
+      connectionString: withOrigin(target.connectionString, proxy.url),
+      client: "repeating",
+      retry: { retryDelayInMs: 10, maxRetryDelayInMs: 20 },
+    });
+    proxy.addRule({ method: "PUT", path, action: { type: "drop-response" } });
+    const ours = claim("first");
+    const theirs = claim("second");
+
+    const outcomes = await Promise.all([
+      putIfAbsent(first.via, "lock.json", ours, { policy }),
+      putIfAbsent(second, "lock.json", theirs, { policy }),
+    ]);
+
+    // Both writers lost every answer; the ULIDs in the bytes let each read-back tell
+    // its own copy from the other's, so they never both believe they won.
+    expect(outcomes.map((o) => o.status).sort()).toEqual(["applied", "conflict"]);
+    const stored = await first.direct.get("lock.json");
+    const winner = outcomes[0]?.status === "applied" ? ours : theirs;
+    expect(stored?.body).toEqual(winner);
+  });
+
   it("C6 a repeating client reads back its own earlier copy after a first conflict", async () => {
     const { via, direct, prefix } = storesFor("repeating");
     const path = blobPath(prefix, "claim.json");
