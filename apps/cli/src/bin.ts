@@ -13,6 +13,14 @@ const onSignal = (signal: NodeJS.Signals) => {
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
 
+// The AWS SDK warns on every start that future releases need Node 22: that is noise for a
+// CLI user (holdfast pins a working SDK). Every other warning is still printed.
+process.removeAllListeners("warning");
+process.on("warning", (warning) => {
+  if (`${warning.name} ${warning.message}`.includes("NodeVersionSupportWarning")) return;
+  process.stderr.write(`(node) ${warning.name}: ${warning.message}\n`);
+});
+
 main(process.argv.slice(2), {}, interrupt.signal).then(
   (code) => {
     process.exitCode = code;

@@ -256,9 +256,11 @@ export function diagnose(
     detail: `the store's clock is about ${formatDuration(Math.abs(skew))} ${skew >= 0 ? "ahead of" : "behind"} this host's (±${formatDuration(observed)}); holdfast compares only storage timestamps, so host clock skew never shortens a lease`,
   });
   for (const warning of report.warnings) {
-    if (!checks.some((c) => c.detail.includes(warning))) {
-      checks.push({ id: "timestamps", status: "warn", detail: warning });
-    }
+    if (checks.some((c) => c.detail.includes(warning))) continue;
+    // Head and list disagreeing on precision is handled by the protocol (it truncates
+    // every stamp to whole seconds), so it is worth knowing but not a limitation.
+    const handled = /different timestamp precision/.test(warning);
+    checks.push({ id: "timestamps", status: handled ? "info" : "warn", detail: warning });
   }
   return checks;
 }
