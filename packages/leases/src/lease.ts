@@ -55,29 +55,20 @@ export interface AcquireOptions {
 }
 
 /**
- * Acquires a lease on an existing version: HEAD the manifest (`not-found` before any
- * write), create the lease object, THEN read retirement admission (write-then-read,
- * DESIGN-NOTES §1). If the version is draining, sealed or committed, the lease is removed
- * and `refused` is thrown (code RETIRING/SEALED/COMMITTED). 3 requests when no cleanup is
- * in flight. Invariant 1.
+ * Acquires a lease on an existing version: create the lease object, THEN read retirement
+ * admission (write-then-read, DESIGN-NOTES §1), THEN check the manifest still exists. If
+ * the version is draining, sealed or committed, or its manifest is gone, the lease is
+ * removed and `refused` (code RETIRING/SEALED/COMMITTED) or `not-found`
+ * (VERSION_NOT_FOUND) is thrown. The manifest is checked after the lease write because a
+ * retirement that completes entirely before the write leaves no record to see: only a
+ * manifest read after the write proves the version outlives it. 3 requests when no
+ * cleanup is in flight. Invariant 1.
  */
 export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions): Promise<Lease> {
   const branch = validateName(options.branch, "branch");
   const version = validateVersion(options.version);
   const ttlMs = validateTtl(options.ttlMs);
 
-  const manifest = await ctx.store.head(manifestKey(branch, version), { signal: options.signal });
-  if (!manifest) {
-    throw holdfastError(
-      "not-found",
-      "acquireLease",
-      `version ${version} of branch ${branch} does not exist`,
-      {
-        key: manifestKey(branch, version),
-        code: "VERSION_NOT_FOUND",
-      },
-    );
-  }
 
   const leaseId = ctx.ids.next();
   const key = leaseKey(branch, version, leaseId);
@@ -120,6 +111,22 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
     // protection. Removing our lease lets the cleaner proceed without retaining for us.
     await removeQuietly(ctx, key);
     throw refusal("acquireLease", branch, version, state, key);
+  }
+  let manifest: Awaited<ReturnType<typeof ctx.store.head>>;
+  try {
+    manifest = await ctx.store.head(manifestKey(branch, version), { signal: options.signal });
+  } catch (error) {
+    await removeQuietly(ctx, key);
+    throw error;
+  }
+  if (!manifest) {
+    await removeQuietly(ctx, key);
+    throw holdfastError(
+      "not-found",
+      "acquireLease",
+      `version ${version} of branch ${branch} does not exist`,
+      { key: manifestKey(branch, version), code: "VERSION_NOT_FOUND" },
+    );
   }
   return { leaseId, branch, version, ttlMs, key, etag, renewal: 0, writerId, writtenAtLocalMs };
 }

@@ -34,14 +34,14 @@ describe("acquire", () => {
     expect(listed[0]?.lastModified.getTime()).toBe(T0);
   });
 
-  it("fails with not-found on a version that does not exist, before writing", async () => {
+  it("fails with not-found on a version that does not exist and leaves no lease behind", async () => {
     const w = world();
     await commitVersions(w, 1);
     const err = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 }).catch(
       (e: unknown) => e,
     );
     expect(err).toMatchObject({ kind: "not-found", code: "VERSION_NOT_FOUND" });
-    expect(w.fault.requestCounts().put).toBe(0);
+    expect(await collect(listLeases(w.reader, { branch: "main" }))).toEqual([]);
     await expect(
       acquireLease(w.reader, { branch: "dev", version: 1, ttlMs: 30_000 }),
     ).rejects.toMatchObject({
