@@ -1,8 +1,7 @@
 import {
-  listBranchesWithVersions,
-  listVersions,
+  type DatasetFormat,
+  defaultFormat,
   type ProtocolContext,
-  tryReadManifest,
   type VersionRef,
 } from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
@@ -35,8 +34,9 @@ const PARENT_CACHE_LIMIT = 100_000;
 export async function scanReferences(
   ctx: ProtocolContext,
   visit: (ref: VersionRef, reason: ReferenceReason, source: string) => void,
-  options: { skipManifestsOf?: string; cache?: ParentCache } = {},
+  options: { skipManifestsOf?: string; cache?: ParentCache; format?: DatasetFormat } = {},
 ): Promise<void> {
+  const format = options.format ?? defaultFormat;
   for await (const stored of listIntents(ctx, INTENTS_PREFIX)) {
     // Fenced intents still cover their versions until reclaimed: over-protecting is safe.
     if (stored.intent.target) visit(stored.intent.target, "intent", stored.key);
@@ -48,16 +48,16 @@ export async function scanReferences(
     if (branch.doc.parent) visit(branch.doc.parent, "branch-lineage", branch.name);
   }
   const cache = options.cache ?? new Map();
-  for (const branch of await listBranchesWithVersions(ctx)) {
+  for (const branch of await format.listBranches(ctx)) {
     // A branch's own parents within itself are not lineage dependencies.
     if (branch === options.skipManifestsOf) continue;
-    for await (const entry of listVersions(ctx, branch)) {
+    for await (const entry of format.listVersions(ctx, branch)) {
       const cacheKey = `${entry.key}\n${entry.etag}`;
       let parent = cache.get(cacheKey);
       if (parent === undefined) {
-        const record = await tryReadManifest(ctx, branch, entry.version);
-        if (!record) continue; // retired between list and get: it needs nothing any more
-        parent = record.manifest.parent;
+        const manifest = await format.readManifest(ctx, branch, entry.version);
+        if (!manifest) continue; // retired between list and get: it needs nothing any more
+        parent = manifest.parent;
         if (cache.size < PARENT_CACHE_LIMIT) cache.set(cacheKey, parent);
       }
       if (parent && parent.branch !== branch) visit(parent, "branch-lineage", entry.key);
@@ -69,10 +69,14 @@ export async function scanReferences(
  * The ReferenceCensus cleanup injects into retirement: for `(branch, versions)`, the
  * versions any admission intent, canonical tag, canonical branch or descendant manifest
  * needs, with the first reason found. Policy-independent; fails closed (throws) on any
- * read error. Invariant 2.
+ * read error. Lineage comes from `options.format` (default: the holdfast format). Invariant 2.
  */
-export function censusReferences(ctx: ProtocolContext): ReferenceCensus {
+export function censusReferences(
+  ctx: ProtocolContext,
+  options: { format?: DatasetFormat } = {},
+): ReferenceCensus {
   const cache: ParentCache = new Map();
+  const format = options.format ?? defaultFormat;
   return async (branch, versions) => {
     const wanted = new Set(versions);
     const found = new Map<number, string>();
@@ -83,17 +87,24 @@ export function censusReferences(ctx: ProtocolContext): ReferenceCensus {
           found.set(ref.version, reason);
         }
       },
-      { skipManifestsOf: branch, cache },
+      { skipManifestsOf: branch, cache, format },
     );
     return found;
   };
 }
 
 /** Every version a durable reference needs, across all branches (what recovery reports). */
-export async function listReferencedVersions(ctx: ProtocolContext): Promise<ReferencedVersion[]> {
+export async function listReferencedVersions(
+  ctx: ProtocolContext,
+  options: { format?: DatasetFormat } = {},
+): Promise<ReferencedVersion[]> {
   const all: ReferencedVersion[] = [];
-  await scanReferences(ctx, (ref, reason, source) => {
-    all.push({ branch: ref.branch, version: ref.version, reason, source });
-  });
+  await scanReferences(
+    ctx,
+    (ref, reason, source) => {
+      all.push({ branch: ref.branch, version: ref.version, reason, source });
+    },
+    options.format ? { format: options.format } : {},
+  );
   return all;
 }

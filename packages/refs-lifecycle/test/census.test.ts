@@ -1,5 +1,5 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
-import { manifestKey } from "@holdfast/dataset";
+import { type DatasetFormat, defaultFormat, manifestKey } from "@holdfast/dataset";
 import { commit, drain, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import {
@@ -124,6 +124,26 @@ describe("censusReferences", () => {
       const error = await rejects(censusReferences(ctx)("main", [1, 2]));
       expect(error.kind).toBe("ambiguous");
     }
+  });
+
+  it("takes lineage from a plugged-in dataset format", async () => {
+    const { ctx } = world();
+    await commits(ctx, "main", 3);
+    await commits(ctx, "other", 1);
+    // A format whose manifests name their parent elsewhere than the holdfast manifest does.
+    const format: DatasetFormat = {
+      ...defaultFormat,
+      async readManifest(c, branch, version) {
+        const manifest = await defaultFormat.readManifest(c, branch, version);
+        return manifest && branch === "other"
+          ? { ...manifest, parent: { branch: "main", version: 3 } }
+          : manifest;
+      },
+    };
+    expect((await censusReferences(ctx)("main", [1, 2, 3])).size).toBe(0);
+    expect(Object.fromEntries(await censusReferences(ctx, { format })("main", [1, 2, 3]))).toEqual({
+      3: "branch-lineage",
+    });
   });
 
   it("fails closed on a malformed intent", async () => {
