@@ -13,6 +13,7 @@ export { parseVersionArg, parseVersionRef } from "./args.js";
 export { formatBytes, formatDuration, parseDuration } from "./duration.js";
 export { ExitCode, exitCodeFor } from "./exit-codes.js";
 export { type CliIo, errorShape, shouldColor } from "./output.js";
+export { ErrorShape, JsonShapes, LeaseShape } from "./shapes.js";
 export { formatStorageUrl, parseStorageUrl, parseStoreOptions, type StorageUrl } from "./url.js";
 
 /** The CLI's version, read from its package.json (same path from src/ and dist/). */

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { ErrorShape, JsonShapes } from "../src/shapes.js";
 
 /** The built CLI; the e2e suites run it as a child process, exactly as a user would. */
 export const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
@@ -44,11 +45,14 @@ export function cli(
           stdout,
           stderr,
           json: () => {
+            let doc: Record<string, unknown>;
             try {
-              return JSON.parse(stdout) as Record<string, unknown>;
+              doc = JSON.parse(stdout) as Record<string, unknown>;
             } catch {
               throw new Error(`stdout is not one JSON document:\n${stdout}\nstderr:\n${stderr}`);
             }
+            checkShape(doc);
+            return doc;
           },
         });
       },
@@ -75,4 +79,21 @@ export function readServiceEnv(name: "azurite" | "rgw"): Record<string, string> 
     env[match[1]!] = match[2]!.replace(/^'(.*)'$/, "$1").replace(/^"(.*)"$/, "$1");
   }
   return env;
+}
+
+/** Every `--json` answer must match its documented shape (src/shapes.ts, README). */
+export function checkShape(doc: Record<string, unknown>, variant?: "lease acquire --hold"): void {
+  if (doc.ok === false) {
+    ErrorShape.parse(doc);
+    return;
+  }
+  const name = variant ?? (doc.command as keyof typeof JsonShapes);
+  const schema = JsonShapes[name];
+  if (!schema) throw new Error(`no documented JSON shape for command ${String(doc.command)}`);
+  const parsed = schema.safeParse(doc);
+  if (!parsed.success) {
+    throw new Error(
+      `--json output of ${String(doc.command)} breaks its documented shape: ${parsed.error.message}`,
+    );
+  }
 }

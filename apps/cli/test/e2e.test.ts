@@ -4,7 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { BIN, type CliRun, cli, readServiceEnv, requireBuiltCli } from "./e2e-harness.js";
+import {
+  BIN,
+  type CliRun,
+  checkShape,
+  cli,
+  readServiceEnv,
+  requireBuiltCli,
+} from "./e2e-harness.js";
 
 /** One storage configuration the e2e suite runs against. */
 interface Backend {
@@ -206,7 +213,9 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
         const parts = buffer.split("\n");
         buffer = parts.pop()!;
         for (const part of parts) {
-          lines.push(JSON.parse(part) as Record<string, unknown>);
+          const event = JSON.parse(part) as Record<string, unknown>;
+          checkShape(event, "lease acquire --hold");
+          lines.push(event);
           if (lines.at(-1)!.event === "acquired") resolve();
         }
       });
