@@ -197,31 +197,43 @@ describe("reference scenarios", () => {
     await readManifest(ctx, "main", 1);
   });
 
-  it("L9 no tag survives pointing at a committed-retired version after a failed publication", async () => {
-    const { ctx: base, store, time } = world();
-    await seedDataset(base, time, { versions: 3 });
-    const faulty = new FaultStore(base.store);
-    const ctx = { ...base, store: faulty };
-    let published: unknown;
-    // The tag publication runs while the seal is being written, then the commit.
-    faulty.on(
-      { operation: "put", key: /^_holdfast\/retirement\//, precondition: "if-match", nth: 2 },
-      {
-        type: "before",
-        run: async () => {
-          published = await createTag(base, {
-            name: "racing",
-            target: { branch: "main", version: 1 },
-          }).catch((e) => e);
+  for (const [moment, nth] of [
+    ["before the seal", 1],
+    ["after the censuses, before the commit", 2],
+  ] as const) {
+    it(`L9 no tag survives pointing at a committed-retired version (publication ${moment})`, async () => {
+      const { ctx: base, store, time } = world();
+      await seedDataset(base, time, { versions: 3 });
+      const faulty = new FaultStore(base.store);
+      const ctx = { ...base, store: faulty };
+      let published: unknown;
+      faulty.on(
+        { operation: "put", key: /^_holdfast\/retirement\//, precondition: "if-match", nth },
+        {
+          type: "before",
+          run: async () => {
+            published = await createTag(base, {
+              name: "racing",
+              target: { branch: "main", version: 1 },
+            }).catch((e) => e);
+          },
         },
-      },
-    );
-    await cleanup(ctx, { retainVersions: 1 });
-    const tag = await getTag(base, "racing").catch(() => null);
-    if (tag) expect(versionsOf(store)).toContain(1);
-    else expect(isHoldfastError(published)).toBe(true);
-    expect(keysUnder(store, "_holdfast/refs/intents/")).toEqual([]);
-  });
+      );
+      await cleanup(ctx, { retainVersions: 1 });
+      const tag = await getTag(base, "racing").catch(() => null);
+      if (nth === 1) {
+        // published while draining: the reference census after the seal sees it
+        expect(tag?.target).toEqual({ branch: "main", version: 1 });
+        expect(versionsOf(store)).toEqual([1, 3]);
+      } else {
+        // sealed: the publication is refused and leaves nothing behind
+        expect(isHoldfastError(published, "refused")).toBe(true);
+        expect(tag).toBeNull();
+        expect(versionsOf(store)).toEqual([3]);
+      }
+      expect(keysUnder(store, "_holdfast/refs/intents/")).toEqual([]);
+    });
+  }
 
   it("L10 a recovered retirement still respects a descendant branch under a milder policy", async () => {
     const { ctx, store, time } = world();
