@@ -37,6 +37,12 @@ export interface MutationOptions {
    * intent and the operation can no longer publish. @default DEFAULT_INTENT_BOUND_MS
    */
   readonly ownershipBoundMs?: number | undefined;
+  /**
+   * Always re-read the intent and retirement admission after the canonical write, not only
+   * when the write was re-issued or the cover was held for half the bound (+2 requests;
+   * the shorter path is proven equivalent in docs/protocol.md). @default false
+   */
+  readonly verifyAfterWrite?: boolean | undefined;
 }
 
 /** A non-root branch whose termination fence and incarnation a publication depends on. */
@@ -261,7 +267,7 @@ async function lostOwnership<D extends CanonicalDocument>(
   }
   // Within half its bound (local elapsed time, measured from before the intent write)
   // nobody may have fenced the intent for expiry, and a single-copy write cannot land twice.
-  if (state.reissued || state.elapsedMs * 2 >= state.boundMs) {
+  if (plan.options.verifyAfterWrite || state.reissued || state.elapsedMs * 2 >= state.boundMs) {
     if (!(await ownsIntent(ctx, state.iKey, state.writerId))) return "intent was fenced";
     if (plan.target) {
       const again = await readAdmission(ctx, plan.target.branch, plan.target.version);

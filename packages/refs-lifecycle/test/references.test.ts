@@ -59,6 +59,26 @@ describe("tags", () => {
     ]);
   });
 
+  it("verifyAfterWrite re-reads the intent and admission after the canonical write", async () => {
+    const { ctx, faults } = world();
+    await commits(ctx, "main", 1);
+    faults.resetCounts();
+    await createTag(
+      ctx,
+      { name: "checked", target: { branch: "main", version: 1 } },
+      { verifyAfterWrite: true },
+    );
+    expect(faults.requests().map((r) => r.operation)).toEqual([
+      "put",
+      "list",
+      "head",
+      "put",
+      "get",
+      "list",
+      "delete",
+    ]);
+  });
+
   it("a second create of the same name conflicts and leaves the first intact", async () => {
     const { ctx, memory } = world();
     await commits(ctx, "main", 2);
