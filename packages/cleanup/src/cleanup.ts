@@ -306,8 +306,8 @@ async function run(
         const rest = versions.filter((v) => !kept.has(v));
         merge(kept, rest.length > 0 ? await referenceCensus(branch, rest) : new Map());
         const etags = new Map(entries.map((e) => [e.version, e.etag]));
-        const planned: RetirementHandle = planHandle(branch, owner, versions, etags, kept);
-        if (activeVersions(planned.record).length > 0) committed.push(planned);
+        const planRecord: RetirementHandle = planHandle(branch, owner, versions, etags, kept);
+        if (activeVersions(planRecord.record).length > 0) committed.push(planRecord);
       } else {
         kept = new Map();
         try {
