@@ -329,4 +329,39 @@ describe("reference scenarios", () => {
     expect(versionsOf(store)).toEqual([1, 3]);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
   });
+
+  it("L11 a recovered seal never overrides a reference intent in flight", async () => {
+    const { ctx: base, store, time } = world();
+    await seedDataset(base, time, { versions: 3 });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const publisher = new FaultStore(base.store);
+    publisher.on(
+      { operation: "put", key: "_refs/tags/slow.json" },
+      { type: "before", run: () => gate },
+    );
+    const tag = createTag(
+      { ...base, store: publisher },
+      {
+        name: "slow",
+        target: { branch: "main", version: 1 },
+      },
+    );
+    await time.advance(0);
+    expect(keysUnder(store, "_holdfast/refs/intents/")).toHaveLength(1);
+    // a cleaner seals 1 and 2 and crashes before its censuses
+    await seal(
+      base,
+      await drain(base, { branch: "main", versions: await etagsOf(base, [1, 2]), owner: "01DEAD" }),
+    );
+    await time.advance(BOUND + 2_000);
+    const stats = await recover(base);
+    expect(stats.retired).toEqual([{ branch: "main", version: 2 }]);
+    expect(versionsOf(store)).toEqual([1, 3]);
+    release();
+    expect((await tag).target).toEqual({ branch: "main", version: 1 });
+    await readManifest(base, "main", 1);
+  });
 });
