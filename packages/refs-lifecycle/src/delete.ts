@@ -34,7 +34,7 @@ import {
   type StoredIntent,
   writeIntent,
 } from "./objects.js";
-import { DEFAULT_INTENT_BOUND_MS, documentTarget, type MutationOptions } from "./publish.js";
+import { documentTarget, intentBound, type MutationOptions } from "./publish.js";
 import { requireAtomicUpdate } from "./references.js";
 import type { BranchDocument, Fence, Intent, ReferenceKind } from "./schema.js";
 
@@ -85,6 +85,7 @@ async function deleteReference(
       code: "DEFAULT_BRANCH",
     });
   }
+  const boundMs = intentBound(options);
   requireAtomicUpdate(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
   const current = await readCanonical(ctx, kind, name);
   if (!current) {
@@ -118,7 +119,7 @@ async function deleteReference(
     name,
     op: "delete",
     state: "pending",
-    ownershipBoundMs: options.ownershipBoundMs ?? DEFAULT_INTENT_BOUND_MS,
+    ownershipBoundMs: boundMs,
     target: null,
     prior: {
       etag: current.etag,

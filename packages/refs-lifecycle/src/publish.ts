@@ -45,6 +45,23 @@ export interface MutationOptions {
   readonly verifyAfterWrite?: boolean | undefined;
 }
 
+/** Longest accepted intent bound: a week. */
+const MAX_INTENT_BOUND_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Checks mutation options before anything is written (invariant 6); returns the bound to use. */
+export function intentBound(options: MutationOptions): number {
+  const bound = options.ownershipBoundMs ?? DEFAULT_INTENT_BOUND_MS;
+  if (!Number.isSafeInteger(bound) || bound < 1 || bound > MAX_INTENT_BOUND_MS) {
+    throw holdfastError(
+      "invalid-input",
+      "validate",
+      `ownershipBoundMs must be an integer in 1..${MAX_INTENT_BOUND_MS}, got ${String(bound)}`,
+      { code: "INVALID_OPTION" },
+    );
+  }
+  return bound;
+}
+
 /** A non-root branch whose termination fence and incarnation a publication depends on. */
 export interface Dependency {
   readonly branch: string;
@@ -81,7 +98,7 @@ export async function publish<D extends CanonicalDocument>(
   ctx: ProtocolContext,
   plan: PublishPlan<D>,
 ): Promise<{ etag: string; doc: D }> {
-  const boundMs = plan.options.ownershipBoundMs ?? DEFAULT_INTENT_BOUND_MS;
+  const boundMs = intentBound(plan.options);
   const key = canonicalKey(plan.kind, plan.name);
   const intentId = ctx.ids.next();
   const iKey = intentKey(plan.kind, plan.name, intentId);

@@ -8,7 +8,7 @@ import {
 } from "@holdfast/dataset";
 import { z } from "zod";
 import { listCanonical, readCanonical, type StoredCanonical } from "./objects.js";
-import { type Dependency, type MutationOptions, publish } from "./publish.js";
+import { type Dependency, intentBound, type MutationOptions, publish } from "./publish.js";
 import type { BranchDocument, TagDocument } from "./schema.js";
 
 /** A tag as readers see it. */
@@ -127,6 +127,7 @@ export async function createTag(
 ): Promise<TagInfo> {
   const name = validateName(input.name, "tag");
   const target = validateTarget(input.target, "tag target");
+  intentBound(options);
   requireAtomicUpdate(ctx, "createTag");
   const dependsOn = await dependencyOf(ctx, target);
   const doc: TagDocument = {
@@ -161,6 +162,7 @@ export async function updateTag(
 ): Promise<TagInfo> {
   const name = validateName(input.name, "tag");
   const target = validateTarget(input.target, "tag target");
+  intentBound(options);
   requireAtomicUpdate(ctx, "updateTag");
   const current = await readCanonical(ctx, "tag", name);
   if (!current) throw notFound("tag", name);
@@ -236,6 +238,7 @@ export async function createBranch(
       code: "INVALID_PARENT",
     });
   }
+  intentBound(options);
   requireAtomicUpdate(ctx, "createBranch");
   const dependsOn = await dependencyOf(ctx, parent);
   const doc: BranchDocument = {
@@ -272,6 +275,7 @@ export async function replaceBranchMetadata(
 ): Promise<BranchInfo> {
   const name = validateName(input.name, "branch");
   const metadata = validateMetadata(input.metadata);
+  intentBound(options);
   requireAtomicUpdate(ctx, "replaceBranchMetadata");
   const current = await readCanonical(ctx, "branch", name);
   if (!current) throw notFound("branch", name);

@@ -205,6 +205,22 @@ describe("tags", () => {
       "INVALID_METADATA",
     );
     await expectKind(createBranch(ctx, { name: "main", parent: null }), "invalid-input");
+    for (const ownershipBoundMs of [0, -1, 1.5, Number.NaN, 1e15]) {
+      await expectKind(
+        createTag(
+          ctx,
+          { name: "ok", target: { branch: "main", version: 1 } },
+          { ownershipBoundMs },
+        ),
+        "invalid-input",
+        "INVALID_OPTION",
+      );
+      await expectKind(
+        deleteTag(ctx, "ok", { ownershipBoundMs }),
+        "invalid-input",
+        "INVALID_OPTION",
+      );
+    }
     await expectKind(deleteBranch(ctx, "main"), "invalid-input");
     expect(memory.keys()).toEqual(before);
     expect(faults.requestCounts().put).toBe(0);
