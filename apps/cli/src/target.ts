@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { holdfastError, type ObjectStore } from "@holdfast/conditional-store";
+import { holdfastError, isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext, type ProtocolContext } from "@holdfast/dataset";
 import type { CliIo } from "./output.js";
 import {
@@ -84,7 +84,7 @@ export async function openTarget(
     }
     case "s3": {
       const { openS3Store, createS3Store } = await import("@holdfast/backends-s3");
-      return (
+      const opening = (
         options.probe === false
           ? async (o: Parameters<typeof createS3Store>[0]) => createS3Store(o)
           : openS3Store
@@ -100,6 +100,20 @@ export async function openTarget(
         ...(target.options.pathStyle === undefined
           ? {}
           : { forcePathStyle: target.options.pathStyle }),
+      });
+      return opening.catch((error: unknown) => {
+        // The SDK's chain found nothing at all: say that plainly (it names no secret).
+        if (
+          isHoldfastError(error, "auth") &&
+          /CredentialsProviderError/.test(`${error.code} ${error.message}`)
+        ) {
+          throw holdfastError("auth", "open", `no AWS credentials found for ${target.display}`, {
+            code: "NoCredentials",
+            hint: "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (the AWS default credential chain)",
+            cause: error,
+          });
+        }
+        throw error;
       });
     }
     case "az": {

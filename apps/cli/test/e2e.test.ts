@@ -378,6 +378,29 @@ describe("e2e conventions", () => {
     expect((run.json().error as { hint: string }).hint).toMatch(/AZURE_STORAGE_CONNECTION_STRING/);
   });
 
+  it("missing S3 credentials: clear error, no secrets, nothing written", async () => {
+    const rgw = readServiceEnv("rgw");
+    const url = `s3://${rgw.HOLDFAST_S3_BUCKET}/cli-nocreds-${ulid().toLowerCase()}`;
+    const flags = ["--endpoint", rgw.HOLDFAST_S3_ENDPOINT!, "--path-style"];
+    const run = await cli(["init", url, ...flags, "--json"], { env: { HOME: work } });
+    expect(run.code).toBe(1);
+    expect(run.json()).toMatchObject({ ok: false, error: { kind: "auth", code: "NoCredentials" } });
+    expect((run.json().error as { hint: string }).hint).toMatch(/AWS_ACCESS_KEY_ID/);
+    const creds = {
+      AWS_ACCESS_KEY_ID: rgw.AWS_ACCESS_KEY_ID!,
+      AWS_SECRET_ACCESS_KEY: rgw.AWS_SECRET_ACCESS_KEY!,
+    };
+    const check = await cli(["versions", url, ...flags, "--json"], { env: creds });
+    expect(check.code).toBe(1);
+    expect(check.json()).toMatchObject({ error: { kind: "not-found" } });
+    // Wrong credentials are refused too, and the secret is never printed.
+    const wrong = await cli(["init", url, ...flags], {
+      env: { AWS_ACCESS_KEY_ID: "WRONGKEY", AWS_SECRET_ACCESS_KEY: "wrong-secret-value" },
+    });
+    expect(wrong.code).toBe(1);
+    expect(`${wrong.stdout}${wrong.stderr}`).not.toContain("wrong-secret-value");
+  });
+
   it("credentials in a URL are refused without being echoed", async () => {
     const run = await cli(["init", "s3://AKIAEXAMPLE:sup3rsecret@bucket/x"]);
     expect(run.code).toBe(2);
