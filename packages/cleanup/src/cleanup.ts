@@ -139,7 +139,8 @@ export function planCleanup(
  * cancelled, sealed ones censused, committed ones deleted and finalized); retires nothing new.
  */
 export function recover(ctx: ProtocolContext, options: CleanupOptions = {}): Promise<CleanupStats> {
-  return run(ctx, { retainVersions: Number.MAX_SAFE_INTEGER }, options, "recover");
+  // The policy is unused: in "recover" mode every listed version is kept.
+  return run(ctx, { retainVersions: 1 }, options, "recover");
 }
 
 type Mode = "cleanup" | "plan" | "recover";
