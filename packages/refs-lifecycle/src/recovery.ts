@@ -1,5 +1,6 @@
 import { listAll } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
   DEFAULT_BRANCH,
   isActiveAt,
   manifestKey,
@@ -52,7 +53,7 @@ export interface ReferenceRecoveryReport {
  */
 export async function recoverReferences(
   ctx: ProtocolContext,
-  options: { storageNow?: Date } = {},
+  options: { storageNow?: Date; format?: DatasetFormat } = {},
 ): Promise<ReferenceRecoveryReport> {
   const now = options.storageNow ?? (await storageNow(ctx));
   const recoveryId = ctx.ids.next();
@@ -117,7 +118,9 @@ export async function recoverReferences(
     }
   }
 
-  report.referenced.push(...(await listReferencedVersions(ctx)));
+  report.referenced.push(
+    ...(await listReferencedVersions(ctx, options.format ? { format: options.format } : {})),
+  );
   return report;
 }
 
