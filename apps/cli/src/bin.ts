@@ -8,6 +8,11 @@ let interrupted = 0;
 const onSignal = (signal: NodeJS.Signals) => {
   interrupted += 1;
   if (interrupted > 1) process.exit(130);
+  // Commands that hold something (lease --hold) release it; others finish their current
+  // protocol step rather than stop in the middle of one.
+  process.stderr.write(
+    "holdfast: interrupted; finishing safely (press Ctrl-C again to exit now, then run holdfast recover)\n",
+  );
   interrupt.abort(new Error(`interrupted by ${signal}`));
 };
 process.on("SIGINT", onSignal);

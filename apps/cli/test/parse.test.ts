@@ -158,3 +158,55 @@ describe("exit codes", () => {
     expect(new Set(Object.values(ExitCode)).size).toBe(Object.keys(ExitCode).length);
   });
 });
+
+describe("output helpers", () => {
+  it("colours only a TTY, and NO_COLOR or TERM=dumb win", async () => {
+    const { shouldColor } = await import("../src/output.js");
+    expect(shouldColor({ write: () => true, isTTY: true }, {})).toBe(true);
+    expect(shouldColor({ write: () => true, isTTY: false }, {})).toBe(false);
+    expect(shouldColor({ write: () => true, isTTY: true }, { NO_COLOR: "1" })).toBe(false);
+    expect(shouldColor({ write: () => true, isTTY: true }, { TERM: "dumb" })).toBe(false);
+  });
+
+  it("renders aligned tables and version ranges", async () => {
+    const { renderTable } = await import("../src/output.js");
+    const { formatRanges } = await import("../src/progress.js");
+    expect(
+      renderTable(
+        ["A", "LONGER"],
+        [
+          ["x", "1"],
+          ["yyy", "22"],
+        ],
+      ),
+    ).toEqual(["A    LONGER", "---  ------", "x    1", "yyy  22"]);
+    expect(formatRanges([5, 1, 2, 3, 7, 8, 10])).toBe("1-3, 5, 7-8, 10");
+    expect(formatRanges([])).toBe("");
+  });
+
+  it("errors print one line plus a hint, or the typed JSON shape", async () => {
+    const { Output } = await import("../src/output.js");
+    let out = "";
+    let err = "";
+    const io = {
+      stdout: { write: (s: string) => (out += s) },
+      stderr: { write: (s: string) => (err += s) },
+      env: {},
+      cwd: "/",
+    };
+    const code = new Output(io, { json: false }).error(
+      "tag create",
+      holdfastError("conflict", "x", "tag v1 exists", { hint: "pick another name" }),
+    );
+    expect(code).toBe(3);
+    expect(err).toBe("holdfast: error: tag v1 exists\nhint: pick another name\n");
+    expect(out).toBe("");
+    new Output(io, { json: true }).error("tag create", new Error("boom"));
+    expect(JSON.parse(out)).toMatchObject({
+      ok: false,
+      command: "tag create",
+      exitCode: 1,
+      error: { kind: "internal", message: "boom" },
+    });
+  });
+});
