@@ -1,4 +1,5 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
+import { FaultStore } from "@holdfast/conditional-store/testing";
 import { acquireLease } from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
 import {
@@ -10,6 +11,7 @@ import {
   getTag,
   listBranches,
   listTags,
+  recoverReferences,
   replaceBranchMetadata,
   updateTag,
 } from "../src/index.js";
@@ -77,6 +79,42 @@ describe("tags", () => {
       "list",
       "delete",
     ]);
+  });
+
+  it("a create whose answers are all lost is unresolved, never failed; recovery keeps what landed", async () => {
+    const { ctx, faults, memory, time } = world();
+    await commits(ctx, "main", 1);
+    // The first copy lands, every answer is lost, read-back fails too.
+    faults.on({ operation: "put", key: "_refs/tags/t.json" }, { type: "apply-then-lose" });
+    faults.on(
+      { operation: "put", key: "_refs/tags/t.json", nth: 2, times: 10 },
+      { type: "lose-before-apply" },
+    );
+    faults.on({ operation: "get", key: "_refs/tags/t.json" }, { type: "lose-before-apply" });
+    await expectKind(
+      createTag(ctx, { name: "t", target: { branch: "main", version: 1 } }),
+      "unresolved",
+    );
+    faults.clearScript();
+    expect(await getTag(ctx, "t")).not.toBeNull();
+    expect(keysUnder(memory, "_holdfast/refs/intents/")).toHaveLength(1); // still covering
+    await time.advance(16 * 60_000);
+    const report = await recoverReferences(ctx);
+    expect(report.reclaimedIntents).toHaveLength(1);
+    expect((await getTag(ctx, "t"))?.target).toEqual({ branch: "main", version: 1 });
+    expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
+  });
+
+  it("a repeating client's duplicate copy reads back as applied", async () => {
+    const { ctx, faults, memory } = world();
+    await commits(ctx, "main", 1);
+    const repeating = new FaultStore(memory, { requestMode: "repeating" });
+    repeating.on({ operation: "put", key: "_refs/tags/t.json" }, { type: "repeat" });
+    const rctx = { ...ctx, store: repeating };
+    const tag = await createTag(rctx, { name: "t", target: { branch: "main", version: 1 } });
+    expect((await getTag(ctx, "t"))?.etag).toBe(tag.etag);
+    expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
+    expect(faults.requestCounts().put).toBe(1); // only the commit went through the other wrapper
   });
 
   it("a second create of the same name conflicts and leaves the first intact", async () => {
