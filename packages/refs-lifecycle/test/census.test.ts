@@ -230,11 +230,18 @@ describe("request counts", () => {
     expect(await count(() => replaceBranchMetadata(ctx, { name: "b", metadata: { k: "v" } }))).toBe(
       4,
     );
+    await commits(ctx, "b", 1, { branch: "main", version: 1 });
+    // On a branch with a reference file: + GET branch before, GET fence + GET branch after.
+    expect(
+      await count(() => createTag(ctx, { name: "on-b", target: { branch: "b", version: 1 } })),
+    ).toBe(8);
+    expect(await count(() => deleteTag(ctx, "on-b"))).toBe(5);
     faults.resetCounts();
     await deleteBranch(ctx, "b");
     // GET b; W(intent); fence GET + W; LIST intents; LIST + GET branches; LIST tags;
-    // lineage: LIST _versions/ twice, LIST main + GET per manifest (2); teardown 3 LIST;
-    // DELETE canonical; fence GET + DELETE; D(intent).
-    expect(Object.values(faults.requestCounts()).reduce((a, b) => a + b, 0)).toBe(20);
+    // lineage: LIST _versions/ (one per branch + 1: 3), LIST main + GET per manifest (2);
+    // teardown: 3 LIST + 1 batch DELETE of b's manifest; DELETE canonical; fence GET +
+    // DELETE; D(intent).
+    expect(Object.values(faults.requestCounts()).reduce((a, b) => a + b, 0)).toBe(22);
   });
 });
