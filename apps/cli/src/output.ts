@@ -69,6 +69,7 @@ export class Output {
   error(command: string, error: unknown): number {
     const code = exitCodeFor(error);
     const shape = errorShape(error);
+    shape.hint ??= FALLBACK_HINT[shape.kind]?.(command);
     if (this.json) {
       this.emit({ ok: false, command, error: shape, exitCode: code });
     } else {
@@ -88,6 +89,23 @@ export class Output {
     for (const line of renderTable(headers, rows)) this.line(line);
   }
 }
+
+/** A hint for errors raised without one, so every error line comes with a next step. */
+const FALLBACK_HINT: Record<string, (command: string) => string> = {
+  "invalid-input": (command) => `run: holdfast ${command} --help`,
+  conflict: () =>
+    "someone else changed it first: check the current state (holdfast status <url>) and retry",
+  "in-flight": () => "another write to the same object is in flight: retry in a moment",
+  "not-found": () =>
+    "check the URL and the names and versions (holdfast versions, tag list, branch list)",
+  refused: () =>
+    "the store refused the request before applying it: check the URL and that the bucket or container exists",
+  auth: () => "check the credentials in the environment (never put them in the URL)",
+  unsupported: () => "run holdfast doctor <url> to see what this store enforces",
+  ambiguous: () => "the outcome is unknown: run holdfast recover <url> before retrying",
+  unresolved: () => "the outcome is unknown: run holdfast recover <url> before retrying",
+  aborted: () => "interrupted: run holdfast recover <url> to finish or undo interrupted work",
+};
 
 type Style = "red" | "green" | "yellow" | "cyan" | "bold" | "dim";
 const STYLES: Record<Style, string> = {

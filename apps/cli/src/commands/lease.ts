@@ -215,6 +215,10 @@ export function registerLease(r: Registrar, program: Command): void {
     ),
   );
 
+  lease.addHelpText(
+    "after",
+    "\nExamples:\n  $ holdfast lease acquire ./my-dataset 12 --ttl 60s --hold\n  $ holdfast lease list ./my-dataset",
+  );
   program.addCommand(lease);
 }
 

@@ -168,6 +168,10 @@ export function registerTag(r: Registrar, program: Command): void {
       },
     ),
   );
+  tag.addHelpText(
+    "after",
+    "\nExamples:\n  $ holdfast tag create ./my-dataset v1.0 12\n  $ holdfast tag list ./my-dataset",
+  );
   program.addCommand(tag);
 }
 
@@ -303,6 +307,10 @@ export function registerBranch(r: Registrar, program: Command): void {
         return ExitCode.ok;
       },
     ),
+  );
+  branch.addHelpText(
+    "after",
+    "\nExamples:\n  $ holdfast branch create ./my-dataset experiment --from 12\n  $ holdfast branch list ./my-dataset",
   );
   program.addCommand(branch);
 }
