@@ -1,5 +1,6 @@
 import {
   batches,
+  deleteIfMatch,
   encodeJson,
   holdfastError,
   listAll,
@@ -336,7 +337,16 @@ async function removeFence(
   if (!existing) return;
   const ours =
     writerId !== null ? existing.fence.writerId === writerId : existing.fence.intentId === intentId;
-  if (ours) await deleteUnconditionally(ctx, key);
+  if (!ours) return;
+  if (ctx.store.capabilities.atomicConditionalDelete) {
+    // A deletion that took the fence over since our read keeps it.
+    await deleteIfMatch(ctx.store, key, existing.etag, resolverOptions(ctx));
+  } else {
+    // No conditional DELETE (RGW): a takeover in this window loses its fence, which only
+    // matters while the branch file still exists; a child admitted then is removed by
+    // recovery as an orphan once the branch's versions are gone.
+    await deleteUnconditionally(ctx, key);
+  }
 }
 
 /**
