@@ -168,9 +168,20 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
     // 7. Verify: every kept version still reads, every retired one is gone, the reader never failed.
     step(7, "Verify");
     const verification = await verify(ctx, stats);
+    // Let the reader show it still reads its version after the cleanup, in its own process.
+    const readsAfterCleanup = reader.reads();
+    const deadline = Date.now() + 5000;
+    while (
+      reader.reads() < readsAfterCleanup + 2 &&
+      Date.now() < deadline &&
+      reader.failure() === undefined
+    ) {
+      await ctx.sleep(50);
+    }
+    const readsAfter = reader.reads() - readsAfterCleanup;
     readerExit = reader.stop();
     const readerCode = await readerExit;
-    const readerOk = readerCode === 0 && reader.failure() === undefined;
+    const readerOk = readerCode === 0 && reader.failure() === undefined && readsAfter > 0;
     const ok =
       verification.failures.length === 0 &&
       readerOk &&
@@ -181,7 +192,7 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
     for (const failure of verification.failures.slice(0, 10))
       out.line(`     ${out.paint("red", failure)}`);
     out.line(
-      `   ${mark(out, readerOk)} the reader read main@${readVersion} ${reader.reads()} time(s) (${readsDuring} during cleanup) without an error, then released its lease (exit ${readerCode})`,
+      `   ${mark(out, readerOk)} the reader read main@${readVersion} ${reader.reads()} time(s) (${readsDuring} during the cleanup, ${readsAfter} after it) without an error, then released its lease (exit ${readerCode})`,
     );
     if (reader.failure()) out.line(`     ${out.paint("red", reader.failure()!)}`);
     out.line(
@@ -200,6 +211,7 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
         leaseId: reader.lease.leaseId,
         reads: reader.reads(),
         readsDuringCleanup: readsDuring,
+        readsAfterCleanup: readsAfter,
         exitCode: readerCode,
       },
       plan: { retired: plan.retired.length, retained: plan.retained.length },
