@@ -1,7 +1,9 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
 import { manifestKey } from "@holdfast/dataset";
+import { activeVersions, commit, drain, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import {
+  censusReferences,
   createBranch,
   createTag,
   deleteBranch,
@@ -28,7 +30,7 @@ function rng(seed: number): (n: number) => number {
   };
 }
 
-const SEEDS = Array.from({ length: 24 }, (_, i) => i + 1);
+const SEEDS = Array.from({ length: 48 }, (_, i) => i + 1);
 
 describe("random interleavings of reference operations", () => {
   it.each(SEEDS)(
@@ -49,7 +51,7 @@ describe("random interleavings of reference operations", () => {
         {
           type: "before",
           run: async () => {
-            for (let i = random(4); i > 0; i -= 1) await new Promise((r) => setImmediate(r));
+            for (let i = random(8); i > 0; i -= 1) await new Promise((r) => setImmediate(r));
           },
         },
       );
@@ -73,7 +75,7 @@ describe("random interleavings of reference operations", () => {
         const tag = pick(tagNames);
         const branch = pick(branchNames);
         const fresh = pick(["x", "y"]);
-        switch (random(7)) {
+        switch (random(8)) {
           case 0:
             return {
               kind: "tag",
@@ -111,9 +113,34 @@ describe("random interleavings of reference operations", () => {
               name: branch,
               run: () => replaceBranchMetadata(ctx, { name: branch, metadata: { s: `${seed}` } }),
             };
+          case 6:
+            return { kind: "tag", op: "cleanup", name: "", run: () => retire(pick(["main", "p"])) };
           default:
             return { kind: "tag", op: "get", name: tag, run: () => getTag(ctx, tag) };
         }
+      };
+      // A cleaner racing the publications: drain, seal, reference census, commit, delete
+      // what committed (latest version always kept), remove the record.
+      const retire = async (branch: string) => {
+        const candidates = [];
+        for (let version = 1; version <= 3; version += 1) {
+          if (random(2) === 0) continue;
+          const meta = await ctx.store.head(manifestKey(branch, version));
+          if (meta) candidates.push({ version, manifestEtag: meta.etag });
+        }
+        if (candidates.length === 0) return;
+        const sealed = await seal(
+          ctx,
+          await drain(ctx, { branch, versions: candidates, owner: ctx.ids.next() }),
+        );
+        const kept = await censusReferences(ctx)(branch, activeVersions(sealed.record));
+        const done = await commit(ctx, sealed, { cancel: kept });
+        if (done.record.state === "committed") {
+          for (const version of activeVersions(done.record)) {
+            await ctx.store.delete(manifestKey(branch, version));
+          }
+        }
+        await ctx.store.delete(done.key);
       };
       // Invariant 2 with branch deletion: no reference names a version that is gone.
       const expectNoDanglingReference = async () => {
