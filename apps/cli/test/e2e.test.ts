@@ -143,6 +143,15 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
       { args: ["versions", "gs://bucket/x"], match: /unsupported scheme gs/ },
       { args: ["versions", "s3://Bad_Bucket/x"], match: /invalid storage URL/ },
       { args: ["versions", "az://x/y"], match: /3 to 63/ },
+      {
+        args: ["versions", "./x", "--endpoint", "http://127.0.0.1:1"],
+        match: /applies only to s3:\/\//,
+      },
+      {
+        args: ["lease", "acquire", url, "1", "--ttl", "5 minutes", ...flags],
+        match: /invalid --ttl/,
+      },
+      { args: ["cleanup", url, "--older-than", "7", ...flags], match: /missing a unit/ },
     ];
     for (const { args, match } of cases) {
       const run = await cli(args, { env, cwd: work });

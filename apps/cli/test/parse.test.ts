@@ -155,6 +155,15 @@ describe("exit codes", () => {
     expect(code("not-found")).toBe(ExitCode.failure);
     expect(code("auth")).toBe(ExitCode.failure);
     expect(exitCodeFor(new Error("bug"))).toBe(ExitCode.failure);
+    // A lease or reference refused because its version is being retired lost a race: conflict.
+    for (const c of ["RETIRING", "SEALED", "COMMITTED"]) {
+      expect(exitCodeFor(holdfastError("refused", "acquireLease", "m", { code: c }))).toBe(
+        ExitCode.conflict,
+      );
+    }
+    expect(exitCodeFor(holdfastError("refused", "put", "m", { code: "NoSuchBucket" }))).toBe(
+      ExitCode.failure,
+    );
     expect(new Set(Object.values(ExitCode)).size).toBe(Object.keys(ExitCode).length);
   });
 });
