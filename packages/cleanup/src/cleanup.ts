@@ -13,7 +13,7 @@ import {
   storageNow as probeStorageNow,
   type VersionEntry,
 } from "@holdfast/dataset";
-import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
+import { censusLeases, deleteLeasesOf, sweepExpiredLeases } from "@holdfast/leases";
 import { censusReferences } from "@holdfast/refs-lifecycle";
 import {
   abandon,
@@ -35,7 +35,13 @@ import {
   seal,
   UnresolvedTransitionError,
 } from "@holdfast/retirement";
-import { type CleanupPolicy, policyRetires, type RetainReason, validatePolicy } from "./policy.js";
+import {
+  type CleanupPolicy,
+  policyRetires,
+  type RetainReason,
+  tooRecent,
+  validatePolicy,
+} from "./policy.js";
 import { TaskPool } from "./pool.js";
 
 /** Phases cleanup reports progress for, in order. */
@@ -92,6 +98,8 @@ export interface CleanupStats {
     dataFiles: number;
     orphans: number;
     probes: number;
+    /** Lease objects of crashed readers, removed an hour past their TTL. */
+    expiredLeases: number;
     total: number;
   };
   readonly bytesDeleted: number;
@@ -177,7 +185,14 @@ async function run(
     retired: [] as { branch: string; version: number }[],
     retained: [] as RetainedVersion[],
     recovered: { committed: 0, cancelled: 0, retained: 0 },
-    objectsDeleted: { manifests: 0, dataFiles: 0, orphans: 0, probes: 0, total: 0 },
+    objectsDeleted: {
+      manifests: 0,
+      dataFiles: 0,
+      orphans: 0,
+      probes: 0,
+      expiredLeases: 0,
+      total: 0,
+    },
     bytesDeleted: 0,
     warnings: [] as string[],
   };
@@ -244,7 +259,8 @@ async function run(
     const classify = async (entry: VersionEntry) => {
       if (mode !== "recover" && selected.has(branch) && !busy.get(branch)?.has(entry.version)) {
         if (policyRetires(policy, entry, now)) {
-          mine.push(entry);
+          if (tooRecent(policy.minVersionAgeMs, entry, now)) await retain(entry, "recent");
+          else mine.push(entry);
           return;
         }
         await retain(entry, "policy");
@@ -436,11 +452,23 @@ async function run(
         await probes.add(meta.key);
     }
     stats.objectsDeleted.probes += await probes.flush();
+    // Leases left by readers that crashed without releasing: gone an hour (storage time)
+    // past their TTL, so no holder can still rely on them (invariant 5).
+    if (!dryRun) {
+      for (const branch of branches) {
+        stats.objectsDeleted.expiredLeases += (await sweepExpiredLeases(ctx, branch, now)).deleted;
+      }
+    }
     progress({ phase: "orphans", done: stats.objectsDeleted.orphans });
   }
 
   const deleted = stats.objectsDeleted;
-  deleted.total = deleted.manifests + deleted.dataFiles + deleted.orphans + deleted.probes;
+  deleted.total =
+    deleted.manifests +
+    deleted.dataFiles +
+    deleted.orphans +
+    deleted.probes +
+    deleted.expiredLeases;
   const requests = counting.requestCounts();
   return {
     dryRun,

@@ -5,6 +5,15 @@ import { validateName, validateVersion } from "@holdfast/dataset";
 export const DEFAULT_ORPHAN_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
+ * Five minutes: a version younger than this (storage time) is never retired, whatever the
+ * policy. A writer whose commit answer was lost re-issues the same create-only put for a
+ * few seconds (resolver pauses 0.2–1.6 s plus request timeouts); if the version were
+ * retired in that window, the late re-issue would land again on the now-absent key and
+ * resurrect a manifest whose data files are gone. The age must exceed that window.
+ */
+export const DEFAULT_MIN_VERSION_AGE_MS = 5 * 60 * 1000;
+
+/**
  * Which versions cleanup retires. Given criteria combine (a version must meet all of
  * them); the latest version of every branch is always kept.
  */
@@ -17,6 +26,12 @@ export interface CleanupPolicy {
   readonly retainVersions?: number | undefined;
   /** Fail with `refused` (code TaggedOldVersions) before writing anything if a tag names a version the policy would retire. */
   readonly errorIfTaggedOldVersions?: boolean | undefined;
+  /**
+   * Versions younger than this (storage time) are kept (reason `recent`): it must exceed
+   * the longest time a writer may still re-issue a commit. Set 0 only when no writer can be
+   * in flight. @default DEFAULT_MIN_VERSION_AGE_MS (5 min)
+   */
+  readonly minVersionAgeMs?: number | undefined;
   /** Data files no manifest names are deleted only once older than this (storage time). @default 7 days */
   readonly orphanGraceMs?: number | undefined;
   /** Plan only: the same decisions, no writes. */
@@ -26,7 +41,9 @@ export interface CleanupPolicy {
 }
 
 /** Checks a policy; throws `invalid-input` before anything is written (invariant 6). */
-export function validatePolicy(policy: CleanupPolicy): CleanupPolicy & { orphanGraceMs: number } {
+export function validatePolicy(
+  policy: CleanupPolicy,
+): CleanupPolicy & { orphanGraceMs: number; minVersionAgeMs: number } {
   const bad = (why: string) =>
     holdfastError("invalid-input", "cleanup", `invalid cleanup policy: ${why}`);
   if (policy === null || typeof policy !== "object") throw bad("not an object");
@@ -44,11 +61,22 @@ export function validatePolicy(policy: CleanupPolicy): CleanupPolicy & { orphanG
   if (orphanGraceMs !== undefined && !(Number.isSafeInteger(orphanGraceMs) && orphanGraceMs >= 0)) {
     throw bad(`orphanGraceMs ${orphanGraceMs} is not a non-negative integer`);
   }
+  const { minVersionAgeMs } = policy;
+  if (
+    minVersionAgeMs !== undefined &&
+    !(Number.isSafeInteger(minVersionAgeMs) && minVersionAgeMs >= 0)
+  ) {
+    throw bad(`minVersionAgeMs ${minVersionAgeMs} is not a non-negative integer`);
+  }
   if (olderThanMs === undefined && beforeVersion === undefined && retainVersions === undefined) {
     throw bad("name at least one of olderThanMs, beforeVersion, retainVersions");
   }
   for (const branch of policy.branches ?? []) validateName(branch, "branch");
-  return { ...policy, orphanGraceMs: orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS };
+  return {
+    ...policy,
+    orphanGraceMs: orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS,
+    minVersionAgeMs: minVersionAgeMs ?? DEFAULT_MIN_VERSION_AGE_MS,
+  };
 }
 
 /** Why a version is kept. */
@@ -59,7 +87,19 @@ export type RetainReason =
   | "intent"
   | "policy"
   | "latest"
+  | "recent"
   | (string & {});
+
+/** True when a version is too young to retire (see {@link DEFAULT_MIN_VERSION_AGE_MS}). Storage time only. */
+export function tooRecent(
+  minVersionAgeMs: number,
+  entry: { lastModified: Date },
+  storageNow: Date,
+): boolean {
+  if (minVersionAgeMs === 0) return false;
+  // Both are store stamps at whole-second precision: one extra second covers truncation.
+  return truncSec(storageNow) - truncSec(entry.lastModified) <= minVersionAgeMs + 1000;
+}
 
 /**
  * Whether the policy (alone) retires a version that has at least `retainVersions` newer

@@ -5,10 +5,15 @@ import {
   MemoryStore,
 } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
-import { writeDataFile } from "@holdfast/dataset";
+import { commitVersion, writeDataFile } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
-import { cleanup, planCleanup, TAGGED_OLD_VERSIONS } from "../src/index.js";
+import {
+  cleanup,
+  DEFAULT_MIN_VERSION_AGE_MS,
+  planCleanup,
+  TAGGED_OLD_VERSIONS,
+} from "../src/index.js";
 import {
   DAY,
   fileReferenceCensus,
@@ -74,10 +79,32 @@ describe("cleanup", () => {
     const skewed = { ...ctx, clock: { now: () => time.now() + DAY } };
     await cleanup(
       skewed,
-      { olderThanMs: 2 * MINUTE + 30_000 },
+      { olderThanMs: DEFAULT_MIN_VERSION_AGE_MS + 2 * MINUTE + 30_000 },
       { referenceCensus: async () => new Map() },
     );
     expect(versionsOf(store)).toEqual([3, 4]);
+  });
+
+  it("never retires a version younger than the minimum age, whatever the policy", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 3 });
+    // Two more versions committed just now: a writer may still be re-issuing them.
+    expect((await commitVersion(ctx, { branch: "main", files: [] })).version).toBe(4);
+    expect((await commitVersion(ctx, { branch: "main", files: [] })).version).toBe(5);
+    await time.advance(DEFAULT_MIN_VERSION_AGE_MS - MINUTE);
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1 },
+      { referenceCensus: async () => new Map() },
+    );
+    expect(versionsOf(store)).toEqual([4, 5]);
+    expect(stats.retained).toContainEqual({ branch: "main", version: 4, reason: "recent" });
+    await time.advance(2 * MINUTE);
+    await cleanup(ctx, { retainVersions: 1 }, { referenceCensus: async () => new Map() });
+    expect(versionsOf(store)).toEqual([5]);
+    await expect(cleanup(ctx, { retainVersions: 1, minVersionAgeMs: -1 })).rejects.toMatchObject({
+      kind: "invalid-input",
+    });
   });
 
   it("beforeVersion and olderThan combine", async () => {

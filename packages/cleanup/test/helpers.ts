@@ -1,3 +1,4 @@
+import { DEFAULT_MIN_VERSION_AGE_MS } from "../src/policy.js";
 import {
   CountingStore,
   decodeJson,
@@ -55,6 +56,8 @@ export async function seedDataset(
     await commitVersion(ctx, { branch, files });
     await time.advance(MINUTE);
   }
+  // Every seeded version is past the minimum age at which cleanup may retire it.
+  await time.advance(DEFAULT_MIN_VERSION_AGE_MS);
   return { sharedFile: first! };
 }
 

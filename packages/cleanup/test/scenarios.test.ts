@@ -159,6 +159,8 @@ describe("lease scenarios", () => {
     // crash: no census, no commit; renewals are cut off while the seal stands
     await time.advance(1_000);
     expect((await readAdmission(ctx, "main", 1)).state).toBe("sealed");
+    // The holder's renewal meets the seal and is refused (it rewrote its lease first).
+    await expect(renewLease(ctx, lease)).rejects.toMatchObject({ kind: "refused", code: "SEALED" });
     const stats = await recover(ctx);
     expect(versionsOf(store)).toEqual([1, 3]);
     expect(stats.retired).toEqual([{ branch: "main", version: 2 }]);

@@ -40,11 +40,11 @@ export interface SimulationConfig {
 }
 
 export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
-  readers: 3,
+  readers: 4,
   writers: 2,
   cleaners: 2,
   taggers: 1,
-  rounds: 8,
+  rounds: 10,
   faults: { applyThenLose: 0.04, loseBefore: 0.03, crash: 0.006 },
   maxClockSkewMs: 120_000,
 };
@@ -65,6 +65,10 @@ export interface SimulationResult {
 
 const BRANCH = "main";
 const OWNERSHIP_BOUND_MS = 30_000;
+/** Data files younger than this are never orphans: a commit writes them before its manifest. */
+const ORPHAN_GRACE_MS = 60_000;
+/** Longer than a writer's whole re-issue window (0.2+0.4+0.8+1.6 s): see cleanup's minVersionAgeMs. */
+const MIN_VERSION_AGE_MS = 10_000;
 
 interface Protection {
   reader: string;
@@ -109,6 +113,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   const protections: Protection[] = [];
   const liveTags = new Map<string, number>(); // created successfully, not deleted successfully
   const deletedTags = new Set<string>();
+  const deletingTags = new Map<string, number>(); // deletion attempted, outcome not success
   const committed = new Map<number, string>(); // version -> txnId reported as committed
   const failedCommitFiles: string[] = []; // data files of commits reported as definite failures
   let running = 0;
@@ -235,9 +240,14 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
           const existing = [...liveTags.keys()];
           if (existing.length > 0 && sched.random() < 0.4) {
             const tag = sched.pick(existing);
+            // From here the tag may vanish (recovery may finish an interrupted deletion):
+            // it protects its version only while its canonical file is visible.
+            const target = liveTags.get(tag)!;
+            liveTags.delete(tag);
+            deletingTags.set(tag, target);
             try {
               await deleteTag(ctx, tag, { ownershipBoundMs: OWNERSHIP_BOUND_MS });
-              liveTags.delete(tag);
+              deletingTags.delete(tag);
               deletedTags.add(tag);
               bump("tagsDeleted");
             } catch (error) {
@@ -281,7 +291,11 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
           try {
             const result = await cleanup(
               ctx,
-              { retainVersions: sched.int(1, 3), orphanGraceMs: 0 },
+              {
+                retainVersions: sched.int(1, 3),
+                orphanGraceMs: ORPHAN_GRACE_MS,
+                minVersionAgeMs: MIN_VERSION_AGE_MS,
+              },
               { referenceCensus: censusReferences(ctx), ownershipBoundMs: OWNERSHIP_BOUND_MS },
             );
             stats.retired = (stats.retired ?? 0) + result.retired.length;
@@ -298,20 +312,55 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   }
 
   const manifestCache = new Map<string, string[]>(); // key@etag -> data files
+  /** What of a version is gone (its manifest, or a data file it names), or null. */
+  const missingPart = async (version: number): Promise<string | null> => {
+    const got = await memory.get(manifestKey(BRANCH, version));
+    if (!got) return "its manifest";
+    const cacheKey = `${got.key}@${got.etag}`;
+    let files = manifestCache.get(cacheKey);
+    if (!files) {
+      const parsed = decodeJson(got.body) as { files?: { key: string }[] };
+      files = (parsed.files ?? []).map((f) => f.key);
+      manifestCache.set(cacheKey, files);
+    }
+    for (const file of files) if (!(await memory.head(file))) return `data file ${file}`;
+    return null;
+  };
   const checkStep = async () => {
     const now = sched.clock.now();
     // Invariant 1: a version under a lease whose TTL has not passed (real time) exists.
     for (const p of protections) {
-      if (now < p.protectedUntil && !(await memory.head(manifestKey(BRANCH, p.version)))) {
-        violate(1, `${p.reader}'s leased version ${p.version} was deleted while protected`);
+      if (now >= p.protectedUntil) continue;
+      const missing = await missingPart(p.version);
+      if (missing) {
+        violate(1, `${p.reader}'s leased version ${p.version} lost ${missing} while protected`);
         p.protectedUntil = 0;
       }
     }
     // Invariant 2: tags whose creation succeeded protect their version; deleted ones stay gone.
     for (const [tag, version] of liveTags) {
-      if (!(await memory.head(manifestKey(BRANCH, version)))) {
-        violate(2, `tagged version ${version} (tag ${tag}) was deleted`);
+      const missing = await missingPart(version);
+      if (missing) {
+        violate(2, `tagged version ${version} (tag ${tag}) lost ${missing}`);
         liveTags.delete(tag);
+      }
+    }
+    for (const [tag, version] of liveTags) {
+      if (!(await memory.head(`_refs/tags/${tag}.json`))) {
+        violate(2, `tag ${tag} vanished although its creation succeeded and nobody deleted it`);
+        liveTags.delete(tag);
+        void version;
+      }
+    }
+    for (const [tag, version] of deletingTags) {
+      if (!(await memory.head(`_refs/tags/${tag}.json`))) continue;
+      const missing = await missingPart(version);
+      if (missing) {
+        violate(
+          2,
+          `version ${version} of still-visible tag ${tag} (deletion interrupted) lost ${missing}`,
+        );
+        deletingTags.delete(tag);
       }
     }
     for (const tag of deletedTags) {
