@@ -11,7 +11,7 @@ const onSignal = (signal: NodeJS.Signals) => {
   // Commands that hold something (lease --hold) release it; others finish their current
   // protocol step rather than stop in the middle of one.
   process.stderr.write(
-    "holdfast: interrupted; finishing safely (press Ctrl-C again to exit now, then run holdfast recover)\n",
+    "holdfast: interrupted; finishing safely (press Ctrl-C again to exit at once)\n",
   );
   interrupt.abort(new Error(`interrupted by ${signal}`));
 };

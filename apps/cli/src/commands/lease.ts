@@ -96,8 +96,15 @@ export function registerLease(r: Registrar, program: Command): void {
             "--renew-every and --read-every need --hold",
           );
         }
-        if (renewEveryMs !== undefined && renewEveryMs >= ttlMs) {
-          throw holdfastError("invalid-input", "parse", "--renew-every must be shorter than --ttl");
+        // The keeper fences itself a margin before expiry; renewals must come before that.
+        const marginMs = Math.min(1000, Math.floor(ttlMs / 4));
+        if (renewEveryMs !== undefined && renewEveryMs >= ttlMs - marginMs) {
+          throw holdfastError(
+            "invalid-input",
+            "parse",
+            `--renew-every ${String(opts.renewEvery)} is too long for --ttl ${String(opts.ttl)}: renew at least every ${ttlMs - marginMs - 1}ms`,
+            { hint: "leave --renew-every out (a third of the TTL), or shorten it" },
+          );
         }
         const store = await openTarget(target, cx.io);
         const ctx = contextFor(store);
