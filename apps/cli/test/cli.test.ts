@@ -254,3 +254,48 @@ describe("cleanup, recover, status on a local directory", () => {
     }
   });
 });
+
+describe("a cleanup in flight", () => {
+  it("refuses new leases on a draining version (exit 3) and status shows the retirement; recover clears it", async () => {
+    const { createLocalStore } = await import("@holdfast/backends-local");
+    const { createContext, readManifest } = await import("@holdfast/dataset");
+    const { drain } = await import("@holdfast/retirement");
+    const ds = join(dir, "ds");
+    expect((await run(["init", ds])).code).toBe(0);
+    await writeFile(join(dir, "f.txt"), "data");
+    for (let i = 0; i < 3; i += 1)
+      expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
+
+    // A cleaner that drained version 1 and then vanished (its ownership bound is 1 s).
+    const ctx = createContext(createLocalStore({ root: ds }));
+    const manifest = await readManifest(ctx, "main", 1);
+    await drain(ctx, {
+      branch: "main",
+      versions: [{ version: 1, manifestEtag: manifest.etag }],
+      owner: ctx.ids.next(),
+      ownershipBoundMs: 1000,
+    });
+
+    const refused = await run(["lease", "acquire", ds, "1", "--ttl", "30s", "--json"]);
+    expect(refused.code).toBe(3);
+    expect(refused.json()).toMatchObject({
+      ok: false,
+      error: { kind: "refused", code: "RETIRING" },
+    });
+    const status = await run(["status", ds, "--json"]);
+    expect(status.json()).toMatchObject({
+      retirements: [{ branch: "main", state: "draining", versions: [1], abandoned: false }],
+    });
+    expect(await run(["status", ds]).then((r) => r.stdout)).toMatch(
+      /Retirements in flight \(1\)\nBRANCH\s+STATE/,
+    );
+
+    // Past its bound the drain no longer blocks, and recover removes it.
+    await new Promise((r) => setTimeout(r, 2200));
+    const late = await run(["status", ds, "--json"]);
+    expect(late.json()).toMatchObject({ retirements: [{ state: "draining", abandoned: true }] });
+    expect((await run(["recover", ds])).code).toBe(0);
+    expect((await run(["status", ds, "--json"])).json()).toMatchObject({ retirements: [] });
+    expect((await run(["lease", "acquire", ds, "1", "--ttl", "30s"])).code).toBe(0);
+  });
+});
