@@ -18,7 +18,7 @@ const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
 
 /**
  * Parses a human duration such as `90s`, `15m`, `7d`, `1h30m` or `250ms` into milliseconds.
- * A bare number is refused (is `60` seconds or minutes?), so a typo never becomes a TTL
+ * A bare number other than 0 is refused (is `60` seconds or minutes?), so a typo never becomes a TTL
  * or a retention age: throws `invalid-input` before anything is written (SPEC §7.6).
  */
 export function parseDuration(text: string, option = "duration"): number {
@@ -28,6 +28,8 @@ export function parseDuration(text: string, option = "duration"): number {
     });
   const input = text.trim();
   if (input === "") throw fail("empty");
+  // Zero needs no unit; any other bare number is ambiguous (seconds? minutes?).
+  if (/^0+$/.test(input)) return 0;
   if (/^\d+(\.\d+)?$/.test(input)) throw fail("missing a unit");
   let total = 0;
   let at = 0;

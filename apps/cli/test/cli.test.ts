@@ -212,14 +212,23 @@ describe("cleanup, recover, status on a local directory", () => {
     expect((await run(["branch", "create", ds, "exp", "--from", "3"])).code).toBe(0);
     expect((await run(["lease", "acquire", ds, "4", "--ttl", "5m"])).code).toBe(0);
 
-    const plan = await run(["cleanup", ds, "--retain", "2", "--dry-run", "--json"]);
+    const plan = await run([
+      "cleanup",
+      ds,
+      "--retain",
+      "2",
+      "--min-age",
+      "0",
+      "--dry-run",
+      "--json",
+    ]);
     expect(plan.code).toBe(0);
     const planned = plan.json().stats as { dryRun: boolean; retired: { version: number }[] };
     expect(planned.dryRun).toBe(true);
     expect(planned.retired.map((v) => v.version).sort()).toEqual([1, 5, 6]);
     expect((await run(["versions", ds, "--json"])).json().versions).toHaveLength(8);
 
-    const human = await run(["cleanup", ds, "--retain", "2"]);
+    const human = await run(["cleanup", ds, "--retain", "2", "--min-age", "0"]);
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/Retired 3 version\(s\):\n {2}main: 1, 5-6/);
     expect(human.stdout).toMatch(/main\s+2\s+tag: a tag names it/);

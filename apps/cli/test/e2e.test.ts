@@ -292,7 +292,10 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     expectOk(await cli(["commit", url, "b.bin", ...flags], { env, cwd: work }));
 
     const plan = expectOk(
-      await cli(["cleanup", url, "--retain", "1", "--dry-run", ...flags, "--json"], { env }),
+      await cli(
+        ["cleanup", url, "--retain", "1", "--min-age", "0", "--dry-run", ...flags, "--json"],
+        { env },
+      ),
     );
     const planned = plan.json().stats as {
       dryRun: boolean;
@@ -304,7 +307,7 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
       { branch: "main", version: 4 },
     ]);
     const done = expectOk(
-      await cli(["cleanup", url, "--retain", "1", ...flags, "--json"], { env }),
+      await cli(["cleanup", url, "--retain", "1", "--min-age", "0", ...flags, "--json"], { env }),
     );
     const stats = done.json().stats as {
       retired: { branch: string; version: number }[];

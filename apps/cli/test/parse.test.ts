@@ -25,6 +25,7 @@ describe("parseDuration", () => {
     ["1.5s", 1500],
     ["2w", 1_209_600_000],
     ["0s", 0],
+    ["0", 0],
   ])("%s is %d ms", (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });

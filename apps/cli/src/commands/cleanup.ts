@@ -43,6 +43,7 @@ export const REASON_TEXT: Record<string, string> = {
   intent: "a tag or branch operation in flight names it",
   policy: "the policy keeps it (too new, or within --retain)",
   latest: "latest version of its branch (always kept)",
+  recent: "younger than --min-age (a lost commit answer could still be re-issued)",
 };
 
 /** `cleanup`, `recover`, `status`. */
@@ -66,6 +67,11 @@ export function registerCleanup(r: Registrar, program: Command): void {
             "--orphan-grace <duration>",
             "delete unreferenced data files older than this",
             "7d",
+          )
+          .option(
+            "--min-age <duration>",
+            "never retire versions younger than this (storage time): a writer whose commit answer was lost may still be re-issuing it",
+            "5m",
           )
           .option(
             "--error-if-tagged",
@@ -197,6 +203,9 @@ function parsePolicy(opts: Record<string, unknown>): CleanupPolicy {
     policy.beforeVersion = parseVersionArg(opts.beforeVersion, "--before-version");
   if (opts.orphanGrace !== undefined)
     policy.orphanGraceMs = parseDuration(String(opts.orphanGrace), "--orphan-grace");
+  if (opts.minAge !== undefined) {
+    policy.minVersionAgeMs = parseDuration(String(opts.minAge), "--min-age");
+  }
   if (Array.isArray(opts.branch))
     policy.branches = opts.branch.map((b) => parseNameArg(b, "branch"));
   if (opts.errorIfTagged === true) policy.errorIfTaggedOldVersions = true;

@@ -140,10 +140,19 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
     );
 
     // 4. Plan, then clean up while the reader reads.
-    const policy = { retainVersions: RETAIN };
+    // Every commit above has returned, and nothing else writes here, so no lost commit
+    // answer can still be re-issued: the minimum version age that guards against that
+    // (5 min by default) can be 0 for the demo.
+    const policy = { retainVersions: RETAIN, minVersionAgeMs: 0 };
     step(
       4,
       `Plan a cleanup that keeps the newest ${RETAIN} versions of every branch (dry run, writes nothing)`,
+    );
+    out.line(
+      out.paint(
+        "dim",
+        `   (as: holdfast cleanup ${dirArg} --retain ${RETAIN} --min-age 0 --dry-run; --min-age 0 is safe here because every commit has returned)`,
+      ),
     );
     const plan = await planCleanup(ctx, policy);
     out.line(
