@@ -263,9 +263,14 @@ export function printStats(out: Output, stats: CleanupStats): void {
         `${list[0]!.reason}: ${REASON_TEXT[list[0]!.reason] ?? list[0]!.reason}`,
       ]),
   );
-  const o = stats.objectsDeleted;
+  const o = stats.objectsDeleted as Record<string, number> & typeof stats.objectsDeleted;
+  // Any other kind of object cleanup reports (expired leases, clock probes) when non-zero.
+  const extra = Object.entries(o)
+    .filter(([k, v]) => !["total", "manifests", "dataFiles", "orphans"].includes(k) && v > 0)
+    .map(([k, v]) => `, ${v} ${k.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`)
+    .join("");
   out.line(
-    `${stats.dryRun ? "Would delete" : "Deleted"} ${o.total} object(s) (${o.manifests} manifests, ${o.dataFiles} data files, ${o.orphans} orphans), ${formatBytes(stats.bytesDeleted)}.`,
+    `${stats.dryRun ? "Would delete" : "Deleted"} ${o.total} object(s) (${o.manifests} manifests, ${o.dataFiles} data files, ${o.orphans} orphans${extra}), ${formatBytes(stats.bytesDeleted)}.`,
   );
   const r = stats.requests;
   out.line(
