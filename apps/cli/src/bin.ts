@@ -26,6 +26,14 @@ process.on("warning", (warning) => {
   process.stderr.write(`(node) ${warning.name}: ${warning.message}\n`);
 });
 
+// `holdfast versions ... | head`: the reader went away; stop quietly as Unix tools do.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 main(process.argv.slice(2), {}, interrupt.signal).then(
   (code) => {
     process.exitCode = code;

@@ -87,7 +87,13 @@ export const JsonShapes = {
     location: z.string(),
     branch: z.string(),
     versions: z.array(
-      z.object({ version: z.number().int(), key: z.string(), lastModified: Iso, size: z.number() }),
+      z.object({
+        version: z.number().int(),
+        key: z.string(),
+        lastModified: Iso,
+        size: z.number(),
+        tags: z.array(z.string()),
+      }),
     ),
   }),
   "lease acquire": ok("lease acquire", { location: z.string(), lease: LeaseShape }),

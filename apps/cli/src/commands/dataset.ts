@@ -11,6 +11,7 @@ import {
   type VersionRef,
   writeDataFile,
 } from "@holdfast/dataset";
+import { listTags } from "@holdfast/refs-lifecycle";
 import { Command } from "commander";
 import { parseNameArg } from "../args.js";
 import { formatBytes } from "../duration.js";
@@ -136,13 +137,29 @@ export function registerDataset(r: Registrar, program: Command): void {
         const ctx = contextFor(store);
         const info = await openDataset(ctx);
         const branch = branchFlag ?? info.defaultBranch;
-        const versions: { version: number; key: string; lastModified: string; size: number }[] = [];
+        // Tags are listed once so each row can say which names pin it.
+        const tagsByVersion = new Map<number, string[]>();
+        for (const tag of await listTags(ctx)) {
+          if (tag.target.branch !== branch) continue;
+          tagsByVersion.set(tag.target.version, [
+            ...(tagsByVersion.get(tag.target.version) ?? []),
+            tag.name,
+          ]);
+        }
+        const versions: {
+          version: number;
+          key: string;
+          lastModified: string;
+          size: number;
+          tags: string[];
+        }[] = [];
         for await (const entry of listVersions(ctx, branch)) {
           versions.push({
             version: entry.version,
             key: entry.key,
             lastModified: entry.lastModified.toISOString(),
             size: entry.size,
+            tags: tagsByVersion.get(entry.version) ?? [],
           });
         }
         cx.out.result(cx.command, { location: target.display, branch, versions });
@@ -150,8 +167,8 @@ export function registerDataset(r: Registrar, program: Command): void {
           cx.out.line(`Branch ${branch} has no versions.`);
         } else {
           cx.out.table(
-            ["VERSION", "LAST MODIFIED (storage time)"],
-            versions.map((v) => [String(v.version), v.lastModified]),
+            ["VERSION", "LAST MODIFIED (storage time)", "TAGS"],
+            versions.map((v) => [String(v.version), v.lastModified, v.tags.join(", ")]),
           );
           cx.out.line(`${versions.length} version(s) on ${branch}.`);
         }
