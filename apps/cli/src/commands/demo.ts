@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
+import { delimiter, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type CleanupStats, cleanup, planCleanup } from "@holdfast/cleanup";
 import { holdfastError } from "@holdfast/conditional-store";
@@ -67,6 +69,7 @@ interface ReaderEvent {
 async function runDemo(cx: CommandContext, dirArg: string, versionCount: number): Promise<number> {
   const started = Date.now();
   const out = cx.out;
+  const hf = selfCommand(cx);
   const target = parseTarget(dirArg, {}, cx.io);
   if (target.url.scheme !== "file") {
     throw holdfastError("invalid-input", "demo", "the demo runs on a local directory", {
@@ -135,7 +138,7 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
     out.line(
       out.paint(
         "dim",
-        `   (it runs: holdfast lease acquire ${dirArg} ${readVersion} --ttl 5s --hold --read-every 200ms)`,
+        `   (it runs: ${hf} lease acquire ${dirArg} ${readVersion} --ttl 5s --hold --read-every 200ms)`,
       ),
     );
 
@@ -151,7 +154,7 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
     out.line(
       out.paint(
         "dim",
-        `   (as: holdfast cleanup ${dirArg} --retain ${RETAIN} --min-age 0 --dry-run; --min-age 0 is safe here because every commit has returned)`,
+        `   (as: ${hf} cleanup ${dirArg} --retain ${RETAIN} --min-age 0 --dry-run; --min-age 0 is safe here because every commit has returned)`,
       ),
     );
     const plan = await planCleanup(ctx, policy);
@@ -239,12 +242,12 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
     );
     out.line("Explore it:");
     for (const command of [
-      `holdfast versions ${dirArg}`,
-      `holdfast versions ${dirArg} --branch ${BRANCH}`,
-      `holdfast tag list ${dirArg}`,
-      `holdfast status ${dirArg}`,
-      `holdfast lease acquire ${dirArg} ${stats.retained.find((v) => v.branch === "main")?.version ?? 1} --ttl 30s --hold`,
-      `holdfast cleanup ${dirArg} --retain 5 --dry-run`,
+      `${hf} versions ${dirArg}`,
+      `${hf} versions ${dirArg} --branch ${BRANCH}`,
+      `${hf} tag list ${dirArg}`,
+      `${hf} status ${dirArg}`,
+      `${hf} lease acquire ${dirArg} ${stats.retained.find((v) => v.branch === "main")?.version ?? 1} --ttl 30s --hold`,
+      `${hf} cleanup ${dirArg} --retain 5 --dry-run`,
     ]) {
       out.line(`   ${command}`);
     }
@@ -255,6 +258,14 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
 }
 
 // --- utils ---
+
+/** `holdfast` when it is on PATH, else the way this process was started (a repository checkout). */
+function selfCommand(cx: CommandContext): string {
+  const dirs = (cx.io.env.PATH ?? "").split(delimiter).filter((d) => d !== "");
+  if (dirs.some((d) => existsSync(join(d, "holdfast")))) return "holdfast";
+  const rel = relative(cx.io.cwd, BIN);
+  return `node ${rel.startsWith("..") ? BIN : rel}`;
+}
 
 function payload(label: string, size: number): Uint8Array {
   const text = `${label}\n`;
