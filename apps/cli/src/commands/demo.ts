@@ -182,9 +182,9 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
     const verification = await verify(ctx, stats);
     // Let the reader show it still reads its version after the cleanup, in its own process.
     const readsAfterCleanup = reader.reads();
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 10_000;
     while (
-      reader.reads() < readsAfterCleanup + 2 &&
+      reader.reads() < readsAfterCleanup + 1 &&
       Date.now() < deadline &&
       reader.failure() === undefined
     ) {
