@@ -13,10 +13,13 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import {
   type Clock,
+  compareKeys,
   type DeleteManyResult,
   type DeleteOptions,
   type GetResult,
   type HoldfastError,
+  holdfastError,
+  isHoldfastError,
   type ListOptions,
   type ListPage,
   type ObjectMeta,
@@ -26,13 +29,11 @@ import {
   type PutResult,
   type StorageOperation,
   type StoreCapabilities,
-  compareKeys,
-  holdfastError,
-  isHoldfastError,
   systemClock,
   validateKey,
   validatePrefix,
 } from "@holdfast/conditional-store";
+import pMap from "p-map";
 
 /** Backend name reported by {@link LocalStore}. */
 export const LOCAL_BACKEND = "local";
@@ -248,14 +249,18 @@ export class LocalStore implements ObjectStore {
     await this.#ensureRoot("deleteMany");
     const deleted: string[] = [];
     const failed: DeleteManyResult["failed"] = [];
-    await mapLimit(targets, DELETE_CONCURRENCY, async ({ key, paths }) => {
-      try {
-        await this.#deleteLocked(key, paths, undefined, options.signal);
-        deleted.push(key);
-      } catch (error) {
-        failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
-      }
-    });
+    await pMap(
+      targets,
+      async ({ key, paths }) => {
+        try {
+          await this.#deleteLocked(key, paths, undefined, options.signal);
+          deleted.push(key);
+        } catch (error) {
+          failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
+        }
+      },
+      { concurrency: DELETE_CONCURRENCY },
+    );
     return { deleted, failed };
   }
 
@@ -282,9 +287,12 @@ export class LocalStore implements ObjectStore {
     } catch (error) {
       throw toHoldfastError(error, "list");
     }
-    const metas = await mapLimit(found, READ_CONCURRENCY, ({ key, file }) =>
-      // A key deleted since the directory was read is simply not listed.
-      this.#readMeta(key, file, "list"),
+    const metas = await pMap(
+      found,
+      ({ key, file }) =>
+        // A key deleted since the directory was read is simply not listed.
+        this.#readMeta(key, file, "list"),
+      { concurrency: READ_CONCURRENCY },
     );
     const objects = metas.filter((m): m is ObjectMeta => m !== null);
     const last = found.at(-1);
@@ -812,22 +820,4 @@ async function inProcessQueue(lockPath: string, run: () => Promise<void>): Promi
     release();
     if (queues.get(lockPath) === tail) queues.delete(lockPath);
   }
-}
-
-async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next;
-      next += 1;
-      results[index] = await fn(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

@@ -1,15 +1,15 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
 import {
-  LOCAL_BACKEND,
-  LOCAL_LOCK_DIR,
   createLocalStore,
   decodeSegment,
   encodeSegment,
+  LOCAL_BACKEND,
+  LOCAL_LOCK_DIR,
   toHoldfastError,
 } from "@holdfast/backends-local";
+import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
 import { afterAll, describe, expect, it } from "vitest";
 
 const base = mkdtempSync(join(tmpdir(), "holdfast-local-layout-"));

@@ -3,8 +3,8 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { isHoldfastError, listAll } from "@holdfast/conditional-store";
 import { createLocalStore } from "@holdfast/backends-local";
+import { isHoldfastError, listAll } from "@holdfast/conditional-store";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 
 const here = dirname(fileURLToPath(import.meta.url));

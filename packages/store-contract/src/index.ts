@@ -1,18 +1,19 @@
 import {
-  type HoldfastErrorKind,
-  MAX_KEY_BYTES,
-  type ObjectMeta,
-  type ObjectStore,
-  type StoreCapabilities,
   assertStoreSupported,
   batches,
   compareKeys,
   deleteIfMatch,
+  type HoldfastErrorKind,
   isHoldfastError,
   listAll,
+  MAX_KEY_BYTES,
+  type ObjectMeta,
+  type ObjectStore,
   putIfAbsent,
   putIfMatch,
+  type StoreCapabilities,
 } from "@holdfast/conditional-store";
+import pMap from "p-map";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 /** Options of {@link describeObjectStoreContract}. */
@@ -232,7 +233,7 @@ export function describeObjectStoreContract(
             { length: manyKeys },
             (_, i) => `many/${String(i).padStart(5, "0")}`,
           );
-          await mapLimit(keys, writeConcurrency, (key) => store.put(key, text(key)));
+          await pMap(keys, (key) => store.put(key, text(key)), { concurrency: writeConcurrency });
           await store.put("other/outside", text("not in the prefix"));
 
           const pages: ObjectMeta[][] = [];
@@ -666,25 +667,6 @@ async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of iterable) out.push(item);
   return out;
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight (keeps large setups fast but polite). */
-async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next;
-      next += 1;
-      results[index] = await fn(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 /** Deterministic bytes (xorshift32), so a failure reproduces exactly. */
