@@ -1,4 +1,3 @@
-import { DEFAULT_MIN_VERSION_AGE_MS } from "../src/policy.js";
 import {
   CountingStore,
   decodeJson,
@@ -19,6 +18,7 @@ import {
   writeDataFile,
 } from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
+import { DEFAULT_MIN_VERSION_AGE_MS } from "../src/policy.js";
 
 export const MINUTE = 60_000;
 export const DAY = 24 * 60 * MINUTE;

@@ -4,8 +4,8 @@ import {
   type ObjectStore,
   type ReissuePolicy,
   type ResolveOptions,
-  type Sleep,
   realSleep,
+  type Sleep,
   systemClock,
   ulidIds,
 } from "@holdfast/conditional-store";

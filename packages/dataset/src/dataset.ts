@@ -1,10 +1,10 @@
 import {
-  HoldfastError,
-  type ObjectMeta,
   encodeJson,
+  HoldfastError,
   holdfastError,
   isHoldfastError,
   listAll,
+  type ObjectMeta,
   putIfAbsent,
   validateKey,
   writerPayload,
@@ -12,12 +12,12 @@ import {
 import { type ProtocolContext, resolverOptions } from "./context.js";
 import {
   DATASET_KEY,
-  MAX_VERSION,
-  VERSIONS_PREFIX,
   dataKey,
   isDataKey,
+  MAX_VERSION,
   manifestKey,
   parseManifestKey,
+  VERSIONS_PREFIX,
   validateVersion,
   versionsPrefix,
 } from "./layout.js";

@@ -1,10 +1,10 @@
 import type { ProtocolContext } from "./context.js";
 import {
-  type ManifestRecord,
-  type VersionEntry,
   listBranchesWithVersions,
   listVersions,
+  type ManifestRecord,
   tryReadManifest,
+  type VersionEntry,
 } from "./dataset.js";
 import { DATA_PREFIX, isDataKey, manifestKey, parseManifestKey } from "./layout.js";
 import type { DataFile, VersionRef } from "./manifest.js";

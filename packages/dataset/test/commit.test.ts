@@ -1,14 +1,12 @@
 import {
-  MemoryStore,
   decodeJson,
   encodeJson,
   isHoldfastError,
+  MemoryStore,
   seededIds,
 } from "@holdfast/conditional-store";
 import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import { describe, expect, it } from "vitest";
 import {
-  type ProtocolContext,
   checkCommit,
   commitVersion,
   createContext,
@@ -19,11 +17,13 @@ import {
   listVersions,
   manifestKey,
   openDataset,
+  type ProtocolContext,
   readManifest,
   tryReadManifest,
   UnresolvedCommitError,
   writeDataFile,
 } from "@holdfast/dataset";
+import { describe, expect, it } from "vitest";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 

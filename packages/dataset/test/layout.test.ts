@@ -1,5 +1,4 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
-import { describe, expect, it } from "vitest";
 import {
   formatVersion,
   isDataKey,
@@ -8,6 +7,7 @@ import {
   validateName,
   versionsPrefix,
 } from "@holdfast/dataset";
+import { describe, expect, it } from "vitest";
 
 function invalid(fn: () => unknown): boolean {
   try {

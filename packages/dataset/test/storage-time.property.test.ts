@@ -1,6 +1,6 @@
+import { isActiveAt, leaseExpiresAt, precisionIntervalMs, truncSec } from "@holdfast/dataset";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isActiveAt, leaseExpiresAt, precisionIntervalMs, truncSec } from "@holdfast/dataset";
 
 /** A store stamps a write at or before its real time, floored to its precision. */
 const stamp = (real: number, precision: number) => Math.floor(real / precision) * precision;

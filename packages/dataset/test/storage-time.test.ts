@@ -1,15 +1,15 @@
 import { MemoryStore } from "@holdfast/conditional-store";
 import { FakeTime } from "@holdfast/conditional-store/testing";
-import { describe, expect, it } from "vitest";
 import {
-  PRECISION_FLOOR_MS,
   createContext,
   isActiveAt,
   leaseExpiresAt,
+  PRECISION_FLOOR_MS,
   precisionIntervalMs,
   storageNow,
   truncSec,
 } from "@holdfast/dataset";
+import { describe, expect, it } from "vitest";
 
 const S = 1_000;
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 100); // a whole storage second

@@ -1,12 +1,12 @@
 import {
-  type HoldfastError,
   batches,
   deleteIfMatch,
+  type HoldfastError,
   holdfastError,
 } from "@holdfast/conditional-store";
 import {
-  type ProtocolContext,
   isActiveAt,
+  type ProtocolContext,
   parseStored,
   resolverOptions,
   validateName,

@@ -1,16 +1,16 @@
 import {
   type HoldfastError,
-  type ObjectMeta,
   holdfastError,
   isHoldfastError,
   listAll,
+  type ObjectMeta,
   putIfAbsent,
   putIfMatch,
   writerPayload,
 } from "@holdfast/conditional-store";
 import {
-  type ProtocolContext,
   manifestKey,
+  type ProtocolContext,
   parseStored,
   resolverOptions,
   validateName,
@@ -18,8 +18,8 @@ import {
 } from "@holdfast/dataset";
 import { type AdmissionState, readAdmission } from "@holdfast/retirement";
 import {
-  LEASES_PREFIX,
   branchLeasesPrefix,
+  LEASES_PREFIX,
   leaseKey,
   parseLeaseKey,
   versionLeasesPrefix,
@@ -68,7 +68,6 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const branch = validateName(options.branch, "branch");
   const version = validateVersion(options.version);
   const ttlMs = validateTtl(options.ttlMs);
-
 
   const leaseId = ctx.ids.next();
   const key = leaseKey(branch, version, leaseId);

@@ -1,6 +1,6 @@
 import { type ManifestRecord, type ProtocolContext, readManifest } from "@holdfast/dataset";
 import { type KeepLeaseOptions, keepLease } from "./keeper.js";
-import { type AcquireOptions, type Lease, acquireLease, releaseLease } from "./lease.js";
+import { type AcquireOptions, acquireLease, type Lease, releaseLease } from "./lease.js";
 
 /** What `withLease` hands the reading function. */
 export interface LeasedVersion {

@@ -1,6 +1,6 @@
-import { MemoryStore, encodeJson, seededIds } from "@holdfast/conditional-store";
+import { encodeJson, MemoryStore, seededIds } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
-import { type ProtocolContext, commitVersion, createContext } from "@holdfast/dataset";
+import { commitVersion, createContext, type ProtocolContext } from "@holdfast/dataset";
 import { retirementKey } from "@holdfast/retirement";
 
 /** A whole storage second, so offsets in tests read as sub-second parts. */

@@ -1,8 +1,8 @@
 import { seededIds } from "@holdfast/conditional-store";
 import { createContext, readManifest } from "@holdfast/dataset";
+import { acquireLease, censusLeases, listLeases, renewLease } from "@holdfast/leases";
 import { drain, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
-import { acquireLease, censusLeases, listLeases, renewLease } from "@holdfast/leases";
 import { commitVersions, world } from "./helpers.js";
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {

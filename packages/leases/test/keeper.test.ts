@@ -1,7 +1,7 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
-import { describe, expect, it } from "vitest";
 import { acquireLease, keepLease, releaseLease, withLease } from "@holdfast/leases";
-import { T0, commitVersions, putRetirement, world } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { commitVersions, putRetirement, T0, world } from "./helpers.js";
 
 async function setup(ttlMs = 3_000) {
   const w = world();

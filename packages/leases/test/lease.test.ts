@@ -1,20 +1,20 @@
 import { CountingStore, isHoldfastError } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
 import { createContext, storageNow } from "@holdfast/dataset";
-import { describe, expect, it } from "vitest";
 import {
-  MAX_TTL_MS,
-  MIN_TTL_MS,
   acquireLease,
   censusLeases,
   deleteLeasesOf,
   leaseKey,
   listLeases,
+  MAX_TTL_MS,
+  MIN_TTL_MS,
   releaseLease,
   renewLease,
   sweepExpiredLeases,
 } from "@holdfast/leases";
-import { T0, commitVersions, putRetirement, world } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { commitVersions, putRetirement, T0, world } from "./helpers.js";
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];

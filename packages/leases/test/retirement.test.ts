@@ -1,7 +1,5 @@
 import { seededIds } from "@holdfast/conditional-store";
-import { type ProtocolContext, createContext, readManifest } from "@holdfast/dataset";
-import { cancelVersions, commit, drain, finalize, seal } from "@holdfast/retirement";
-import { describe, expect, it } from "vitest";
+import { createContext, type ProtocolContext, readManifest } from "@holdfast/dataset";
 import {
   acquireLease,
   censusLeases,
@@ -10,6 +8,8 @@ import {
   listLeases,
   renewLease,
 } from "@holdfast/leases";
+import { cancelVersions, commit, drain, finalize, seal } from "@holdfast/retirement";
+import { describe, expect, it } from "vitest";
 import { commitVersions, world } from "./helpers.js";
 
 /** A cleaner host sharing the store (its own ids; its clock is never consulted for leases). */

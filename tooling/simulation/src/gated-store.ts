@@ -2,13 +2,13 @@ import {
   type DeleteManyResult,
   type DeleteOptions,
   type GetResult,
+  holdfastError,
   type ListOptions,
   type ListPage,
   type ObjectMeta,
   type ObjectStore,
   type PutOptions,
   type PutResult,
-  holdfastError,
 } from "@holdfast/conditional-store";
 import type { Scheduler } from "./scheduler.js";
 

@@ -1,21 +1,21 @@
-import {
-  type HoldfastError,
-  type IdSource,
-  MemoryStore,
-  decodeJson,
-  isHoldfastError,
-  seededIds,
-} from "@holdfast/conditional-store";
 import { cleanup, recover } from "@holdfast/cleanup";
 import {
-  type ProtocolContext,
+  decodeJson,
+  type HoldfastError,
+  type IdSource,
+  isHoldfastError,
+  MemoryStore,
+  seededIds,
+} from "@holdfast/conditional-store";
+import {
   commitVersion,
   createContext,
   initDataset,
   manifestKey,
+  type ProtocolContext,
   writeDataFile,
 } from "@holdfast/dataset";
-import { type Lease, acquireLease, releaseLease, renewLease } from "@holdfast/leases";
+import { acquireLease, type Lease, releaseLease, renewLease } from "@holdfast/leases";
 import {
   censusReferences,
   createTag,
