@@ -22,7 +22,8 @@ set -a
 . "$services_dir/azurite.env"
 set +a
 
-echo "[test] build and typecheck" >&2
+echo "[test] lint, build and typecheck" >&2
+pnpm biome check .
 pnpm turbo run build typecheck --output-logs=errors-only
 
 echo "[test] vitest" >&2
