@@ -308,3 +308,55 @@ describe("a cleanup in flight", () => {
     expect((await run(["lease", "acquire", ds, "1", "--ttl", "30s"])).code).toBe(0);
   });
 });
+
+describe("lease acquire --hold when protection ends", () => {
+  it("says so and exits non-zero once the version is sealed for retirement", async () => {
+    const { createLocalStore } = await import("@holdfast/backends-local");
+    const { createContext, readManifest } = await import("@holdfast/dataset");
+    const { drain, seal } = await import("@holdfast/retirement");
+    const { main } = await import("../src/index.js");
+    const ds = join(dir, "ds");
+    expect((await run(["init", ds])).code).toBe(0);
+    await writeFile(join(dir, "f.txt"), "data");
+    for (let i = 0; i < 2; i += 1)
+      expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
+
+    let stdout = "";
+    const interrupt = new AbortController();
+    const holding = main(
+      ["lease", "acquire", ds, "1", "--ttl", "1500ms", "--hold", "--json"],
+      {
+        stdout: { write: (s: string) => (stdout += s) },
+        stderr: { write: () => true },
+        env: {},
+        cwd: dir,
+      },
+      interrupt.signal,
+    );
+    while (!stdout.includes('"acquired"')) await new Promise((r) => setTimeout(r, 20));
+
+    // A cleaner drains and seals version 1 (as if its census had missed the lease): the
+    // next renewal is refused and the holder must be told protection may end.
+    const ctx = createContext(createLocalStore({ root: ds }));
+    const manifest = await readManifest(ctx, "main", 1);
+    const handle = await drain(ctx, {
+      branch: "main",
+      versions: [{ version: 1, manifestEtag: manifest.etag }],
+      owner: ctx.ids.next(),
+    });
+    await seal(ctx, handle);
+
+    const code = await Promise.race([
+      holding,
+      new Promise<number>((r) => setTimeout(() => r(-1), 10_000)),
+    ]);
+    interrupt.abort();
+    expect(code).toBe(3);
+    const events = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events[0]).toMatchObject({ event: "acquired" });
+    expect(events.at(-1)).toMatchObject({ ok: false, event: "fenced", error: { kind: "refused" } });
+  });
+});
