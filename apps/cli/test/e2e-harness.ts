@@ -27,6 +27,7 @@ export function cli(
   args: readonly string[],
   options: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
 ): Promise<CliRun> {
+  requireBuiltCli();
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,

@@ -70,18 +70,31 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
   let flags: string[];
   let env: Record<string, string>;
 
+  // A missing service or build fails every test of the backend with its reason (a failing
+  // beforeAll would report the tests as skipped, and nothing here may look skipped).
+  let setupError: unknown;
+  const check = (name: string, fn: () => Promise<void>) =>
+    it(name, async () => {
+      if (setupError !== undefined) throw setupError;
+      await fn();
+    });
+
   beforeAll(async () => {
-    requireBuiltCli();
-    work = await mkdtemp(join(tmpdir(), `holdfast-e2e-${backend.name}-`));
-    ({ url, flags, env } = backend.setup(work));
-    await writeFile(join(work, "a.bin"), "alpha");
-    await writeFile(join(work, "b.bin"), "bravo!");
+    try {
+      requireBuiltCli();
+      work = await mkdtemp(join(tmpdir(), `holdfast-e2e-${backend.name}-`));
+      ({ url, flags, env } = backend.setup(work));
+      await writeFile(join(work, "a.bin"), "alpha");
+      await writeFile(join(work, "b.bin"), "bravo!");
+    } catch (error) {
+      setupError = error;
+    }
   });
   afterAll(async () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it("doctor probes the store and says what holdfast guarantees", async () => {
+  check("doctor probes the store and says what holdfast guarantees", async () => {
     const run = await cli(["doctor", url, ...flags, "--json"], { env });
     expectOk(run);
     const doc = run.json();
@@ -104,7 +117,7 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     expect(human.stdout).toMatch(/What holdfast guarantees here:/);
   });
 
-  it("init creates a dataset; a second init conflicts (exit 3)", async () => {
+  check("init creates a dataset; a second init conflicts (exit 3)", async () => {
     const run = expectOk(await cli(["init", url, ...flags, "--json"], { env }));
     expect(run.json()).toMatchObject({ ok: true, command: "init", defaultBranch: "main" });
     const again = await cli(["init", url, ...flags, "--json"], { env });
@@ -117,7 +130,7 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     });
   });
 
-  it("commit writes files and commits versions; versions lists them", async () => {
+  check("commit writes files and commits versions; versions lists them", async () => {
     const c1 = expectOk(
       await cli(["commit", url, "a.bin", "b.bin", ...flags, "--json"], { env, cwd: work }),
     );
@@ -130,7 +143,7 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     expect(Number.isNaN(Date.parse(versions[0]!.lastModified))).toBe(false);
   });
 
-  it("bad input is a usage error (exit 2) and writes nothing", async () => {
+  check("bad input is a usage error (exit 2) and writes nothing", async () => {
     const before = await cli(["versions", url, ...flags, "--json"], { env });
     const cases: { args: string[]; match: RegExp }[] = [
       { args: ["commit", url, "a.bin", "--branch", "a/b", ...flags], match: /invalid branch name/ },
@@ -170,7 +183,7 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     const after = await cli(["versions", url, ...flags, "--json"], { env });
     expect(after.json()).toEqual(before.json());
   });
-  it("lease acquire, list and release; bad TTL and missing version", async () => {
+  check("lease acquire, list and release; bad TTL and missing version", async () => {
     const acquired = expectOk(
       await cli(["lease", "acquire", url, "1", "--ttl", "30s", ...flags, "--json"], { env }),
     );
@@ -203,7 +216,7 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     expect(missing.json()).toMatchObject({ error: { kind: "not-found" } });
   });
 
-  it("lease acquire --hold renews until SIGINT, then releases", async () => {
+  check("lease acquire --hold renews until SIGINT, then releases", async () => {
     const child = spawn(
       process.execPath,
       [BIN, "lease", "acquire", url, "2", "--ttl", "3s", "--hold", "--json", ...flags],
@@ -256,7 +269,7 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     ).toEqual([]);
   });
 
-  it("tag create, update, list, delete; a duplicate conflicts (exit 3)", async () => {
+  check("tag create, update, list, delete; a duplicate conflicts (exit 3)", async () => {
     expectOk(await cli(["tag", "create", url, "t1", "1", ...flags], { env }));
     const dup = await cli(["tag", "create", url, "t1", "2", ...flags, "--json"], { env });
     expect(dup.code).toBe(3);
@@ -273,89 +286,93 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     expect(slash.stderr).toMatch(/invalid tag name/);
   });
 
-  it("branch create, commit to it, list; cleanup keeps what is protected; status, recover, branch delete", async () => {
-    expectOk(await cli(["tag", "create", url, "keep", "1", ...flags], { env }));
-    expectOk(await cli(["branch", "create", url, "exp", "--from", "2", ...flags], { env }));
-    const onBranch = expectOk(
-      await cli(["commit", url, "a.bin", "--branch", "exp", ...flags, "--json"], {
-        env,
-        cwd: work,
-      }),
-    );
-    expect(onBranch.json()).toMatchObject({ branch: "exp", version: 1 });
-    const branches = expectOk(await cli(["branch", "list", url, ...flags, "--json"], { env }));
-    expect(branches.json().branches).toMatchObject([
-      { name: "main", default: true, latestVersion: 3 },
-      { name: "exp", parent: { branch: "main", version: 2 }, latestVersion: 1 },
-    ]);
-    expectOk(await cli(["commit", url, "a.bin", ...flags], { env, cwd: work }));
-    expectOk(await cli(["commit", url, "b.bin", ...flags], { env, cwd: work }));
+  check(
+    "branch create, commit to it, list; cleanup keeps what is protected; status, recover, branch delete",
+    async () => {
+      expectOk(await cli(["tag", "create", url, "keep", "1", ...flags], { env }));
+      expectOk(await cli(["branch", "create", url, "exp", "--from", "2", ...flags], { env }));
+      const onBranch = expectOk(
+        await cli(["commit", url, "a.bin", "--branch", "exp", ...flags, "--json"], {
+          env,
+          cwd: work,
+        }),
+      );
+      expect(onBranch.json()).toMatchObject({ branch: "exp", version: 1 });
+      const branches = expectOk(await cli(["branch", "list", url, ...flags, "--json"], { env }));
+      expect(branches.json().branches).toMatchObject([
+        { name: "main", default: true, latestVersion: 3 },
+        { name: "exp", parent: { branch: "main", version: 2 }, latestVersion: 1 },
+      ]);
+      expectOk(await cli(["commit", url, "a.bin", ...flags], { env, cwd: work }));
+      expectOk(await cli(["commit", url, "b.bin", ...flags], { env, cwd: work }));
 
-    const plan = expectOk(
-      await cli(
-        ["cleanup", url, "--retain", "1", "--min-age", "0", "--dry-run", ...flags, "--json"],
-        { env },
-      ),
-    );
-    const planned = plan.json().stats as {
-      dryRun: boolean;
-      retired: { branch: string; version: number }[];
-    };
-    expect(planned.dryRun).toBe(true);
-    expect(planned.retired).toEqual([
-      { branch: "main", version: 3 },
-      { branch: "main", version: 4 },
-    ]);
-    const done = expectOk(
-      await cli(["cleanup", url, "--retain", "1", "--min-age", "0", ...flags, "--json"], { env }),
-    );
-    const stats = done.json().stats as {
-      retired: { branch: string; version: number }[];
-      retained: { branch: string; version: number; reason: string }[];
-      objectsDeleted: { manifests: number; total: number };
-      bytesDeleted: number;
-      requests: { total: number; list: number; put: number };
-      elapsedMs: number;
-    };
-    expect(stats.retired).toEqual(planned.retired);
-    expect(stats.retained).toEqual(
-      expect.arrayContaining([
-        { branch: "main", version: 1, reason: "tag" },
-        { branch: "main", version: 5, reason: "latest" },
-        { branch: "exp", version: 1, reason: "latest" },
-      ]),
-    );
-    // Version 2 is the branch's fork point (a lease from an earlier step may also name it).
-    expect(stats.retained.find((v) => v.branch === "main" && v.version === 2)).toBeDefined();
-    expect(stats.objectsDeleted.manifests).toBe(2);
-    expect(stats.requests.total).toBeGreaterThan(0);
-    const versions = expectOk(await cli(["versions", url, ...flags, "--json"], { env }));
-    expect((versions.json().versions as { version: number }[]).map((v) => v.version)).toEqual([
-      1, 2, 5,
-    ]);
+      const plan = expectOk(
+        await cli(
+          ["cleanup", url, "--retain", "1", "--min-age", "0", "--dry-run", ...flags, "--json"],
+          { env },
+        ),
+      );
+      const planned = plan.json().stats as {
+        dryRun: boolean;
+        retired: { branch: string; version: number }[];
+      };
+      expect(planned.dryRun).toBe(true);
+      expect(planned.retired).toEqual([
+        { branch: "main", version: 3 },
+        { branch: "main", version: 4 },
+      ]);
+      const done = expectOk(
+        await cli(["cleanup", url, "--retain", "1", "--min-age", "0", ...flags, "--json"], { env }),
+      );
+      const stats = done.json().stats as {
+        retired: { branch: string; version: number }[];
+        retained: { branch: string; version: number; reason: string }[];
+        objectsDeleted: { manifests: number; total: number };
+        bytesDeleted: number;
+        requests: { total: number; list: number; put: number };
+        elapsedMs: number;
+      };
+      expect(stats.retired).toEqual(planned.retired);
+      expect(stats.retained).toEqual(
+        expect.arrayContaining([
+          { branch: "main", version: 1, reason: "tag" },
+          { branch: "main", version: 5, reason: "latest" },
+          { branch: "exp", version: 1, reason: "latest" },
+        ]),
+      );
+      // Version 2 is the branch's fork point (a lease from an earlier step may also name it).
+      expect(stats.retained.find((v) => v.branch === "main" && v.version === 2)).toBeDefined();
+      expect(stats.objectsDeleted.manifests).toBe(2);
+      expect(stats.requests.total).toBeGreaterThan(0);
+      const versions = expectOk(await cli(["versions", url, ...flags, "--json"], { env }));
+      expect((versions.json().versions as { version: number }[]).map((v) => v.version)).toEqual([
+        1, 2, 5,
+      ]);
 
-    const status = expectOk(await cli(["status", url, ...flags, "--json"], { env }));
-    expect(status.json()).toMatchObject({
-      ok: true,
-      command: "status",
-      leases: [],
-      retirements: [],
-      intents: [],
-    });
-    expect(status.json().tags).toEqual([{ name: "keep", target: { branch: "main", version: 1 } }]);
-    const recovered = expectOk(await cli(["recover", url, ...flags, "--json"], { env }));
-    expect(recovered.json()).toMatchObject({ ok: true, command: "recover", retired: [] });
+      const status = expectOk(await cli(["status", url, ...flags, "--json"], { env }));
+      expect(status.json()).toMatchObject({
+        ok: true,
+        command: "status",
+        leases: [],
+        retirements: [],
+        intents: [],
+      });
+      expect(status.json().tags).toEqual([
+        { name: "keep", target: { branch: "main", version: 1 } },
+      ]);
+      const recovered = expectOk(await cli(["recover", url, ...flags, "--json"], { env }));
+      expect(recovered.json()).toMatchObject({ ok: true, command: "recover", retired: [] });
 
-    expectOk(await cli(["branch", "delete", url, "exp", ...flags], { env }));
-    const after = expectOk(await cli(["branch", "list", url, ...flags, "--json"], { env }));
-    expect((after.json().branches as { name: string }[]).map((b) => b.name)).toEqual(["main"]);
-  });
+      expectOk(await cli(["branch", "delete", url, "exp", ...flags], { env }));
+      const after = expectOk(await cli(["branch", "list", url, ...flags, "--json"], { env }));
+      expect((after.json().branches as { name: string }[]).map((b) => b.name)).toEqual(["main"]);
+    },
+  );
 });
 
 describe("e2e conventions", () => {
   let work: string;
   beforeAll(async () => {
-    requireBuiltCli();
     work = await mkdtemp(join(tmpdir(), "holdfast-e2e-conv-"));
   });
   afterAll(async () => {
