@@ -1,3 +1,5 @@
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
 import {
   isHoldfastError,
   joinKey,
@@ -11,8 +13,8 @@ import { Command } from "commander";
 import { formatDuration } from "../duration.js";
 import { ExitCode } from "../exit-codes.js";
 import type { Output } from "../output.js";
-import { type Registrar, withStoreOptions } from "../program.js";
-import { openTarget, parseTarget } from "../target.js";
+import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
+import { openTarget, parseTarget, type Target } from "../target.js";
 
 /** One line of the doctor's findings. */
 export interface DoctorCheck {
@@ -50,56 +52,78 @@ export function registerDoctor(r: Registrar, program: Command): void {
       async ([url], opts, cx) => {
         const target = parseTarget(url!, opts, cx.io);
         cx.out.note(`Probing ${target.display} ...`);
-        let store: ObjectStore;
+        // A local directory the doctor had to create is removed again afterwards.
+        const createdDir =
+          target.url.scheme === "file" && !(await stat(target.url.root).catch(() => null))
+            ? target.url.root
+            : undefined;
         try {
-          // The backend's own open-time probe configures what it can (If-Match quoting,
-          // conditional delete); a store it refuses outright is reported, not thrown.
-          store = await openTarget(target, cx.io, { create: true });
-        } catch (error) {
-          if (!isHoldfastError(error, "unsupported")) throw error;
-          const checks: DoctorCheck[] = [
-            { id: "create-only", status: "fail", detail: error.message },
-          ];
-          const guarantees = [
-            "NOTHING: the store failed the conditional-write probe, so holdfast refuses to run its protocol here.",
-          ];
-          cx.out.result(cx.command, {
-            location: target.display,
-            backend: target.url.scheme,
-            verdict: "unsupported",
-            declared: null,
-            checks,
-            clockSkewMs: null,
-            guarantees,
-          });
-          cx.out.line(`${cx.out.paint("red", "FAIL")}  ${error.message}`);
-          for (const line of guarantees) cx.out.line(`  - ${line}`);
-          return ExitCode.unsupported;
+          return await runDoctor(cx, target);
+        } finally {
+          if (createdDir) await removeProbeDir(createdDir);
         }
-        const report = await probeStore(store);
-        const batch = await probeBatchDelete(store);
-        const cas = await probeCurrentCas(store);
-        const checks = diagnose(store, report, batch, cas);
-        const guarantees = guaranteesFor(store, report, cas.ok);
-        const verdict = checks.some((c) => c.status === "fail")
-          ? "unsupported"
-          : checks.some((c) => c.status === "warn")
-            ? "degraded"
-            : "supported";
-        cx.out.result(cx.command, {
-          location: target.display,
-          backend: store.backend,
-          verdict,
-          declared: store.capabilities,
-          checks,
-          clockSkewMs: report.clockSkewMs,
-          guarantees,
-        });
-        printHuman(cx.out, target.display, store, checks, guarantees, verdict);
-        return verdict === "unsupported" ? ExitCode.unsupported : ExitCode.ok;
       },
     ),
   );
+}
+
+async function runDoctor(cx: CommandContext, target: Target): Promise<number> {
+  let store: ObjectStore;
+  try {
+    // The backend's own open-time probe configures what it can (If-Match quoting,
+    // conditional delete); a store it refuses outright is reported, not thrown.
+    store = await openTarget(target, cx.io, { create: true });
+  } catch (error) {
+    if (!isHoldfastError(error, "unsupported")) throw error;
+    const checks: DoctorCheck[] = [{ id: "create-only", status: "fail", detail: error.message }];
+    const guarantees = [
+      "NOTHING: the store failed the conditional-write probe, so holdfast refuses to run its protocol here.",
+    ];
+    cx.out.result(cx.command, {
+      location: target.display,
+      backend: target.url.scheme,
+      verdict: "unsupported",
+      declared: null,
+      checks,
+      clockSkewMs: null,
+      guarantees,
+    });
+    cx.out.line(`${cx.out.paint("red", "FAIL")}  ${error.message}`);
+    for (const line of guarantees) cx.out.line(`  - ${line}`);
+    return ExitCode.unsupported;
+  }
+  const report = await probeStore(store);
+  const batch = await probeBatchDelete(store);
+  const cas = await probeCurrentCas(store);
+  const checks = diagnose(store, report, batch, cas);
+  const guarantees = guaranteesFor(store, report, cas.ok);
+  const verdict = checks.some((c) => c.status === "fail")
+    ? "unsupported"
+    : checks.some((c) => c.status === "warn")
+      ? "degraded"
+      : "supported";
+  cx.out.result(cx.command, {
+    location: target.display,
+    backend: store.backend,
+    verdict,
+    declared: store.capabilities,
+    checks,
+    clockSkewMs: report.clockSkewMs,
+    guarantees,
+  });
+  printHuman(cx.out, target.display, store, checks, guarantees, verdict);
+  return verdict === "unsupported" ? ExitCode.unsupported : ExitCode.ok;
+}
+
+/** Removes a directory only if it holds nothing but the doctor's own (now empty) probe folders. */
+async function removeProbeDir(dir: string): Promise<void> {
+  const top = await readdir(dir).catch(() => null);
+  if (!top || !top.every((name) => name === "_holdfast" || name === ".holdfast-locks")) return;
+  const control = await readdir(join(dir, "_holdfast")).catch(() => []);
+  if (!control.every((name) => name === "probe")) return;
+  const probes = await readdir(join(dir, "_holdfast", "probe")).catch(() => []);
+  if (probes.length > 0) return;
+  await rm(dir, { recursive: true, force: true });
 }
 
 // --- utils ---
