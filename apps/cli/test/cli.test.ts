@@ -113,6 +113,15 @@ describe("init, commit, versions on a local directory", () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
+  it("doctor leaves no trace in a directory it had to create, and keeps an existing one", async () => {
+    const fresh = join(dir, "fresh");
+    expect((await run(["doctor", fresh])).code).toBe(0);
+    expect(await readdir(dir)).toEqual([]);
+    await writeFile(join(dir, "mine.txt"), "keep");
+    expect((await run(["doctor", dir])).code).toBe(0);
+    expect(await readdir(dir)).toContain("mine.txt");
+  });
+
   it("doctor reports a local store as supported", async () => {
     const r = await run(["doctor", join(dir, "ds"), "--json"]);
     expect(r.code).toBe(0);
