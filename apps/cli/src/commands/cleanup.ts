@@ -100,8 +100,8 @@ export function registerCleanup(r: Registrar, program: Command): void {
         }
         cx.out.result(cx.command, {
           location: t.display,
-          policy: policyShape(policy),
-          stats: statsShape(stats),
+          policy,
+          stats,
         });
         printStats(cx.out, stats);
         return ExitCode.ok;
@@ -220,15 +220,6 @@ function parsePolicy(opts: Record<string, unknown>): CleanupPolicy {
     });
   }
   return policy;
-}
-
-function policyShape(policy: CleanupPolicy): Record<string, unknown> {
-  return { ...policy };
-}
-
-/** The documented JSON shape of cleanup stats (dates as ISO strings, nothing else changed). */
-export function statsShape(stats: CleanupStats): Record<string, unknown> {
-  return { ...stats };
 }
 
 /** Prints the cleanup summary: retired, retained with reasons, objects, bytes, requests, time. */

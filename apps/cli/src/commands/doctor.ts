@@ -118,7 +118,7 @@ async function runDoctor(cx: CommandContext, target: Target): Promise<number> {
 /** Removes a directory only if it holds nothing but the doctor's own (now empty) probe folders. */
 async function removeProbeDir(dir: string): Promise<void> {
   const top = await readdir(dir).catch(() => null);
-  if (!top || !top.every((name) => name === "_holdfast" || name === ".holdfast-locks")) return;
+  if (!top?.every((name) => name === "_holdfast" || name === ".holdfast-locks")) return;
   const control = await readdir(join(dir, "_holdfast")).catch(() => []);
   if (!control.every((name) => name === "probe")) return;
   const probes = await readdir(join(dir, "_holdfast", "probe")).catch(() => []);
