@@ -94,7 +94,12 @@ async function runDoctor(cx: CommandContext, target: Target): Promise<number> {
   }
   const report = await probeStore(store);
   const batch = await probeBatchDelete(store);
-  const cas = await probeCurrentCas(store);
+  // The shared probe already sent a compare-and-swap with the current ETag (the one
+  // conditional-put path, C9); a store that refuses it breaks every renewal.
+  const cas =
+    report.currentEtagUpdate === "applied"
+      ? { ok: true }
+      : { ok: false, detail: "an if-match put with the current ETag was refused" };
   const checks = diagnose(store, report, batch, cas);
   const guarantees = guaranteesFor(store, report, cas.ok);
   const verdict = checks.some((c) => c.status === "fail")
@@ -158,25 +163,6 @@ async function probeBatchDelete(store: ObjectStore): Promise<BatchProbe> {
       deleted: 0,
       detail: error instanceof Error ? error.message : String(error),
     };
-  }
-}
-
-/**
- * A compare-and-swap with the CURRENT ETag must apply. (The shared probe checks that a
- * stale one is refused; a store that refuses both, like RGW with quoted If-Match, would
- * pass that check and still break every renewal.)
- */
-async function probeCurrentCas(store: ObjectStore): Promise<{ ok: boolean; detail?: string }> {
-  const key = joinKey("_holdfast/probe", `cas-${ulidIds().next()}`);
-  const bytes = (text: string) => new TextEncoder().encode(`${text} ${key}`);
-  try {
-    const { etag } = await store.put(key, bytes("first"));
-    await store.put(key, bytes("second"), { precondition: { ifMatch: etag } });
-    return { ok: true };
-  } catch (error) {
-    return { ok: false, detail: error instanceof Error ? error.message : String(error) };
-  } finally {
-    await store.delete(key).catch(() => undefined);
   }
 }
 
