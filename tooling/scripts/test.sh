@@ -33,6 +33,8 @@ pnpm vitest run --reporter=default --reporter=json --outputFile.json="$report" "
 node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   const skipped = r.numPendingTests + r.numTodoTests;
-  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
-' "$report" || true
+  // Unhandled errors fail the run without failing a test: count them as a failure here.
+  const failed = r.numFailedTests + (process.argv[2] !== "0" && r.numFailedTests === 0 ? 1 : 0);
+  console.log(`${r.numPassedTests} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' "$report" "$status" || true
 exit $status

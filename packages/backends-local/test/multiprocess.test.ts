@@ -189,9 +189,9 @@ describe("local store across processes", () => {
       store.put("busy/key", new TextEncoder().encode("v2"), { precondition: { ifMatch: etag } }),
       store.delete("busy/key"),
       store.delete("busy/key", { ifMatch: etag }),
-    ];
+    ].map((attempt) => attempt.catch((e: unknown) => e)); // all wait at once: handle each now
     for (const attempt of attempts) {
-      const error = await attempt.catch((e: unknown) => e);
+      const error = await attempt;
       expect(isHoldfastError(error, "refused")).toBe(true);
       expect(error).toMatchObject({ code: "ELOCKTIMEOUT", key: "busy/key" });
     }
