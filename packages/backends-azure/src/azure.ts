@@ -27,6 +27,7 @@ import {
   validateKey,
   validatePrefix,
 } from "@holdfast/conditional-store";
+import pMap from "p-map";
 
 /** Backend name reported in `store.backend` and in error messages. */
 export const AZURE_BACKEND = "azure";
@@ -316,14 +317,18 @@ class AzureStore implements ObjectStore {
       }
     }
     // Blobs the batch did not answer for (or the whole batch, if it failed) are deleted one by one.
-    await forEachLimited([...unanswered], SINGLE_DELETE_CONCURRENCY, async (key) => {
-      try {
-        await this.delete(key, { signal: options.signal });
-        deleted.push(key);
-      } catch (error) {
-        failed.push({ key, error: toHoldfastError(error, { operation: "deleteMany", key }) });
-      }
-    });
+    await pMap(
+      unanswered,
+      async (key) => {
+        try {
+          await this.delete(key, { signal: options.signal });
+          deleted.push(key);
+        } catch (error) {
+          failed.push({ key, error: toHoldfastError(error, { operation: "deleteMany", key }) });
+        }
+      },
+      { concurrency: SINGLE_DELETE_CONCURRENCY },
+    );
     return { deleted, failed };
   }
 
@@ -503,22 +508,6 @@ async function readBody(stream: NodeJS.ReadableStream | undefined): Promise<Uint
   }
   const joined = Buffer.concat(chunks);
   return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
-}
-
-/** Runs `task` over `items` with at most `limit` in flight. */
-async function forEachLimited<T>(
-  items: readonly T[],
-  limit: number,
-  task: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await task(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 function isContainerName(name: unknown): name is string {
