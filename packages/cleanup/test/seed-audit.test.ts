@@ -1,0 +1,112 @@
+import { isHoldfastError } from "@holdfast/conditional-store";
+import { FaultStore } from "@holdfast/conditional-store/testing";
+import { readManifest } from "@holdfast/dataset";
+import { acquireLease, type Lease, renewLease } from "@holdfast/leases";
+import { canonicalKey, createBranch, createTag, getTag } from "@holdfast/refs-lifecycle";
+import { readAdmission } from "@holdfast/retirement";
+import { describe, expect, it } from "vitest";
+import { cleanup } from "../src/index.js";
+import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
+
+// Audit of the seed 000 reproducers against the interleavings they describe, where the
+// scenario tests cover a neighbouring interleaving rather than the seed's own.
+describe("seed 000 reproducers (cleanup)", () => {
+  it("L1 a lease admitted after cleanup planned, just before its drain, stays renewable and keeps its version (seed 000 reproducer: raced_active_lease_remains_renewable)", async () => {
+    const { ctx: base, store, time } = world();
+    await seedDataset(base, time, { versions: 3 });
+    const faulty = new FaultStore(base.store);
+    let lease: Lease | undefined;
+    // The cleaner has taken its storage time and planned (the lease is not there yet);
+    // the reader's acquisition passes its admission check just before the drain lands.
+    faulty.on(
+      { operation: "put", key: /^_holdfast\/retirement\//, precondition: "create", nth: 1 },
+      {
+        type: "before",
+        run: async () => {
+          await time.advance(2_000);
+          lease = await acquireLease(base, { branch: "main", version: 1, ttlMs: 60_000 });
+        },
+      },
+    );
+    const stats = await cleanup({ ...base, store: faulty }, { retainVersions: 1 });
+    expect(lease).toBeDefined();
+    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
+    expect(versionsOf(store)).toEqual([1, 3]);
+    expect((await readAdmission(base, "main", 1)).state).toBe("open");
+    // The admitted lease is renewable past its original TTL, not only until it.
+    await time.advance(50_000);
+    lease = await renewLease(base, lease!);
+    await time.advance(50_000);
+    lease = await renewLease(base, lease);
+    expect(lease.renewal).toBe(2);
+    expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
+  });
+
+  it("L9 a tag whose canonical write stalls across the whole cleanup keeps its version (seed 000 reproducer: failed_post_admission_rollback_does_not_leave_tag)", async () => {
+    const { ctx: base, store, time } = world();
+    await seedDataset(base, time, { versions: 3 });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const publisher = new FaultStore(base.store);
+    publisher.on(
+      { operation: "put", key: canonicalKey("tag", "racing") },
+      { type: "before", run: () => gate },
+    );
+    // Admission passed (version 1 open); the canonical put is paused.
+    const tag = createTag(
+      { ...base, store: publisher },
+      { name: "racing", target: { branch: "main", version: 1 } },
+    ).catch((e: unknown) => e);
+    await time.advance(0);
+    expect(keysUnder(store, "_holdfast/refs/intents/")).toHaveLength(1);
+    // A whole cleanup (drain, seal, censuses, commit, delete) runs while it is paused.
+    const stats = await cleanup(base, { retainVersions: 1 });
+    expect(stats.retired).toEqual([{ branch: "main", version: 2 }]);
+    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "intent" });
+    release();
+    const published = await tag;
+    expect(isHoldfastError(published)).toBe(false);
+    // The durable tag points at a version that is still readable, and nothing lingers.
+    expect((await getTag(base, "racing"))?.target).toEqual({ branch: "main", version: 1 });
+    await readManifest(base, "main", 1);
+    expect(versionsOf(store)).toEqual([1, 3]);
+    expect(keysUnder(store, "_holdfast/refs/intents/")).toEqual([]);
+    expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
+  });
+
+  it("L10 a failed read of a descendant branch during the census retires nothing (seed 000 reproducer: recovered_retirement_still_respects_descendant_branch, fail closed)", async () => {
+    const { ctx: base, store, time } = world();
+    await seedDataset(base, time, { versions: 3 });
+    await createBranch(base, { name: "child", parent: { branch: "main", version: 1 } });
+    const faulty = new FaultStore(base.store);
+    // Once version 1 is sealed, every read of the child's canonical file fails: the
+    // reference census after the seal cannot tell whether the child still exists.
+    let sealed = false;
+    const child = canonicalKey("branch", "child");
+    faulty.on(
+      { operation: "put", key: /^_holdfast\/retirement\//, precondition: "if-match", nth: 1 },
+      {
+        type: "before",
+        run: async () => {
+          sealed = true;
+        },
+      },
+    );
+    faulty.on(
+      { operation: "get", key: (key) => sealed && key === child, times: Number.POSITIVE_INFINITY },
+      { type: "refuse" },
+    );
+    const outcome = await cleanup({ ...base, store: faulty }, { retainVersions: 1 }).catch(
+      (e: unknown) => e,
+    );
+    // The census did reach the failing read, and the run failed rather than commit.
+    expect(faulty.requests().some((r) => r.operation === "get" && r.key === child)).toBe(true);
+    expect(isHoldfastError(outcome, "refused")).toBe(true);
+    expect(versionsOf(store)).toContain(1);
+    await readManifest(base, "main", 1);
+    // Nothing is left blocking later leases on the kept version.
+    expect((await readAdmission(base, "main", 1)).state).toBe("open");
+  });
+});
