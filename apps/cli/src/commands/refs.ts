@@ -118,31 +118,9 @@ export function registerTag(r: Registrar, program: Command): void {
   );
 
   tag.addCommand(
-    r.leaf(
-      withStoreOptions(
-        new Command("delete")
-          .description("delete a tag (its version becomes eligible for cleanup)")
-          .argument("<url>", "storage URL")
-          .argument("<name>", "tag name"),
-      ),
-      "tag delete",
-      ["holdfast tag delete ./my-dataset nightly"],
-      async ([url, nameText], opts, cx) => {
-        const t = parseTarget(url!, opts, cx.io);
-        const name = parseNameArg(nameText, "tag");
-        const ctx = contextFor(await openTarget(t, cx.io));
-        await openDataset(ctx);
-        const result = await deleteTag(ctx, name);
-        cx.out.result(cx.command, {
-          location: t.display,
-          deleted: { name: result.name, resumed: result.resumed },
-        });
-        cx.out.line(
-          `Deleted tag ${result.name}${result.resumed ? " (finished an interrupted deletion)" : ""}.`,
-        );
-        return ExitCode.ok;
-      },
-    ),
+    deleteCommand(r, "tag", "delete a tag (its version becomes eligible for cleanup)", [
+      "holdfast tag delete ./my-dataset nightly",
+    ]),
   );
 
   tag.addCommand(
@@ -235,32 +213,11 @@ export function registerBranch(r: Registrar, program: Command): void {
   );
 
   branch.addCommand(
-    r.leaf(
-      withStoreOptions(
-        new Command("delete")
-          .description(
-            "delete a branch with its versions, leases and retirement state (refused while others depend on it)",
-          )
-          .argument("<url>", "storage URL")
-          .argument("<name>", "branch name"),
-      ),
-      "branch delete",
+    deleteCommand(
+      r,
+      "branch",
+      "delete a branch with its versions, leases and retirement state (refused while others depend on it)",
       ["holdfast branch delete ./my-dataset experiment"],
-      async ([url, nameText], opts, cx) => {
-        const t = parseTarget(url!, opts, cx.io);
-        const name = parseNameArg(nameText, "branch");
-        const ctx = contextFor(await openTarget(t, cx.io));
-        await openDataset(ctx);
-        const result = await deleteBranch(ctx, name);
-        cx.out.result(cx.command, {
-          location: t.display,
-          deleted: { name: result.name, resumed: result.resumed },
-        });
-        cx.out.line(
-          `Deleted branch ${result.name}${result.resumed ? " (finished an interrupted deletion)" : ""}.`,
-        );
-        return ExitCode.ok;
-      },
     ),
   );
 
@@ -316,6 +273,40 @@ export function registerBranch(r: Registrar, program: Command): void {
 }
 
 // --- utils ---
+
+/** `tag delete` / `branch delete`: one shape, one output, one exit path. */
+function deleteCommand(
+  r: Registrar,
+  kind: "tag" | "branch",
+  description: string,
+  examples: string[],
+): Command {
+  return r.leaf(
+    withStoreOptions(
+      new Command("delete")
+        .description(description)
+        .argument("<url>", "storage URL")
+        .argument("<name>", `${kind} name`),
+    ),
+    `${kind} delete`,
+    examples,
+    async ([url, nameText], opts, cx) => {
+      const t = parseTarget(url!, opts, cx.io);
+      const name = parseNameArg(nameText, kind);
+      const ctx = contextFor(await openTarget(t, cx.io));
+      await openDataset(ctx);
+      const result = await (kind === "tag" ? deleteTag : deleteBranch)(ctx, name);
+      cx.out.result(cx.command, {
+        location: t.display,
+        deleted: { name: result.name, resumed: result.resumed },
+      });
+      cx.out.line(
+        `Deleted ${kind} ${result.name}${result.resumed ? " (finished an interrupted deletion)" : ""}.`,
+      );
+      return ExitCode.ok;
+    },
+  );
+}
 
 function tagShape(tag: TagInfo): { name: string; target: VersionRef } {
   return { name: tag.name, target: { branch: tag.target.branch, version: tag.target.version } };
