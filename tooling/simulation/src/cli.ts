@@ -1,4 +1,5 @@
 // Runs many seeds: `pnpm --filter @holdfast/simulation simulate -- [count] [firstSeed]`.
+// HOLDFAST_SIM_TRACE=1 prints every released request, fault and outcome (use with count 1).
 import { DEFAULT_SIMULATION, runSimulation } from "./simulation.js";
 
 const count = Number(process.argv[2] ?? 200);
@@ -6,7 +7,11 @@ const first = Number(process.argv[3] ?? 1);
 let failed = 0;
 const started = Date.now();
 for (let seed = first; seed < first + count; seed += 1) {
-  const result = await runSimulation({ ...DEFAULT_SIMULATION, seed });
+  const result = await runSimulation({
+    ...DEFAULT_SIMULATION,
+    seed,
+    ...(process.env.HOLDFAST_SIM_TRACE ? { trace: (line: string) => console.log(line) } : {}),
+  });
   if (result.violations.length > 0) {
     failed += 1;
     console.log(`seed ${seed}: ${result.violations.length} violation(s)`);

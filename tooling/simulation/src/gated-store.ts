@@ -48,38 +48,41 @@ export class GatedStore implements ObjectStore {
     this.capabilities = inner.capabilities;
   }
 
-  async #enter(label: string): Promise<void> {
+  async #enter(label: string, key = ""): Promise<void> {
     if (this.crashed) throw new SimulatedCrash(`${this.actor} already crashed`);
-    await this.scheduler.gate(this.actor, label);
+    await this.scheduler.gate(this.actor, key ? `${label} ${key}` : label);
     this.requests += 1;
     if (this.scheduler.random() < this.faults.crash) {
       this.crashed = true;
+      this.scheduler.trace?.(`  ${this.actor}: crashed`);
       throw new SimulatedCrash(`${this.actor} crashed before ${label}`);
     }
   }
 
   async #write<T>(label: string, key: string, send: () => Promise<T>): Promise<T> {
-    await this.#enter(label);
+    await this.#enter(label, key);
     const r = this.scheduler.random();
     if (r < this.faults.loseBefore) {
+      this.scheduler.trace?.(`  ${this.actor}: lost before applying`);
       throw holdfastError("ambiguous", label, `simulated lost request (not applied) on ${key}`, {
         key,
       });
     }
     const result = await send();
     if (r < this.faults.loseBefore + this.faults.applyThenLose) {
+      this.scheduler.trace?.(`  ${this.actor}: applied, answer lost`);
       throw holdfastError("ambiguous", label, `simulated lost answer (applied) on ${key}`, { key });
     }
     return result;
   }
 
   async get(key: string): Promise<GetResult | null> {
-    await this.#enter("get");
+    await this.#enter("get", key);
     return this.inner.get(key);
   }
 
   async head(key: string): Promise<ObjectMeta | null> {
-    await this.#enter("head");
+    await this.#enter("head", key);
     return this.inner.head(key);
   }
 
@@ -96,7 +99,7 @@ export class GatedStore implements ObjectStore {
   }
 
   async list(prefix: string, options?: ListOptions): Promise<ListPage> {
-    await this.#enter("list");
+    await this.#enter("list", prefix);
     return this.inner.list(prefix, options);
   }
 }

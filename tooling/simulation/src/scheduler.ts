@@ -40,6 +40,8 @@ export class Scheduler {
   readonly #timers: Timer[] = [];
   readonly #gates: Gate[] = [];
   steps = 0;
+  /** Optional trace sink (HOLDFAST_SIM_TRACE): one line per released request and timer. */
+  trace: ((line: string) => void) | undefined;
 
   constructor(seed: number, startMs = 1_800_000_000_000) {
     this.random = seededRandom(seed);
@@ -103,6 +105,7 @@ export class Scheduler {
       if (this.#gates.length > 0) {
         const i = Math.floor(this.random() * this.#gates.length);
         const [gate] = this.#gates.splice(i, 1);
+        this.trace?.(`step ${this.steps + 1} t=${this.#now} ${gate!.actor}: ${gate!.label}`);
         gate!.release();
       } else if (this.#timers.length > 0) {
         this.#timers.sort((a, b) => a.at - b.at || a.seq - b.seq);

@@ -13,14 +13,18 @@ import {
   initDataset,
   manifestKey,
   type ProtocolContext,
+  type VersionRef,
   writeDataFile,
 } from "@holdfast/dataset";
 import { acquireLease, type Lease, releaseLease, renewLease } from "@holdfast/leases";
 import {
   censusReferences,
+  createBranch,
   createTag,
+  deleteBranch,
   deleteTag,
   recoverReferences,
+  updateTag,
 } from "@holdfast/refs-lifecycle";
 import { type FaultRates, GatedStore, SimulatedCrash } from "./gated-store.js";
 import { Scheduler } from "./scheduler.js";
@@ -32,11 +36,15 @@ export interface SimulationConfig {
   writers: number;
   cleaners: number;
   taggers: number;
+  /** Actors that fork branches from main, commit on them and delete them. */
+  branchers: number;
   /** Operations per actor. */
   rounds: number;
   faults: FaultRates;
   /** Cleaner host clocks may be this far off (ms, either way); storage time must not care. */
   maxClockSkewMs: number;
+  /** Receives one line per released request, fault and outcome (see HOLDFAST_SIM_TRACE). */
+  trace?: (line: string) => void;
 }
 
 export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
@@ -44,6 +52,7 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
   writers: 2,
   cleaners: 2,
   taggers: 1,
+  branchers: 1,
   rounds: 10,
   faults: { applyThenLose: 0.04, loseBefore: 0.03, crash: 0.006 },
   maxClockSkewMs: 120_000,
@@ -70,6 +79,35 @@ const ORPHAN_GRACE_MS = 60_000;
 /** Longer than a writer's whole re-issue window (0.2+0.4+0.8+1.6 s): see cleanup's minVersionAgeMs. */
 const MIN_VERSION_AGE_MS = 10_000;
 
+/**
+ * What the run knows about one tag (each tag is mutated by the one tagger that created it,
+ * one operation at a time; names are never reused).
+ */
+interface TagModel {
+  name: string;
+  /** Target of the latest create/update that returned success (null: none did). */
+  promised: VersionRef | null;
+  /** The last operation returned success and none ran since: the canonical must be visible and name `promised`. */
+  settled: boolean;
+  /**
+   * active: may exist; deleting: a deletion returned no success (it may finish later);
+   * deleted: a deletion returned success; never: creation definitely failed.
+   */
+  state: "active" | "deleting" | "deleted" | "never";
+}
+
+/** What the run knows about one branch (names are never reused). */
+interface BranchModel {
+  name: string;
+  /** The fork point: a main version, or a version of another branch (a child branch). */
+  fork: VersionRef;
+  /** Creation returned success (only then is the fork point promised). */
+  created: boolean;
+  state: "active" | "deleting" | "deleted" | "never";
+  /** Commits on the branch that returned success. */
+  commits: number;
+}
+
 interface Protection {
   reader: string;
   version: number;
@@ -95,8 +133,12 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   };
   const bumpError = (what: string, error: unknown) =>
     bump(`${what}:${isHoldfastError(error) ? `${error.kind}/${error.code ?? "-"}` : "other"}`);
-  const violate = (invariant: Violation["invariant"], message: string) =>
+  const violate = (invariant: Violation["invariant"], message: string) => {
+    sched.trace?.(`VIOLATION invariant ${invariant}: ${message}`);
     violations.push({ invariant, step: sched.steps, message });
+  };
+  if (config.trace) sched.trace = config.trace;
+  const note = (line: string) => sched.trace?.(`  => ${line}`);
 
   const contextFor = (actor: string, faults: FaultRates, skewMs = 0): ProtocolContext => {
     const store = new GatedStore(memory, sched, actor, faults);
@@ -111,10 +153,10 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   const calm: FaultRates = { applyThenLose: 0, loseBefore: 0, crash: 0 };
 
   const protections: Protection[] = [];
-  const liveTags = new Map<string, number>(); // created successfully, not deleted successfully
-  const deletedTags = new Set<string>();
-  const deletingTags = new Map<string, number>(); // deletion attempted, outcome not success
-  const committed = new Map<number, string>(); // version -> txnId reported as committed
+  const tags: TagModel[] = [];
+  const branches: BranchModel[] = [];
+  const committed = new Map<number, string>(); // main version -> txnId reported as committed
+  const branchCommitted = new Map<string, string>(); // "branch@version" -> txnId
   const failedCommitFiles: string[] = []; // data files of commits reported as definite failures
   let running = 0;
 
@@ -140,25 +182,40 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     }
   };
 
-  async function commitOne(ctx: ProtocolContext): Promise<void> {
+  /** Commits one version on `branch` (main by default); true when it returned success. */
+  async function commitOne(
+    ctx: ProtocolContext,
+    branch = BRANCH,
+    parent?: { branch: string; version: number },
+  ): Promise<boolean> {
     let file: { key: string; size: number } | undefined;
     try {
       file = await writeDataFile(ctx, new TextEncoder().encode(`payload-${ctx.ids.next()}`));
-      const result = await commitVersion(ctx, { branch: BRANCH, files: [file] });
-      const other = committed.get(result.version);
+      const result = await commitVersion(ctx, {
+        branch,
+        files: [file],
+        ...(parent ? { parent } : {}),
+      });
+      const ledger = branch === BRANCH ? committed : branchCommitted;
+      const slot = branch === BRANCH ? result.version : `${branch}@${result.version}`;
+      const other = (ledger as Map<unknown, string>).get(slot);
       if (other !== undefined && other !== result.txnId) {
-        violate(3, `two commits both won version ${result.version}`);
+        violate(3, `two commits both won version ${result.version} of ${branch}`);
       }
-      committed.set(result.version, result.txnId);
-      bump("commits");
+      (ledger as Map<unknown, string>).set(slot, result.txnId);
+      note(`commit ${branch}@${result.version} ok`);
+      bump(branch === BRANCH ? "commits" : "branchCommits");
+      return true;
     } catch (error) {
       rethrowIfCrashed(ctx, error);
+      note(`commit on ${branch}: ${describe(error)}`);
       if (isHoldfastError(error, "unresolved")) bump("commitsUnresolved");
       else if (isExpected(error)) {
         if (file) failedCommitFiles.push(file.key);
         bump("commitsFailed");
         bumpError("commitsFailed", error);
       } else throw error;
+      return false;
     }
   }
 
@@ -230,50 +287,187 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     );
   }
 
+  const latestMain = () => [...committed.keys()].sort((a, b) => b - a)[0] ?? 1;
+  /**
+   * A version to name: usually a main version, sometimes (probability `onBranch`) a
+   * version a branch commit reported as committed (the branch may be being deleted: the
+   * race the fence and dependency census exist for).
+   */
+  const pickTarget = (onBranch: number): VersionRef => {
+    const onBranches = [...branchCommitted.keys()];
+    if (onBranches.length > 0 && sched.random() < onBranch) {
+      const slot = sched.pick(onBranches);
+      const at = slot.lastIndexOf("@");
+      return { branch: slot.slice(0, at), version: Number(slot.slice(at + 1)) };
+    }
+    return { branch: BRANCH, version: sched.int(1, latestMain()) };
+  };
+  const show = (ref: VersionRef | null) => (ref ? `${ref.branch}@${ref.version}` : "none");
+  const sameRef = (a: VersionRef | null, b: VersionRef | null) =>
+    a !== null && b !== null && a.branch === b.branch && a.version === b.version;
+
   for (let t = 0; t < config.taggers; t += 1) {
     const name = `tagger-${t}`;
     const ctx = contextFor(name, config.faults);
+    const mine: TagModel[] = [];
     actors.push(
       actor(name, async () => {
         for (let r = 0; r < config.rounds; r += 1) {
           await sched.sleep(sched.int(0, 3000));
-          const existing = [...liveTags.keys()];
-          if (existing.length > 0 && sched.random() < 0.4) {
-            const tag = sched.pick(existing);
-            // From here the tag may vanish (recovery may finish an interrupted deletion):
-            // it protects its version only while its canonical file is visible.
-            const target = liveTags.get(tag)!;
-            liveTags.delete(tag);
-            deletingTags.set(tag, target);
+          const roll = sched.random();
+          const updatable = mine.filter((m) => m.state === "active");
+          const deletable = mine.filter((m) => m.state === "active" || m.state === "deleting");
+          if (deletable.length > 0 && roll < 0.3) {
+            const tag = sched.pick(deletable);
+            // From here the tag may vanish (recovery or a retry may finish the deletion):
+            // it protects its promised version only while its canonical file is visible.
+            const before = { state: tag.state, settled: tag.settled };
+            tag.state = "deleting";
+            tag.settled = false;
             try {
-              await deleteTag(ctx, tag, { ownershipBoundMs: OWNERSHIP_BOUND_MS });
-              deletingTags.delete(tag);
-              deletedTags.add(tag);
+              await deleteTag(ctx, tag.name, { ownershipBoundMs: OWNERSHIP_BOUND_MS });
+              tag.state = "deleted";
+              note(`deleteTag ${tag.name} ok`);
               bump("tagsDeleted");
             } catch (error) {
               rethrowIfCrashed(ctx, error);
               if (!isExpected(error)) throw error;
+              note(`deleteTag ${tag.name}: ${describe(error)}`);
+              if (isHoldfastError(error, "not-found")) {
+                // Definite: no canonical and no deletion in flight; nothing may bring it back.
+                tag.state = "never";
+              } else if (!isHoldfastError(error, "unresolved", "ambiguous")) {
+                // Definite failure: the prior state is restored exactly.
+                tag.state = before.state;
+                tag.settled = before.settled;
+              }
               bump("tagDeleteFailed");
               bumpError("tagDeleteFailed", error);
             }
             continue;
           }
-          const latest = [...committed.keys()].sort((a, b) => b - a)[0] ?? 1;
-          const version = sched.int(1, latest);
-          const tag = `t${config.seed}-${t}-${r}`;
+          if (updatable.length > 0 && roll < 0.6) {
+            const tag = sched.pick(updatable);
+            const target = pickTarget(0.2);
+            const settledBefore = tag.settled;
+            tag.settled = false;
+            try {
+              await updateTag(
+                ctx,
+                { name: tag.name, target },
+                { ownershipBoundMs: OWNERSHIP_BOUND_MS },
+              );
+              tag.promised = target;
+              tag.settled = true;
+              note(`updateTag ${tag.name} -> ${show(target)} ok`);
+              bump("tagsUpdated");
+            } catch (error) {
+              rethrowIfCrashed(ctx, error);
+              if (!isExpected(error)) throw error;
+              note(`updateTag ${tag.name} -> ${show(target)}: ${describe(error)}`);
+              // A definite failure left (or restored) the prior content.
+              if (!isHoldfastError(error, "unresolved", "ambiguous")) tag.settled = settledBefore;
+              bump("tagUpdateFailed");
+              bumpError("tagUpdateFailed", error);
+            }
+            continue;
+          }
+          const target = pickTarget(0.2);
+          const tag: TagModel = {
+            name: `t${config.seed}-${t}-${r}`,
+            promised: null,
+            settled: false,
+            state: "active",
+          };
+          tags.push(tag);
+          mine.push(tag);
           try {
             await createTag(
               ctx,
-              { name: tag, target: { branch: BRANCH, version } },
+              { name: tag.name, target },
               { ownershipBoundMs: OWNERSHIP_BOUND_MS },
             );
-            liveTags.set(tag, version);
+            tag.promised = target;
+            tag.settled = true;
+            note(`createTag ${tag.name} -> ${show(target)} ok`);
             bump("tagsCreated");
           } catch (error) {
             rethrowIfCrashed(ctx, error);
             if (!isExpected(error)) throw error;
+            note(`createTag ${tag.name} -> ${show(target)}: ${describe(error)}`);
+            if (!isHoldfastError(error, "unresolved", "ambiguous")) tag.state = "never";
             bump("tagCreateFailed");
             bumpError("tagCreateFailed", error);
+          }
+        }
+      }),
+    );
+  }
+
+  for (let b = 0; b < config.branchers; b += 1) {
+    const name = `brancher-${b}`;
+    const ctx = contextFor(name, config.faults);
+    const mine: BranchModel[] = [];
+    actors.push(
+      actor(name, async () => {
+        for (let r = 0; r < config.rounds; r += 1) {
+          await sched.sleep(sched.int(0, 3000));
+          const roll = sched.random();
+          const committable = mine.filter((m) => m.created && m.state === "active");
+          const deletable = mine.filter((m) => m.state === "active" || m.state === "deleting");
+          if (deletable.length > 0 && roll < 0.25) {
+            const branch = sched.pick(deletable);
+            const before = branch.state;
+            branch.state = "deleting";
+            try {
+              await deleteBranch(ctx, branch.name, { ownershipBoundMs: OWNERSHIP_BOUND_MS });
+              branch.state = "deleted";
+              note(`deleteBranch ${branch.name} ok`);
+              bump("branchesDeleted");
+            } catch (error) {
+              rethrowIfCrashed(ctx, error);
+              if (!isExpected(error)) throw error;
+              note(`deleteBranch ${branch.name}: ${describe(error)}`);
+              if (isHoldfastError(error, "not-found")) branch.state = "never";
+              else if (!isHoldfastError(error, "unresolved", "ambiguous")) branch.state = before;
+              bump("branchDeleteFailed");
+              bumpError("branchDeleteFailed", error);
+            }
+            continue;
+          }
+          if (committable.length > 0 && (roll < 0.7 || committable.length >= 3)) {
+            const branch = sched.pick(committable);
+            // Version 1 of a branch names its fork point as parent (lineage); later
+            // versions name their predecessor on the branch (commitVersion's default).
+            const parent = branch.commits === 0 ? branch.fork : undefined;
+            if (await commitOne(ctx, branch.name, parent)) branch.commits += 1;
+            continue;
+          }
+          const branch: BranchModel = {
+            name: `b${config.seed}-${b}-${r}`,
+            fork: pickTarget(0.3),
+            created: false,
+            state: "active",
+            commits: 0,
+          };
+          branches.push(branch);
+          mine.push(branch);
+          try {
+            await createBranch(
+              ctx,
+              { name: branch.name, parent: branch.fork },
+              { ownershipBoundMs: OWNERSHIP_BOUND_MS },
+            );
+            branch.created = true;
+            note(`createBranch ${branch.name} at ${show(branch.fork)} ok`);
+            bump("branchesCreated");
+          } catch (error) {
+            rethrowIfCrashed(ctx, error);
+            if (!isExpected(error)) throw error;
+            note(`createBranch ${branch.name} at ${show(branch.fork)}: ${describe(error)}`);
+            if (!isHoldfastError(error, "unresolved", "ambiguous")) branch.state = "never";
+            bump("branchCreateFailed");
+            bumpError("branchCreateFailed", error);
           }
         }
       }),
@@ -313,8 +507,8 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
 
   const manifestCache = new Map<string, string[]>(); // key@etag -> data files
   /** What of a version is gone (its manifest, or a data file it names), or null. */
-  const missingPart = async (version: number): Promise<string | null> => {
-    const got = await memory.get(manifestKey(BRANCH, version));
+  const missingPart = async (version: number, branch = BRANCH): Promise<string | null> => {
+    const got = await memory.get(manifestKey(branch, version));
     if (!got) return "its manifest";
     const cacheKey = `${got.key}@${got.etag}`;
     let files = manifestCache.get(cacheKey);
@@ -337,36 +531,92 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
         p.protectedUntil = 0;
       }
     }
-    // Invariant 2: tags whose creation succeeded protect their version; deleted ones stay gone.
-    for (const [tag, version] of liveTags) {
-      const missing = await missingPart(version);
-      if (missing) {
-        violate(2, `tagged version ${version} (tag ${tag}) lost ${missing}`);
-        liveTags.delete(tag);
+    // Invariant 2 (tags): a visible canonical naming the target of a publication that
+    // returned success keeps that version intact; a tag whose last operation returned
+    // success stays visible at that target; a deleted tag never reappears.
+    for (const tag of tags) {
+      const got = await memory.get(`_refs/tags/${tag.name}.json`);
+      if (tag.state === "deleted" || tag.state === "never") {
+        if (got) {
+          violate(
+            tag.state === "deleted" ? 2 : 4,
+            tag.state === "deleted"
+              ? `deleted tag ${tag.name} is visible again`
+              : `tag ${tag.name} is visible although its creation failed definitely`,
+          );
+          tag.state = "active";
+          tag.settled = false;
+          tag.promised = null;
+        }
+        continue;
       }
-    }
-    for (const [tag, version] of liveTags) {
-      if (!(await memory.head(`_refs/tags/${tag}.json`))) {
-        violate(2, `tag ${tag} vanished although its creation succeeded and nobody deleted it`);
-        liveTags.delete(tag);
-        void version;
+      if (!got) {
+        if (tag.settled) {
+          violate(2, `tag ${tag.name} vanished although its last operation succeeded`);
+          tag.settled = false;
+        }
+        continue;
       }
-    }
-    for (const [tag, version] of deletingTags) {
-      if (!(await memory.head(`_refs/tags/${tag}.json`))) continue;
-      const missing = await missingPart(version);
-      if (missing) {
+      const target = (decodeJson(got.body) as { target: VersionRef }).target;
+      if (tag.settled && !sameRef(target, tag.promised)) {
         violate(
           2,
-          `version ${version} of still-visible tag ${tag} (deletion interrupted) lost ${missing}`,
+          `tag ${tag.name} names ${show(target)}, its last success set ${show(tag.promised)}`,
         );
-        deletingTags.delete(tag);
+        tag.settled = false;
+      }
+      if (tag.promised !== null && sameRef(target, tag.promised)) {
+        const missing = await missingPart(tag.promised.version, tag.promised.branch);
+        if (missing) {
+          violate(2, `${show(tag.promised)} of visible tag ${tag.name} lost ${missing}`);
+          tag.promised = null;
+        }
       }
     }
-    for (const tag of deletedTags) {
-      if (await memory.head(`_refs/tags/${tag}.json`)) {
-        violate(2, `deleted tag ${tag} is visible again`);
-        deletedTags.delete(tag);
+    // Invariant 2 (branches): while the reference of a branch whose creation returned
+    // success is visible, its fork point keeps manifest and data files; until a deletion
+    // is attempted it stays visible; a deleted branch never reappears (reference or manifests).
+    let manifestBranches: Set<string> | undefined;
+    for (const branch of branches) {
+      const visible = (await memory.head(`_refs/branches/${branch.name}.json`)) !== null;
+      if (branch.state === "deleted" || branch.state === "never") {
+        if (visible) {
+          violate(
+            branch.state === "deleted" ? 2 : 4,
+            branch.state === "deleted"
+              ? `deleted branch ${branch.name} is visible again`
+              : `branch ${branch.name} is visible although its creation failed definitely`,
+          );
+          branch.state = "active";
+          branch.created = false;
+        }
+        if (branch.state === "deleted") {
+          manifestBranches ??= new Set(
+            memory
+              .keys()
+              .filter((k) => k.startsWith("_versions/"))
+              .map((k) => k.split("/")[1] ?? ""),
+          );
+          if (manifestBranches.has(branch.name)) {
+            violate(2, `deleted branch ${branch.name} has manifests again`);
+            branch.state = "active";
+            branch.created = false;
+          }
+        }
+        continue;
+      }
+      if (!branch.created) continue;
+      if (!visible) {
+        if (branch.state === "active") {
+          violate(2, `branch ${branch.name} vanished although created and never deleted`);
+          branch.created = false;
+        }
+        continue;
+      }
+      const missing = await missingPart(branch.fork.version, branch.fork.branch);
+      if (missing) {
+        violate(2, `fork point ${show(branch.fork)} of branch ${branch.name} lost ${missing}`);
+        branch.created = false;
       }
     }
     // Invariant 4: a commit reported as a definite failure did not land.
@@ -424,18 +674,31 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     if (key.startsWith("_holdfast/retirement/")) violate(5, `retirement state left behind: ${key}`);
     if (key.startsWith("_holdfast/refs/intents/"))
       violate(5, `reference intent left behind: ${key}`);
+    if (key.startsWith("_holdfast/refs/fences/"))
+      violate(5, `branch termination fence left behind: ${key}`);
+  }
+  // A deleted branch (by its caller or by recovery finishing the deletion) leaves nothing.
+  for (const branch of branches) {
+    if (await memory.head(`_refs/branches/${branch.name}.json`)) continue;
+    for (const prefix of [`_versions/${branch.name}/`, `_holdfast/leases/${branch.name}/`]) {
+      const left = memory.keys().filter((k) => k.startsWith(prefix));
+      if (left.length > 0 && (branch.state === "deleted" || branch.state === "deleting")) {
+        violate(5, `branch ${branch.name} is gone but ${left[0]} is left behind`);
+      }
+    }
   }
   for (const key of memory.keys()) {
-    const match = /^_versions\/main\/(\d+)\.json$/.exec(key);
+    const match = /^_versions\/([^/]+)\/(\d+)\.json$/.exec(key);
     if (!match) continue;
-    const version = Number(match[1]);
+    const branch = match[1]!;
+    const version = Number(match[2]);
     let probed = false;
     const probe = (async () => {
       try {
-        const lease = await acquireLease(finalCtx, { branch: BRANCH, version, ttlMs: 1000 });
+        const lease = await acquireLease(finalCtx, { branch, version, ttlMs: 1000 });
         await releaseLease(finalCtx, lease);
       } catch (error) {
-        violate(5, `version ${version} is neither acquirable nor gone: ${describe(error)}`);
+        violate(5, `${branch}@${version} is neither acquirable nor gone: ${describe(error)}`);
       } finally {
         probed = true;
       }
