@@ -109,4 +109,63 @@ describe("seed 000 reproducers (cleanup)", () => {
     // Nothing is left blocking later leases on the kept version.
     expect((await readAdmission(base, "main", 1)).state).toBe("open");
   });
+  it("L1 a renewal in flight across a whole retirement never reports success for the deleted version (seed 000 reproducer: raced_active_lease_remains_renewable, renewal side)", async () => {
+    const { ctx: base, store, time } = world();
+    await seedDataset(base, time, { versions: 3 });
+    const holderStore = new FaultStore(base.store);
+    const holder = { ...base, store: holderStore };
+    const lease = await acquireLease(holder, { branch: "main", version: 1, ttlMs: 60_000 });
+    // The holder renews one second before its term ends; its rewrite is slow to land.
+    await time.advance(59_000);
+    const landed = deferred();
+    const atRead = deferred();
+    const readGate = deferred();
+    holderStore.on(
+      { operation: "put", key: lease.key, precondition: "if-match" },
+      { type: "before", run: () => landed.promise },
+    );
+    holderStore.on(
+      { operation: "list", key: /^_holdfast\/retirement\// },
+      {
+        type: "before",
+        run: async () => {
+          atRead.resolve();
+          await readGate.promise;
+        },
+      },
+    );
+    const renewing = renewLease(holder, lease).catch((e: unknown) => e);
+    // Meanwhile the term lapses in storage time and a cleaner retires version 1: both
+    // censuses see an expired lease; the rewrite lands just before the commit and the
+    // holder's admission read only after finalize removed every trace of the retirement.
+    await time.advance(3_000);
+    const cleaner = new FaultStore(base.store);
+    cleaner.on(
+      { operation: "put", key: /^_holdfast\/retirement\//, precondition: "if-match", nth: 2 },
+      {
+        type: "before",
+        run: async () => {
+          landed.resolve();
+          await atRead.promise;
+        },
+      },
+    );
+    const stats = await cleanup({ ...base, store: cleaner }, { retainVersions: 1 });
+    expect(stats.retired.map((r) => r.version)).toEqual([1, 2]);
+    expect(versionsOf(store)).toEqual([3]);
+    expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
+    readGate.resolve();
+    const outcome = await renewing;
+    // A renewal that returned would promise protection for a version already deleted.
+    expect(isHoldfastError(outcome, "not-found")).toBe(true);
+    expect(keysUnder(store, "_holdfast/leases/")).toEqual([]);
+  });
 });
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}

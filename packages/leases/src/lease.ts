@@ -136,8 +136,9 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
  * version is open or draining (an admitted lease stays renewable, L1); from sealed on it
  * throws `refused` (SEALED/COMMITTED) and protection ends at the previous expiry.
  * A lease object that is gone throws `not-found` (LEASE_LOST); a lease whose TTL has run
- * out on the local clock is refused (LEASE_EXPIRED) without a write. 2 requests when no
- * cleanup is in flight.
+ * out on the local clock is refused (LEASE_EXPIRED) without a write; one whose term ran
+ * out while the renewal was in flight also checks the manifest (VERSION_NOT_FOUND once
+ * retired). 2 requests when no cleanup is in flight and the renewal is on time.
  */
 export async function renewLease(
   ctx: ProtocolContext,
@@ -210,6 +211,22 @@ export async function renewLease(
   const { state } = await readAdmission(ctx, lease.branch, lease.version);
   if (state === "sealed" || state === "committed") {
     throw refusal("renewLease", lease.branch, lease.version, state, lease.key);
+  }
+  if (ctx.clock.now() >= lease.writtenAtLocalMs + lease.ttlMs) {
+    // The previous term ran out while this renewal was in flight, so a cleaner may have
+    // counted the lease as expired and finished a whole retirement before our admission
+    // read (which then sees no record): only the manifest proves the version still exists.
+    const key = manifestKey(lease.branch, lease.version);
+    const manifest = await ctx.store.head(key, { signal: options.signal });
+    if (!manifest) {
+      await removeQuietly(ctx, lease.key);
+      throw holdfastError(
+        "not-found",
+        "renewLease",
+        `version ${lease.version} of branch ${lease.branch} was retired during the renewal`,
+        { key, code: "VERSION_NOT_FOUND", hint: "the lease lapsed before its renewal landed" },
+      );
+    }
   }
   return { ...lease, etag: outcome.etag, renewal, writerId, writtenAtLocalMs };
 }
