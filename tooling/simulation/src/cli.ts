@@ -1,6 +1,7 @@
 // Runs many seeds: `pnpm --filter @holdfast/simulation simulate -- [count] [firstSeed]`.
+// HOLDFAST_SIM_PROFILE=stress uses STRESS_SIMULATION (more faults, more reference actors).
 // HOLDFAST_SIM_TRACE=1 prints every released request, fault and outcome (use with count 1).
-import { DEFAULT_SIMULATION, runSimulation } from "./simulation.js";
+import { DEFAULT_SIMULATION, runSimulation, STRESS_SIMULATION } from "./simulation.js";
 
 const count = Number(process.argv[2] ?? 200);
 const first = Number(process.argv[3] ?? 1);
@@ -8,7 +9,7 @@ let failed = 0;
 const started = Date.now();
 for (let seed = first; seed < first + count; seed += 1) {
   const result = await runSimulation({
-    ...DEFAULT_SIMULATION,
+    ...(process.env.HOLDFAST_SIM_PROFILE === "stress" ? STRESS_SIMULATION : DEFAULT_SIMULATION),
     seed,
     ...(process.env.HOLDFAST_SIM_TRACE ? { trace: (line: string) => console.log(line) } : {}),
   });

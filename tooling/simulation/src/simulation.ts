@@ -36,8 +36,13 @@ export interface SimulationConfig {
   writers: number;
   cleaners: number;
   taggers: number;
-  /** Actors that fork branches from main, commit on them and delete them. */
+  /** Actors that fork branches (from main or from other branches), commit on them and delete them. */
   branchers: number;
+  /**
+   * Share of reader rounds that lease a version some branch commit reported (the branch
+   * may be live, being deleted or deleted already: a reader with a stale name).
+   */
+  branchReadShare: number;
   /** Operations per actor. */
   rounds: number;
   faults: FaultRates;
@@ -53,9 +58,18 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
   cleaners: 2,
   taggers: 1,
   branchers: 1,
+  branchReadShare: 0.25,
   rounds: 10,
   faults: { applyThenLose: 0.04, loseBefore: 0.03, crash: 0.006 },
   maxClockSkewMs: 120_000,
+};
+
+/** Harsher settings for long runs: more lost answers and crashes, two taggers and two branchers racing. */
+export const STRESS_SIMULATION: Omit<SimulationConfig, "seed"> = {
+  ...DEFAULT_SIMULATION,
+  taggers: 2,
+  branchers: 2,
+  faults: { applyThenLose: 0.1, loseBefore: 0.06, crash: 0.01 },
 };
 
 /** A broken invariant, with the step it was seen at (rerun the seed to reproduce). */
@@ -110,6 +124,7 @@ interface BranchModel {
 
 interface Protection {
   reader: string;
+  branch: string;
   version: number;
   /** Real (scheduler) time before the write that last extended protection was sent. */
   protectedUntil: number;
@@ -219,6 +234,25 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     }
   }
 
+  const latestMain = () => [...committed.keys()].sort((a, b) => b - a)[0] ?? 1;
+  /**
+   * A version to name: usually a main version, sometimes (probability `onBranch`) a
+   * version a branch commit reported as committed (the branch may be being deleted: the
+   * race the fence and dependency census exist for).
+   */
+  const pickTarget = (onBranch: number): VersionRef => {
+    const onBranches = [...branchCommitted.keys()];
+    if (onBranches.length > 0 && sched.random() < onBranch) {
+      const slot = sched.pick(onBranches);
+      const at = slot.lastIndexOf("@");
+      return { branch: slot.slice(0, at), version: Number(slot.slice(at + 1)) };
+    }
+    return { branch: BRANCH, version: sched.int(1, latestMain()) };
+  };
+  const show = (ref: VersionRef | null) => (ref ? `${ref.branch}@${ref.version}` : "none");
+  const sameRef = (a: VersionRef | null, b: VersionRef | null) =>
+    a !== null && b !== null && a.branch === b.branch && a.version === b.version;
+
   const actors: Promise<void>[] = [];
   for (let w = 0; w < config.writers; w += 1) {
     const ctx = contextFor(`writer-${w}`, config.faults);
@@ -239,13 +273,13 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
       actor(name, async () => {
         for (let r = 0; r < config.rounds; r += 1) {
           await sched.sleep(sched.int(0, 2000));
-          const latest = [...committed.keys()].sort((a, b) => b - a)[0] ?? 1;
-          const version = sched.int(1, latest);
+          // Mostly main; sometimes a version a branch commit reported (lineage of a branch).
+          const { branch, version } = pickTarget(config.branchReadShare);
           const ttlMs = sched.pick([300, 1500, 5000, 20_000]);
           let lease: Lease;
           let sentAt = sched.clock.now();
           try {
-            lease = await acquireLease(ctx, { branch: BRANCH, version, ttlMs });
+            lease = await acquireLease(ctx, { branch, version, ttlMs });
           } catch (error) {
             rethrowIfCrashed(ctx, error);
             if (isExpected(error)) {
@@ -256,7 +290,12 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
             throw error;
           }
           bump("acquired");
-          const protection: Protection = { reader: name, version, protectedUntil: sentAt + ttlMs };
+          const protection: Protection = {
+            reader: name,
+            branch,
+            version,
+            protectedUntil: sentAt + ttlMs,
+          };
           protections.push(protection);
           for (let k = sched.int(0, 3); k > 0; k -= 1) {
             await sched.sleep(sched.int(0, Math.floor(ttlMs * 0.6)));
@@ -286,25 +325,6 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
       }),
     );
   }
-
-  const latestMain = () => [...committed.keys()].sort((a, b) => b - a)[0] ?? 1;
-  /**
-   * A version to name: usually a main version, sometimes (probability `onBranch`) a
-   * version a branch commit reported as committed (the branch may be being deleted: the
-   * race the fence and dependency census exist for).
-   */
-  const pickTarget = (onBranch: number): VersionRef => {
-    const onBranches = [...branchCommitted.keys()];
-    if (onBranches.length > 0 && sched.random() < onBranch) {
-      const slot = sched.pick(onBranches);
-      const at = slot.lastIndexOf("@");
-      return { branch: slot.slice(0, at), version: Number(slot.slice(at + 1)) };
-    }
-    return { branch: BRANCH, version: sched.int(1, latestMain()) };
-  };
-  const show = (ref: VersionRef | null) => (ref ? `${ref.branch}@${ref.version}` : "none");
-  const sameRef = (a: VersionRef | null, b: VersionRef | null) =>
-    a !== null && b !== null && a.branch === b.branch && a.version === b.version;
 
   for (let t = 0; t < config.taggers; t += 1) {
     const name = `tagger-${t}`;
@@ -525,9 +545,17 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     // Invariant 1: a version under a lease whose TTL has not passed (real time) exists.
     for (const p of protections) {
       if (now >= p.protectedUntil) continue;
-      const missing = await missingPart(p.version);
+      // Deleting a branch removes its incarnation's leases (SPEC §4): from the moment a
+      // deletion is attempted, leases on that branch promise nothing.
+      if (p.branch !== BRANCH && branches.find((m) => m.name === p.branch)?.state !== "active") {
+        continue;
+      }
+      const missing = await missingPart(p.version, p.branch);
       if (missing) {
-        violate(1, `${p.reader}'s leased version ${p.version} lost ${missing} while protected`);
+        violate(
+          1,
+          `${p.reader}'s leased version ${p.branch}@${p.version} lost ${missing} while protected`,
+        );
         p.protectedUntil = 0;
       }
     }
@@ -676,6 +704,19 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
       violate(5, `reference intent left behind: ${key}`);
     if (key.startsWith("_holdfast/refs/fences/"))
       violate(5, `branch termination fence left behind: ${key}`);
+  }
+  // No orphan survives its parent's deletion: once recovery ran, no visible tag or branch
+  // names a version of a branch whose reference is gone and whose version is gone too.
+  for (const key of memory.keys()) {
+    if (!key.startsWith("_refs/tags/") && !key.startsWith("_refs/branches/")) continue;
+    const got = await memory.get(key);
+    if (!got) continue;
+    const doc = decodeJson(got.body) as { target?: VersionRef; parent?: VersionRef | null };
+    const named = doc.target ?? doc.parent ?? null;
+    if (!named || named.branch === BRANCH) continue;
+    if (await memory.head(`_refs/branches/${named.branch}.json`)) continue;
+    if (await memory.head(manifestKey(named.branch, named.version))) continue;
+    violate(5, `${key} names ${show(named)}, but that branch and version are gone (orphan)`);
   }
   // A deleted branch (by its caller or by recovery finishing the deletion) leaves nothing.
   for (const branch of branches) {
