@@ -598,6 +598,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
         if (missing) {
           violate(2, `${show(tag.promised)} of visible tag ${tag.name} lost ${missing}`);
           tag.promised = null;
+          tag.settled = false;
         }
       }
     }

@@ -20,6 +20,15 @@ describe("randomized interleavings (SPEC §7 invariants 1–5)", () => {
           (result.stats.cleanupFailed ?? 0) +
           (result.stats.crashes ?? 0),
       ).toBeGreaterThan(0);
+      // Reference mutations (tags and branches) ran too, or their actors crashed.
+      const referenceOps = [
+        "tagsCreated",
+        "tagCreateFailed",
+        "branchesCreated",
+        "branchCreateFailed",
+        "crashes",
+      ].reduce((sum, key) => sum + (result.stats[key] ?? 0), 0);
+      expect(referenceOps).toBeGreaterThan(0);
     });
   }
 });
