@@ -354,8 +354,9 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
               if (!isExpected(error)) throw error;
               note(`deleteTag ${tag.name}: ${describe(error)}`);
               if (isHoldfastError(error, "not-found")) {
-                // Definite: no canonical and no deletion in flight; nothing may bring it back.
-                tag.state = "never";
+                // Definite: no canonical and no deletion in flight (an earlier deletion whose
+                // answer was lost finished, or it never landed): it must never be visible again.
+                tag.state = "deleted";
               } else if (!isHoldfastError(error, "unresolved", "ambiguous")) {
                 // Definite failure: the prior state is restored exactly.
                 tag.state = before.state;
@@ -448,7 +449,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
               rethrowIfCrashed(ctx, error);
               if (!isExpected(error)) throw error;
               note(`deleteBranch ${branch.name}: ${describe(error)}`);
-              if (isHoldfastError(error, "not-found")) branch.state = "never";
+              if (isHoldfastError(error, "not-found")) branch.state = "deleted";
               else if (!isHoldfastError(error, "unresolved", "ambiguous")) branch.state = before;
               bump("branchDeleteFailed");
               bumpError("branchDeleteFailed", error);
