@@ -454,10 +454,10 @@ async function run(
     stats.objectsDeleted.probes += await probes.flush();
     // Leases left by readers that crashed without releasing: gone an hour (storage time)
     // past their TTL, so no holder can still rely on them (invariant 5).
+    // Every branch folder, not only branches that still have versions: a reader whose
+    // acquire on a deleted branch lost its own cleanup delete leaves a lease there.
     if (!dryRun) {
-      for (const branch of branches) {
-        stats.objectsDeleted.expiredLeases += (await sweepExpiredLeases(ctx, branch, now)).deleted;
-      }
+      stats.objectsDeleted.expiredLeases += (await sweepExpiredLeases(ctx, undefined, now)).deleted;
     }
     progress({ phase: "orphans", done: stats.objectsDeleted.orphans });
   }

@@ -30,4 +30,32 @@ describe("leases of crashed readers (invariant 5)", () => {
     expect(late.objectsDeleted.expiredLeases).toBe(1);
     expect(await leaseCount(ctx)).toBe(0);
   });
+
+  it("a lease left under a branch that no longer has any version is swept too", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 2 });
+    // As left by a reader whose acquire on a deleted branch lost its own cleanup delete.
+    const key = "_holdfast/leases/gone/00000000000000000003/01HF7YAT0GNAGTBC31KCVM365X.json";
+    await store.put(
+      key,
+      new TextEncoder().encode(
+        JSON.stringify({
+          schema: 1,
+          leaseId: "01HF7YAT0GNAGTBC31KCVM365X",
+          writerId: "01HF7YAT0HP8EDJ58CP46HWDFK",
+          branch: "gone",
+          version: 3,
+          ttlMs: MINUTE,
+          renewal: 0,
+        }),
+      ),
+    );
+    await time.advance(30 * MINUTE);
+    await cleanup(ctx, { retainVersions: 5 });
+    expect(await store.head(key)).not.toBeNull();
+    await time.advance(40 * MINUTE);
+    const stats = await cleanup(ctx, { retainVersions: 5 });
+    expect(stats.objectsDeleted.expiredLeases).toBe(1);
+    expect(await store.head(key)).toBeNull();
+  });
 });

@@ -110,7 +110,8 @@ export async function deleteLeasesOf(
 export const DEFAULT_SWEEP_GRACE_MS = 60 * 60 * 1000;
 
 /**
- * Deletes lease objects on `branch` that expired more than `graceMs` before
+ * Deletes lease objects on `branch` (`undefined`: every branch, including ones whose
+ * versions or reference are gone) that expired more than `graceMs` before
  * `referenceTime` (storage time), so crashed readers leave nothing behind (invariant 5).
  * A holder never renews a lease its own clock sees as expired (LEASE_EXPIRED), and the
  * grace dwarfs any in-flight renewal; on stores with atomic conditional delete the
@@ -118,18 +119,18 @@ export const DEFAULT_SWEEP_GRACE_MS = 60 * 60 * 1000;
  */
 export async function sweepExpiredLeases(
   ctx: ProtocolContext,
-  branch: string,
+  branch: string | undefined,
   referenceTime: Date,
   options: { graceMs?: number } = {},
 ): Promise<{ deleted: number }> {
-  validateName(branch, "branch");
+  if (branch !== undefined) validateName(branch, "branch");
   const graceMs = options.graceMs ?? DEFAULT_SWEEP_GRACE_MS;
   if (!Number.isSafeInteger(graceMs) || graceMs < 0) {
     throw holdfastError("invalid-input", "sweepExpiredLeases", `invalid grace ${graceMs}`);
   }
   const precision = ctx.store.capabilities.timestampPrecisionMs;
   let deleted = 0;
-  for await (const lease of listLeases(ctx, { branch })) {
+  for await (const lease of listLeases(ctx, branch === undefined ? {} : { branch })) {
     if (isActiveAt(lease.lastModified, MIN_TTL_MS + graceMs, precision, referenceTime)) continue;
     let etag = lease.etag;
     if (isActiveAt(lease.lastModified, MAX_TTL_MS + graceMs, precision, referenceTime)) {
