@@ -151,7 +151,23 @@ async function deleteReference(
     // Definite failure: the canonical is still there (or someone else changed it). Restore
     // the prior lifecycle state so nothing hides or blocks the still-visible reference.
     if (fenceWriter !== null) await removeFence(ctx, name, fenceWriter).catch(() => undefined);
-    await dropIntent(ctx, iKey).catch(() => undefined);
+    try {
+      await dropIntent(ctx, iKey);
+    } catch (dropError) {
+      // The pending delete intent stays, and recovery resumes pending deletions: this
+      // refusal may yet turn into a deletion, so the outcome is unknown, not a failure.
+      throw holdfastError(
+        "unresolved",
+        "deleteReference",
+        `${kind} ${name}: the deletion was refused but its intent could not be withdrawn`,
+        {
+          key: iKey,
+          code: "DELETE_INTENT_LEFT",
+          cause: new AggregateError([error, dropError]),
+          hint: "retry the deletion, or run recovery; the reference may still be deleted",
+        },
+      );
+    }
     throw error;
   }
   // Deleted. What follows only reclaims sidecars; a failure leaves them to recovery.
@@ -225,9 +241,21 @@ async function fenceCompetingIntents(
   }
 }
 
-/** Throws `conflict` (BRANCH_HAS_DEPENDENTS) while a canonical child branch or tag depends on `branch`. */
+/**
+ * Throws `conflict` (BRANCH_HAS_DEPENDENTS) while a canonical child branch or tag, or the
+ * prior state of a reference change in flight, depends on `branch`.
+ */
 async function requireNoDependents(ctx: ProtocolContext, branch: string): Promise<void> {
   const dependents: string[] = [];
+  // Intents first (as cleanup's census): an update we just fenced withdraws by restoring
+  // its prior state, which may name this branch. If its intent is gone already, the
+  // restore happened before, and the canonical listing below sees it (invariant 2).
+  for await (const stored of listIntents(ctx, INTENTS_PREFIX)) {
+    const { intent } = stored;
+    if (intent.op !== "delete" && intent.prior?.target?.branch === branch) {
+      dependents.push(`${intent.kind} ${intent.name} (a change in flight)`);
+    }
+  }
   for await (const child of listCanonical(ctx, "branch")) {
     if (child.doc.parent?.branch === branch) dependents.push(`branch ${child.name}`);
   }

@@ -74,7 +74,8 @@ export async function recoverReferences(
       expired.push(stored);
     }
   }
-  for (const stored of expired) {
+  for (const listed of expired) {
+    let stored = listed;
     const { intent } = stored;
     if (intent.op === "delete") {
       const outcome = await resumeDeletion(ctx, stored);
@@ -82,8 +83,15 @@ export async function recoverReferences(
       continue;
     }
     if (intent.state === "pending") {
-      if ((await fenceIntent(ctx, stored, recoveryId)) === "conflict") continue; // owner moved on
-      report.fencedIntents.push(stored.key);
+      if ((await fenceIntent(ctx, stored, recoveryId)) === "conflict") {
+        // Someone rewrote it since the listing: its owner (still pending: leave it to its
+        // bound) or a fencer such as a branch deletion (fenced: dead, reclaim it now).
+        const reread = await readIntent(ctx, stored.key);
+        if (!reread || reread.intent.state === "pending") continue;
+        stored = reread;
+      } else {
+        report.fencedIntents.push(stored.key);
+      }
     }
     if (intent.op !== "create" && intent.prior) {
       // The owner may still hold an if-match on the prior ETag: move the canonical to
