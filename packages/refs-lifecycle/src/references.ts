@@ -116,6 +116,22 @@ function notFound(kind: "tag" | "branch", name: string) {
 
 // --- tags ---
 
+/** A tag's canonical document: a fresh generation, so every write changes the bytes (R9). */
+function tagDocument(
+  ctx: ProtocolContext,
+  name: string,
+  target: VersionRef,
+  dependsOn: Awaited<ReturnType<typeof dependencyOf>>,
+): TagDocument {
+  return {
+    schema: 1,
+    name,
+    target,
+    generation: ctx.ids.next(),
+    ...(dependsOn?.incarnation ? { branchIncarnation: dependsOn.incarnation } : {}),
+  };
+}
+
 /**
  * Creates tag `name` on `target` through an admission intent and a create-only put
  * (≤ 5 requests on the default branch). Invariant 2: once this returns, cleanup keeps the version.
@@ -130,13 +146,7 @@ export async function createTag(
   intentBound(options);
   requireAtomicUpdate(ctx, "createTag");
   const dependsOn = await dependencyOf(ctx, target);
-  const doc: TagDocument = {
-    schema: 1,
-    name,
-    target,
-    generation: ctx.ids.next(),
-    ...(dependsOn?.incarnation ? { branchIncarnation: dependsOn.incarnation } : {}),
-  };
+  const doc = tagDocument(ctx, name, target, dependsOn);
   const { etag } = await publish(ctx, {
     kind: "tag",
     name,
@@ -173,13 +183,7 @@ export async function updateTag(
     });
   }
   const dependsOn = await dependencyOf(ctx, target);
-  const doc: TagDocument = {
-    schema: 1,
-    name,
-    target,
-    generation: ctx.ids.next(),
-    ...(dependsOn?.incarnation ? { branchIncarnation: dependsOn.incarnation } : {}),
-  };
+  const doc = tagDocument(ctx, name, target, dependsOn);
   const { etag } = await publish(ctx, {
     kind: "tag",
     name,
