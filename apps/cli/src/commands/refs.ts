@@ -20,7 +20,7 @@ import {
 import { Command } from "commander";
 import { parseForkPoint, parseNameArg, parseVersionArg } from "../args.js";
 import { ExitCode } from "../exit-codes.js";
-import { type Registrar, withStoreOptions } from "../program.js";
+import { type Handler, type Registrar, withStoreOptions } from "../program.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
 
 /** The parent a branch's first commit descends from: the version the branch was created from. */
@@ -62,24 +62,10 @@ export function registerTag(r: Registrar, program: Command): void {
         "holdfast tag create ./my-dataset v1.0 12",
         "holdfast tag create ./my-dataset nightly 3 --branch exp --json",
       ],
-      async ([url, nameText, versionText], opts, cx) => {
-        const t = parseTarget(url!, opts, cx.io);
-        const name = parseNameArg(nameText, "tag");
-        const version = parseVersionArg(versionText);
-        const branchFlag =
-          opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
-        const ctx = contextFor(await openTarget(t, cx.io));
-        const info = await openDataset(ctx);
-        const created = await createTag(ctx, {
-          name,
-          target: { branch: branchFlag ?? info.defaultBranch, version },
-        });
-        cx.out.result(cx.command, { location: t.display, tag: tagShape(created) });
-        cx.out.line(
-          `Tagged ${created.target.branch}@${created.target.version} as ${created.name}.`,
-        );
-        return ExitCode.ok;
-      },
+      writeTagHandler(
+        createTag,
+        (tag) => `Tagged ${tag.target.branch}@${tag.target.version} as ${tag.name}.`,
+      ),
     ),
   );
 
@@ -96,24 +82,10 @@ export function registerTag(r: Registrar, program: Command): void {
       ),
       "tag update",
       ["holdfast tag update ./my-dataset stable 14"],
-      async ([url, nameText, versionText], opts, cx) => {
-        const t = parseTarget(url!, opts, cx.io);
-        const name = parseNameArg(nameText, "tag");
-        const version = parseVersionArg(versionText);
-        const branchFlag =
-          opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
-        const ctx = contextFor(await openTarget(t, cx.io));
-        const info = await openDataset(ctx);
-        const updated = await updateTag(ctx, {
-          name,
-          target: { branch: branchFlag ?? info.defaultBranch, version },
-        });
-        cx.out.result(cx.command, { location: t.display, tag: tagShape(updated) });
-        cx.out.line(
-          `Moved tag ${updated.name} to ${updated.target.branch}@${updated.target.version}.`,
-        );
-        return ExitCode.ok;
-      },
+      writeTagHandler(
+        updateTag,
+        (tag) => `Moved tag ${tag.name} to ${tag.target.branch}@${tag.target.version}.`,
+      ),
     ),
   );
 
@@ -273,6 +245,28 @@ export function registerBranch(r: Registrar, program: Command): void {
 }
 
 // --- utils ---
+
+/** `tag create` / `tag update`: parse, write through `write`, print the tag. */
+function writeTagHandler(
+  write: (ctx: ProtocolContext, input: { name: string; target: VersionRef }) => Promise<TagInfo>,
+  message: (tag: TagInfo) => string,
+): Handler {
+  return async ([url, nameText, versionText], opts, cx) => {
+    const t = parseTarget(url!, opts, cx.io);
+    const name = parseNameArg(nameText, "tag");
+    const version = parseVersionArg(versionText);
+    const branchFlag = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+    const ctx = contextFor(await openTarget(t, cx.io));
+    const info = await openDataset(ctx);
+    const tag = await write(ctx, {
+      name,
+      target: { branch: branchFlag ?? info.defaultBranch, version },
+    });
+    cx.out.result(cx.command, { location: t.display, tag: tagShape(tag) });
+    cx.out.line(message(tag));
+    return ExitCode.ok;
+  };
+}
 
 /** `tag delete` / `branch delete`: one shape, one output, one exit path. */
 function deleteCommand(
