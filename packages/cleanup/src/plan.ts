@@ -1,0 +1,160 @@
+import { holdfastError, listAll } from "@holdfast/conditional-store";
+import type { VersionEntry } from "@holdfast/dataset";
+import {
+  activeVersions,
+  parseRetirementKey,
+  RETIREMENT_ROOT,
+  type RetirementHandle,
+  readRecord,
+  recoverRetirements,
+} from "@holdfast/retirement";
+import { policyRetires, type RetainReason, tooRecent } from "./policy.js";
+import { addAll, type RunState } from "./run-state.js";
+import { TAGGED_OLD_VERSIONS } from "./types.js";
+
+/** Versions of one branch one retirement record will name. */
+export interface BranchCandidates {
+  readonly branch: string;
+  readonly entries: VersionEntry[];
+}
+
+/** What earlier runs left: committed records to carry to deletion, and versions other live records hold. */
+export interface Interrupted {
+  /** Committed retirements (recovered or, later, this run's own), deleted in order. */
+  readonly committed: RetirementHandle[];
+  /** Versions named by live (draining or sealed) records of other runs: never candidates. */
+  readonly busy: Map<string, Set<number>>;
+}
+
+/** The plan: candidates per record, and the data files every retained version names. */
+export interface Plan {
+  readonly candidates: BranchCandidates[];
+  /**
+   * The one set that grows with the dataset: data files of retained versions. Candidates
+   * are held as (version, ETag, Last-Modified); their manifests are read once, at deletion.
+   */
+  readonly retainedFiles: Set<string>;
+}
+
+/** Step 1, recovery: resolve what earlier runs left (committed work always completes). */
+export async function resolveInterrupted(state: RunState): Promise<Interrupted> {
+  const { ctx, stats } = state;
+  state.progress({ phase: "recover", done: 0 });
+  const committed: RetirementHandle[] = [];
+  const busy = new Map<string, Set<number>>();
+  if (state.dryRun) {
+    for await (const meta of listAll(ctx.store, RETIREMENT_ROOT)) {
+      if (!parseRetirementKey(meta.key)) continue;
+      const handle = await readRecord(ctx, meta.key);
+      if (!handle || handle.record.state === "cancelled") continue;
+      if (handle.record.state === "committed") committed.push(handle);
+      else addAll(busy, handle.record.branch, activeVersions(handle.record));
+    }
+  } else {
+    const report = await recoverRetirements(ctx, {
+      leaseCensus: state.leaseCensus,
+      referenceCensus: state.referenceCensus,
+      owner: state.owner,
+      storageNow: state.now,
+    });
+    committed.push(...report.committed);
+    for (const live of report.live) addAll(busy, live.record.branch, activeVersions(live.record));
+    stats.recovered = {
+      committed: report.committed.length,
+      cancelled: report.cancelled.length,
+      retained: report.retained.length,
+    };
+  }
+  state.progress({ phase: "recover", done: committed.length });
+  return { committed, busy };
+}
+
+/** Reads the manifest of a kept version (through the read pool) and adds its files to the retained set. */
+export function keepFilesOf(
+  state: RunState,
+  retainedFiles: Set<string>,
+  branch: string,
+  version: number,
+): Promise<void> {
+  return state.pool.run(async () => {
+    const manifest = await state.format.readManifest(state.ctx, branch, version);
+    for (const file of manifest?.files ?? []) retainedFiles.add(file.key);
+  });
+}
+
+/** Step 2, plan: keep the latest / newest N / non-matching; read retained manifests only. */
+export async function planCandidates(state: RunState, interrupted: Interrupted): Promise<Plan> {
+  const { ctx, format, policy, mode, now } = state;
+  const { committed, busy } = interrupted;
+  const beingDeleted = new Map<string, Set<number>>();
+  for (const h of committed) addAll(beingDeleted, h.record.branch, activeVersions(h.record));
+  const retainedFiles = new Set<string>();
+  const candidates: BranchCandidates[] = [];
+  const branches = await format.listBranches(ctx);
+  const selected = new Set(policy.branches ?? branches);
+  const window = Math.max(1, policy.retainVersions ?? 1);
+  let planned = 0;
+  const retain = async (entry: VersionEntry, reason: RetainReason) => {
+    state.stats.retained.push({ branch: entry.branch, version: entry.version, reason });
+    await keepFilesOf(state, retainedFiles, entry.branch, entry.version);
+  };
+  // `recover` reads manifests only when committed work needs the retained-file set.
+  const planBranches = mode === "recover" && committed.length === 0 ? [] : branches;
+  for (const branch of planBranches) {
+    const mine: VersionEntry[] = [];
+    const skip = beingDeleted.get(branch);
+    const recent: VersionEntry[] = [];
+    const classify = async (entry: VersionEntry) => {
+      if (mode !== "recover" && selected.has(branch) && !busy.get(branch)?.has(entry.version)) {
+        if (policyRetires(policy, entry, now)) {
+          if (tooRecent(policy.minVersionAgeMs, entry, now)) await retain(entry, "recent");
+          else mine.push(entry);
+          return;
+        }
+        await retain(entry, "policy");
+      } else {
+        await retain(entry, busy.get(branch)?.has(entry.version) ? "retiring" : "policy");
+      }
+    };
+    for await (const entry of format.listVersions(ctx, branch)) {
+      planned += 1;
+      if (skip?.has(entry.version)) continue;
+      recent.push(entry);
+      // Only a version with `window` newer ones after it can be a candidate.
+      if (recent.length > window) await classify(recent.shift()!);
+    }
+    for (const [i, entry] of recent.entries()) {
+      await retain(entry, i === recent.length - 1 ? "latest" : "policy");
+    }
+    const perRecord = Math.max(1, state.options.maxVersionsPerRecord ?? 10_000);
+    for (let i = 0; i < mine.length; i += perRecord) {
+      candidates.push({ branch, entries: mine.slice(i, i + perRecord) });
+    }
+    state.progress({ phase: "plan", done: planned });
+  }
+  await state.pool.drain();
+  return { candidates, retainedFiles };
+}
+
+/** Step 3, policy checks that must fail before any new retirement write. */
+export async function refuseTaggedCandidates(state: RunState, plan: Plan): Promise<void> {
+  if (!state.policy.errorIfTaggedOldVersions) return;
+  for (const { branch, entries } of plan.candidates) {
+    const refs = await state.referenceCensus(
+      branch,
+      entries.map((e) => e.version),
+    );
+    const tagged = [...refs].filter(([, reason]) => reason === "tag").map(([v]) => v);
+    if (tagged.length > 0) {
+      throw holdfastError(
+        "refused",
+        "cleanup",
+        `policy would retire tagged version(s) ${tagged.join(", ")} of ${branch}`,
+        {
+          code: TAGGED_OLD_VERSIONS,
+          hint: "delete the tags or turn off errorIfTaggedOldVersions",
+        },
+      );
+    }
+  }
+}

@@ -1,0 +1,143 @@
+import type { ProtocolContext } from "@holdfast/dataset";
+import {
+  abandon,
+  activeVersions,
+  commit,
+  confirmCommit,
+  drain,
+  isFenced,
+  type RetirementHandle,
+  seal,
+  UnresolvedTransitionError,
+} from "@holdfast/retirement";
+import { type Interrupted, keepFilesOf, type Plan } from "./plan.js";
+import { merge, type RunState } from "./run-state.js";
+
+/**
+ * Step 4, retire: the retirement protocol (docs/protocol.md) per record, all before any
+ * deletion: drain → lease census → seal → lease census → reference census → commit.
+ * Committed records are appended to `interrupted.committed`; kept versions' files join
+ * the plan's retained set. A plan runs the censuses only and writes nothing.
+ */
+export async function retireCandidates(
+  state: RunState,
+  plan: Plan,
+  interrupted: Interrupted,
+): Promise<void> {
+  const { ctx, stats } = state;
+  const { candidates, retainedFiles } = plan;
+  const { committed } = interrupted;
+  // The record this run is moving and has not carried to commit yet (one at a time).
+  let current: RetirementHandle | undefined;
+  let retiredCount = 0;
+  const totalCandidates = candidates.reduce((n, c) => n + c.entries.length, 0);
+  state.progress({ phase: "retire", done: 0, total: totalCandidates });
+  try {
+    for (const { branch, entries } of candidates) {
+      const versions = entries.map((e) => e.version);
+      let kept: Map<number, string>;
+      if (state.dryRun) {
+        kept = await state.leaseCensus(branch, versions, state.now);
+        const rest = versions.filter((v) => !kept.has(v));
+        merge(kept, rest.length > 0 ? await state.referenceCensus(branch, rest) : new Map());
+        const etags = new Map(entries.map((e) => [e.version, e.etag]));
+        const planRecord = planHandle(branch, state.owner, versions, etags, kept);
+        if (activeVersions(planRecord.record).length > 0) committed.push(planRecord);
+      } else {
+        kept = new Map();
+        try {
+          // 1. drain: new acquisitions refused, admitted leases still renew.
+          current = await drain(ctx, {
+            branch,
+            versions: entries.map((e) => ({ version: e.version, manifestEtag: e.etag })),
+            owner: state.owner,
+            ownershipBoundMs: state.options.ownershipBoundMs,
+          });
+          // 2. lease census after the drain is durable: active leases win.
+          merge(kept, await state.leaseCensus(branch, versions, state.now));
+          // 3. seal (renewal cutoff), cancelling the census-1 versions in the same write.
+          current = await seal(ctx, current, { cancel: kept });
+          let rest = activeVersions(current.record);
+          if (rest.length > 0) {
+            const late = new Map<number, string>();
+            // census 2: leases renewed or admitted before the seal win.
+            merge(late, await state.leaseCensus(branch, rest, state.now));
+            rest = rest.filter((v) => !late.has(v));
+            // 4. reference census: intents, canonical refs, lineage; throws on read errors.
+            if (rest.length > 0) merge(late, await state.referenceCensus(branch, rest));
+            // 5. commit: the irreversible boundary.
+            current = await commitOrStop(ctx, current, late);
+            merge(kept, late);
+          }
+          if (current.record.state === "committed") committed.push(current);
+          else await ctx.store.delete(current.key); // every version kept: cancelled
+          current = undefined;
+        } catch (error) {
+          if (!isFenced(error)) throw error;
+          // A recovering cleaner took the record over and carries it on: what it commits
+          // it deletes itself, what it cancels must stay, so keep every candidate's files.
+          current = undefined;
+          stats.warnings.push(`${branch}: retirement taken over by another cleaner`);
+          kept = new Map(versions.map((v) => [v, "retiring"]));
+        }
+      }
+      for (const [version, reason] of kept) {
+        stats.retained.push({ branch, version, reason });
+        await keepFilesOf(state, retainedFiles, branch, version);
+      }
+      retiredCount += versions.length - kept.size;
+      state.progress({ phase: "retire", done: retiredCount, total: totalCandidates });
+    }
+    await state.pool.drain();
+  } finally {
+    // A drain or seal this run could not carry to commit is given up at once (L5).
+    if (current) await abandon(ctx, current).catch(() => {});
+  }
+}
+
+/** Commit; an unknown outcome stops the run unless one read shows the commit landed as ours. */
+async function commitOrStop(
+  ctx: ProtocolContext,
+  handle: RetirementHandle,
+  cancel: Map<number, string>,
+): Promise<RetirementHandle> {
+  try {
+    return await commit(ctx, handle, { cancel });
+  } catch (error) {
+    if (!(error instanceof UnresolvedTransitionError)) throw error;
+    // Throws `unresolved` (or `conflict`) unless the stored record is our commit.
+    return await confirmCommit(ctx, error);
+  }
+}
+
+/** A committed-looking handle for a plan: nothing is written. */
+function planHandle(
+  branch: string,
+  owner: string,
+  versions: number[],
+  etags: Map<number, string>,
+  kept: Map<number, string>,
+): RetirementHandle {
+  return {
+    key: `(plan)/${branch}`,
+    etag: "",
+    record: {
+      schema: 1,
+      opId: "plan",
+      writerId: "plan",
+      owner,
+      branch,
+      state: "committed",
+      ownershipBoundMs: 1,
+      versions: versions.map((version) => {
+        const reason = kept.get(version);
+        return {
+          version,
+          manifestEtag: etags.get(version) ?? "",
+          cancelled: reason !== undefined,
+          ...(reason === undefined ? {} : { reason }),
+        };
+      }),
+    },
+  };
+}

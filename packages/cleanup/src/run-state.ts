@@ -1,0 +1,120 @@
+import { CountingStore } from "@holdfast/conditional-store";
+import {
+  type DatasetFormat,
+  defaultFormat,
+  type ProtocolContext,
+  storageNow as probeStorageNow,
+} from "@holdfast/dataset";
+import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
+import { censusReferences } from "@holdfast/refs-lifecycle";
+import type { DeleteLeases, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
+import { type CleanupPolicy, validatePolicy } from "./policy.js";
+import { TaskPool } from "./pool.js";
+import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
+
+export type Mode = "cleanup" | "plan" | "recover";
+
+/** Counters a run fills in as it goes; `run` turns them into {@link CleanupStats}. */
+export interface MutableStats {
+  retired: { branch: string; version: number }[];
+  retained: RetainedVersion[];
+  recovered: { committed: number; cancelled: number; retained: number };
+  objectsDeleted: {
+    manifests: number;
+    dataFiles: number;
+    orphans: number;
+    probes: number;
+    expiredLeases: number;
+    total: number;
+  };
+  bytesDeleted: number;
+  warnings: string[];
+}
+
+/** Everything the steps of one run share: context, collaborators, pools, clock, counters. */
+export interface RunState {
+  readonly mode: Mode;
+  readonly dryRun: boolean;
+  readonly policy: ReturnType<typeof validatePolicy>;
+  readonly options: CleanupOptions;
+  readonly counting: CountingStore;
+  /** The caller's context with the store wrapped in `counting`. */
+  readonly ctx: ProtocolContext;
+  readonly format: DatasetFormat;
+  readonly leaseCensus: LeaseCensus;
+  readonly referenceCensus: ReferenceCensus;
+  readonly deleteLeases: DeleteLeases;
+  readonly progress: (progress: CleanupProgress) => void;
+  /** Manifest reads. Reads and deletes get separate pools: a read task queues deletes, and a task waiting for a slot in its own pool could deadlock it. */
+  readonly pool: TaskPool;
+  readonly deletePool: TaskPool;
+  readonly batchSize: number;
+  /** Storage "now" of the run (probed once, or injected). */
+  readonly now: Date;
+  /** This run's owner id in retirement records. */
+  readonly owner: string;
+  readonly stats: MutableStats;
+}
+
+/** Validates the policy, wires the collaborators and takes the run's storage time (one probe unless injected or a plan). */
+export async function createRunState(
+  baseCtx: ProtocolContext,
+  policyIn: CleanupPolicy,
+  options: CleanupOptions,
+  mode: Mode,
+): Promise<RunState> {
+  const policy = validatePolicy(policyIn);
+  const dryRun = mode === "plan";
+  const counting = new CountingStore(baseCtx.store);
+  const ctx: ProtocolContext = { ...baseCtx, store: counting };
+  const now =
+    options.storageNow ?? (dryRun ? new Date(ctx.clock.now()) : await probeStorageNow(ctx));
+  return {
+    mode,
+    dryRun,
+    policy,
+    options,
+    counting,
+    ctx,
+    format: options.format ?? defaultFormat,
+    leaseCensus: options.leaseCensus ?? censusLeases(ctx),
+    referenceCensus: options.referenceCensus ?? censusReferences(ctx),
+    deleteLeases:
+      options.deleteLeases ?? ((branch, versions) => deleteLeasesOf(ctx, branch, versions)),
+    progress: options.onProgress ?? (() => {}),
+    pool: new TaskPool(options.concurrency ?? 8),
+    deletePool: new TaskPool(options.concurrency ?? 8),
+    batchSize: Math.max(1, ctx.store.capabilities.maxBatchDelete),
+    now,
+    owner: ctx.ids.next(),
+    stats: {
+      retired: [],
+      retained: [],
+      recovered: { committed: 0, cancelled: 0, retained: 0 },
+      objectsDeleted: {
+        manifests: 0,
+        dataFiles: 0,
+        orphans: 0,
+        probes: 0,
+        expiredLeases: 0,
+        total: 0,
+      },
+      bytesDeleted: 0,
+      warnings: [],
+    },
+  };
+}
+
+export function addAll(map: Map<string, Set<number>>, branch: string, versions: number[]): void {
+  const set = map.get(branch) ?? new Set<number>();
+  map.set(branch, set);
+  for (const v of versions) set.add(v);
+}
+
+export function merge(into: Map<number, string>, from: ReadonlyMap<number, string>): void {
+  for (const [version, reason] of from) if (!into.has(version)) into.set(version, reason);
+}
+
+export function truncSec(d: Date): number {
+  return Math.floor(d.getTime() / 1000) * 1000;
+}

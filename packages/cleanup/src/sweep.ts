@@ -1,0 +1,46 @@
+import { listAll } from "@holdfast/conditional-store";
+import { CLOCK_PREFIX } from "@holdfast/dataset";
+import { sweepExpiredLeases } from "@holdfast/leases";
+import { DeleteBatcher } from "./batcher.js";
+import type { PlannedDeletions } from "./delete.js";
+import { type RunState, truncSec } from "./run-state.js";
+
+/** Storage-time probes older than this are leftovers of a crashed probe. */
+const PROBE_LEFTOVER_MS = 60 * 60 * 1000;
+
+/**
+ * Step 7, sweep: data files no manifest names older than the grace (storage time),
+ * leftover clock probes, and leases of crashed readers.
+ */
+export async function sweepOrphans(
+  state: RunState,
+  retainedFiles: Set<string>,
+  plannedData: PlannedDeletions,
+): Promise<void> {
+  const { ctx, format, stats, dryRun, now } = state;
+  state.progress({ phase: "orphans", done: 0 });
+  if (state.mode === "recover") return;
+  const orphans = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);
+  const cutoff = truncSec(now) - state.policy.orphanGraceMs;
+  for await (const meta of listAll(ctx.store, format.dataPrefix)) {
+    if (!format.isDataKey(meta.key) || retainedFiles.has(meta.key)) continue;
+    if (truncSec(meta.lastModified) >= cutoff) continue;
+    if (plannedData.has(meta.key)) continue;
+    stats.bytesDeleted += meta.size;
+    await orphans.add(meta.key);
+  }
+  stats.objectsDeleted.orphans += await orphans.flush();
+  const probes = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);
+  for await (const meta of listAll(ctx.store, CLOCK_PREFIX)) {
+    if (truncSec(meta.lastModified) < truncSec(now) - PROBE_LEFTOVER_MS) await probes.add(meta.key);
+  }
+  stats.objectsDeleted.probes += await probes.flush();
+  // Leases left by readers that crashed without releasing: gone an hour (storage time)
+  // past their TTL, so no holder can still rely on them (invariant 5).
+  // Every branch folder, not only branches that still have versions: a reader whose
+  // acquire on a deleted branch lost its own cleanup delete leaves a lease there.
+  if (!dryRun) {
+    stats.objectsDeleted.expiredLeases += (await sweepExpiredLeases(ctx, undefined, now)).deleted;
+  }
+  state.progress({ phase: "orphans", done: stats.objectsDeleted.orphans });
+}
