@@ -1,7 +1,7 @@
-import { decodeJson, listAll } from "@holdfast/conditional-store";
+import { listAll } from "@holdfast/conditional-store";
 import { isActiveAt, storageNow as probeStorageNow } from "@holdfast/dataset";
 import type { RetirementContext } from "./context.js";
-import { parseRetirementKey, parseRetirementRecord, retirementPrefix } from "./record.js";
+import { decodeRetirementRecord, parseRetirementKey, retirementPrefix } from "./record.js";
 
 /** What retirement says about one version right now, as seen by an acquirer or a publisher. */
 export type AdmissionState = "open" | "draining" | "sealed" | "committed";
@@ -48,7 +48,7 @@ export async function readAdmission(
     if (version < parts.minVersion || version > parts.maxVersion) continue;
     const got = await ctx.store.get(meta.key);
     if (!got) continue; // finalized between list and get
-    const record = parseRetirementRecord(decodeJson(got.body), meta.key);
+    const record = decodeRetirementRecord(got.body, meta.key);
     if (record.state === "cancelled") continue;
     const entry = record.versions.find((v) => v.version === version);
     if (!entry || entry.cancelled) continue;

@@ -1,6 +1,72 @@
-export * from "./admission.js";
+export {
+  type Admission,
+  type AdmissionState,
+  type ReadAdmissionOptions,
+  readAdmission,
+} from "./admission.js";
+export {
+  type AcquireCleanupLockOptions,
+  acquireCleanupLock,
+  CLEANUP_LOCK_KEY,
+  CLEANUP_LOCK_LOST,
+  CLEANUP_RUNNING,
+  type CleanupLock,
+  CleanupLockBody,
+  DEFAULT_CLEANUP_LOCK_BOUND_MS,
+  isCleanupLockLost,
+  readCleanupLock,
+  releaseCleanupLock,
+  renewCleanupLock,
+} from "./cleanup-lock.js";
 export type { RetirementContext } from "./context.js";
-export * from "./finalize.js";
-export * from "./machine.js";
-export * from "./record.js";
-export * from "./recovery.js";
+export {
+  type DeleteLeases,
+  type FinalizeOptions,
+  type FinalizeResult,
+  finalize,
+  layoutPresentManifests,
+  type PresentManifests,
+} from "./finalize.js";
+export { type Heartbeat, type HeartbeatOptions, HeldRecord, startHeartbeat } from "./heartbeat.js";
+export {
+  abandon,
+  activeVersions,
+  COMMIT_UNRESOLVED,
+  cancelVersions,
+  commit,
+  confirmCommit,
+  type DrainCandidate,
+  type DrainOptions,
+  drain,
+  FENCED_CODE,
+  fence,
+  isFenced,
+  type RetentionReasons,
+  type RetirementHandle,
+  readRecord,
+  renewRetirement,
+  seal,
+  type TransitionOptions,
+  UnresolvedTransitionError,
+} from "./machine.js";
+export { type AbandonResult, abandonRetirement, RETIREMENT_COMMITTED } from "./operator.js";
+export {
+  DEFAULT_OWNERSHIP_BOUND_MS,
+  decodeRetirementRecord,
+  parseRetirementKey,
+  parseRetirementRecord,
+  RETIREMENT_ROOT,
+  type RetirementKeyParts,
+  RetirementRecord,
+  RetirementState,
+  RetiringVersion,
+  retirementKey,
+  retirementPrefix,
+} from "./record.js";
+export {
+  type LeaseCensus,
+  type RecoverOptions,
+  type RecoveryReport,
+  type ReferenceCensus,
+  recoverRetirements,
+} from "./recovery.js";

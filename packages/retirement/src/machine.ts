@@ -1,5 +1,4 @@
 import {
-  decodeJson,
   type GetResult,
   HoldfastError,
   holdfastError,
@@ -13,7 +12,7 @@ import {
 import type { RetirementContext } from "./context.js";
 import {
   DEFAULT_OWNERSHIP_BOUND_MS,
-  parseRetirementRecord,
+  decodeRetirementRecord,
   type RetirementRecord,
   type RetirementState,
   retirementKey,
@@ -183,7 +182,19 @@ export async function confirmCommit(
 ): Promise<RetirementHandle> {
   const writerId = pending.pendingWriterId;
   const key = pending.recordKey;
-  const current = await readRecord(ctx, key);
+  let current: RetirementHandle | null;
+  try {
+    current = await readRecord(ctx, key);
+  } catch (error) {
+    // The confirmation read itself lost its answer: still unknown, never a plain failure.
+    if (!isHoldfastError(error, "ambiguous", "in-flight")) throw error;
+    throw holdfastError("unresolved", "commit", `commit of ${key} is still unknown`, {
+      key,
+      code: COMMIT_UNRESOLVED,
+      hint: "run recovery later (holdfast recover); it resolves the sealed record",
+      cause: error,
+    });
+  }
   if (current && current.record.writerId === writerId) {
     if (current.record.state !== "committed") {
       throw holdfastError("conflict", "commit", `record ${key} is not committed`, {
@@ -195,7 +206,8 @@ export async function confirmCommit(
   if (current && current.record.state === "sealed") {
     throw holdfastError("unresolved", "commit", `commit of ${key} is still unknown`, {
       key: key,
-      hint: "run recovery later; it resolves the sealed record",
+      code: COMMIT_UNRESOLVED,
+      hint: "run recovery later (holdfast recover); it resolves the sealed record",
     });
   }
   throw holdfastError("conflict", "commit", `record ${key} was moved by another cleaner`, {
@@ -235,6 +247,19 @@ export function fence(
   return transition(ctx, handle, state, options);
 }
 
+/**
+ * Heartbeat of a pre-commit record's owner: an if-match rewrite to the same state with
+ * fresh bytes, so its Last-Modified moves and the ownership bound starts over. A fenced
+ * owner's renewal conflicts (`RetirementFenced`), so it can never seal afterwards.
+ */
+export function renewRetirement(
+  ctx: RetirementContext,
+  handle: RetirementHandle,
+): Promise<RetirementHandle> {
+  requireState(handle, ["draining", "sealed"], "renew");
+  return transition(ctx, handle, handle.record.state, {});
+}
+
 /** Reads and parses one record; `null` when absent. */
 export async function readRecord(
   ctx: RetirementContext,
@@ -245,7 +270,7 @@ export async function readRecord(
   return {
     key,
     etag: got.etag,
-    record: parseRetirementRecord(decodeJson(got.body), key),
+    record: decodeRetirementRecord(got.body, key),
     lastModified: got.lastModified,
   };
 }
@@ -259,6 +284,9 @@ export function activeVersions(record: RetirementRecord): number[] {
 export function isFenced(error: unknown): boolean {
   return isHoldfastError(error, "conflict") && error.code === FENCED_CODE;
 }
+
+/** Error code of a commit whose outcome stays unknown after {@link confirmCommit}: run recovery. */
+export const COMMIT_UNRESOLVED = "COMMIT_UNRESOLVED";
 
 /** Error code of a transition that lost its if-match: another cleaner moved the record. */
 export const FENCED_CODE = "RetirementFenced";

@@ -1,11 +1,15 @@
-import { holdfastError } from "@holdfast/conditional-store";
+import { decodeJson, holdfastError } from "@holdfast/conditional-store";
 import { z } from "zod";
 
 /** Root of every retirement record. */
 export const RETIREMENT_ROOT = "_holdfast/retirement/";
 
-/** Default drain ownership bound: 15 minutes of storage time. */
-export const DEFAULT_OWNERSHIP_BOUND_MS = 15 * 60 * 1000;
+/**
+ * Default ownership bound: one minute of storage time after the record's last write. A
+ * live owner renews its record every third of the bound (heartbeat), so only a crashed
+ * owner's record goes stale, and it blocks acquisitions for about a minute at most.
+ */
+export const DEFAULT_OWNERSHIP_BOUND_MS = 60 * 1000;
 
 /** Retirement states. `committed` is the irreversible deletion boundary; `cancelled` is terminal. */
 export const RetirementState = z.enum(["draining", "sealed", "committed", "cancelled"]);
@@ -107,6 +111,27 @@ export function parseRetirementRecord(value: unknown, key: string): RetirementRe
     });
   }
   return parsed.data;
+}
+
+/**
+ * Decodes and parses stored record bytes. Bytes that are not JSON (truncated, empty,
+ * binary) are `invalid-input` with code `MALFORMED_OBJECT`, naming the key and carrying
+ * the parse error as `cause`; JSON of another schema is `unsupported` (see
+ * {@link parseRetirementRecord}). Either way the caller fails closed.
+ */
+export function decodeRetirementRecord(body: Uint8Array, key: string): RetirementRecord {
+  let value: unknown;
+  try {
+    value = decodeJson(body);
+  } catch (cause) {
+    throw holdfastError("invalid-input", "get", `retirement record ${key} is not JSON`, {
+      key,
+      code: "MALFORMED_OBJECT",
+      hint: "corrupted or not written by holdfast; retirement fails closed until it is removed (docs/operations.md)",
+      cause,
+    });
+  }
+  return parseRetirementRecord(value, key);
 }
 
 function pad(n: number): string {
