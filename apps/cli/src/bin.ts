@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { main } from "./index.js";
+import { CLI_VERSION, isVersionRequest } from "./version.js";
 
 // Ctrl-C / SIGTERM: long-running commands (lease acquire --hold, cleanup) see the signal
 // and release what they hold; a second Ctrl-C exits at once.
@@ -34,14 +34,23 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-main(process.argv.slice(2), {}, interrupt.signal).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `holdfast: internal error: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+const argv = process.argv.slice(2);
+// Start-up time: `--version` alone is answered without loading any command module (they
+// load the protocol packages and zod). Every other command loads the CLI, whose backends
+// (AWS and Azure SDKs) load only when a URL names them (target.ts).
+if (isVersionRequest(argv)) {
+  process.stdout.write(`${CLI_VERSION}\n`);
+} else {
+  const { main } = await import("./index.js");
+  main(argv, {}, interrupt.signal).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `holdfast: internal error: ${error instanceof Error ? error.stack : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}

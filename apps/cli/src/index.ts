@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { registerCleanup } from "./commands/cleanup.js";
 import { registerDataset } from "./commands/dataset.js";
@@ -8,6 +7,7 @@ import { registerLease } from "./commands/lease.js";
 import { registerBranch, registerTag } from "./commands/refs.js";
 import type { CliIo } from "./output.js";
 import { type Registrar, runCli } from "./program.js";
+import { CLI_VERSION } from "./version.js";
 
 export { parseVersionArg, parseVersionRef } from "./args.js";
 export { formatBytes, formatDuration, parseDuration } from "./duration.js";
@@ -15,16 +15,7 @@ export { ExitCode, exitCodeFor } from "./exit-codes.js";
 export { type CliIo, errorShape, shouldColor } from "./output.js";
 export { ErrorShape, JsonShapes, LeaseShape } from "./shapes.js";
 export { formatStorageUrl, parseStorageUrl, parseStoreOptions, type StorageUrl } from "./url.js";
-
-/** The CLI's version, read from its package.json (same path from src/ and dist/). */
-export const CLI_VERSION: string = (() => {
-  try {
-    const raw = readFileSync(new URL("../package.json", import.meta.url), "utf8");
-    return (JSON.parse(raw) as { version: string }).version;
-  } catch {
-    return "0.0.0";
-  }
-})();
+export { CLI_VERSION, isVersionRequest } from "./version.js";
 
 /** Attaches every holdfast command to the program. */
 export function registerAll(r: Registrar, program: Command): void {

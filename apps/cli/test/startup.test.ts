@@ -1,0 +1,104 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI_VERSION, main } from "../src/index.js";
+import { BIN, cli, requireBuiltCli } from "./e2e-harness.js";
+
+// Start-up cost (issue: CLI start): `--version` loads no command module, and a backend's
+// SDK loads only when a URL names that backend. Checked on the built CLI with a module
+// loader hook that reports every module URL Node loads.
+const HOOKS = `export async function load(url, context, next) {
+  process.stderr.write("LOADED " + url + "\\n");
+  return next(url, context);
+}`;
+const REGISTER = `import { register } from "node:module";
+register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});`;
+
+/** Runs the built CLI with the loader hook; resolves with stdout and the loaded module URLs. */
+function loadedModules(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; modules: string[] }> {
+  requireBuiltCli();
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ["--import", `data:text/javascript,${encodeURIComponent(REGISTER)}`, BIN, ...args],
+      { env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1", ...env } },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== "number") return reject(error);
+        const modules = stderr
+          .split("\n")
+          .filter((line) => line.startsWith("LOADED "))
+          .map((line) => line.slice("LOADED ".length));
+        resolve({ code: error ? (error.code as number) : 0, stdout, modules });
+      },
+    );
+  });
+}
+
+const sdk = (modules: string[], name: string) => modules.filter((url) => url.includes(name));
+
+describe("CLI start-up", () => {
+  let work: string;
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), "holdfast-startup-"));
+  });
+  afterAll(async () => {
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it("--version and -V print the package version, the same answer as the full CLI", async () => {
+    const chunks: string[] = [];
+    const sink = { write: (s: string) => chunks.push(s) > 0 } as unknown as NodeJS.WriteStream;
+    expect(await main(["--version"], { stdout: sink, stderr: sink })).toBe(0);
+    expect(chunks.join("")).toBe(`${CLI_VERSION}\n`);
+    for (const flag of ["--version", "-V"]) {
+      const run = await cli([flag]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe(`${CLI_VERSION}\n`);
+    }
+  });
+
+  it("--version loads no command module, no protocol package and no zod", async () => {
+    const run = await loadedModules(["--version"]);
+    expect(run.stdout).toBe(`${CLI_VERSION}\n`);
+    // The hook does see the CLI's own modules: bin.js and version.js.
+    expect(run.modules.filter((url) => url.endsWith("/bin.js"))).toHaveLength(1);
+    expect(run.modules.filter((url) => url.endsWith("/version.js"))).toHaveLength(1);
+    expect(
+      run.modules.filter((url) => /\/commands\/|@holdfast|\/packages\/|zod/.test(url)),
+    ).toEqual([]);
+  });
+
+  it("a local dataset loads neither the AWS nor the Azure SDK", async () => {
+    const url = join(work, "ds");
+    expect((await cli(["init", url])).code).toBe(0);
+    const run = await loadedModules(["versions", url]);
+    expect(run.code).toBe(0);
+    // The command did run: its modules are there.
+    expect(run.modules.some((u) => u.includes("/commands/dataset.js"))).toBe(true);
+    expect(sdk(run.modules, "@aws-sdk")).toEqual([]);
+    expect(sdk(run.modules, "@azure")).toEqual([]);
+  });
+
+  it("an s3:// URL loads the AWS SDK and not the Azure one", async () => {
+    // Port 9 (discard) refuses the connection: the command fails, after loading its backend.
+    const run = await loadedModules(
+      [
+        "versions",
+        "s3://startup-bucket/p",
+        "--endpoint",
+        "http://127.0.0.1:9",
+        "--region",
+        "us-east-1",
+      ],
+      { AWS_ACCESS_KEY_ID: "x", AWS_SECRET_ACCESS_KEY: "y", AWS_MAX_ATTEMPTS: "1" },
+    );
+    expect(run.code).not.toBe(0);
+    expect(sdk(run.modules, "@aws-sdk").length).toBeGreaterThan(0);
+    expect(sdk(run.modules, "@azure")).toEqual([]);
+  });
+});
