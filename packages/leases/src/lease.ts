@@ -9,7 +9,8 @@ import {
   writerPayload,
 } from "@holdfast/conditional-store";
 import {
-  manifestKey,
+  type DatasetFormat,
+  defaultFormat,
   type ProtocolContext,
   parseStored,
   resolverOptions,
@@ -44,6 +45,11 @@ export interface Lease {
    * `writtenAtLocalMs + ttlMs` of this clock's time (DESIGN-NOTES §3).
    */
   readonly writtenAtLocalMs: number;
+  /**
+   * Key of the leased version's manifest in the dataset's format; renewals check it.
+   * @default the holdfast format's manifest key
+   */
+  readonly manifestKey?: string | undefined;
 }
 
 export interface AcquireOptions {
@@ -52,6 +58,8 @@ export interface AcquireOptions {
   /** Lease lifetime in ms, MIN_TTL_MS..MAX_TTL_MS, measured from the store's Last-Modified. */
   readonly ttlMs: number;
   readonly signal?: AbortSignal;
+  /** The dataset format, which names the manifest proving the version exists. @default the holdfast format */
+  readonly format?: DatasetFormat | undefined;
 }
 
 /**
@@ -68,6 +76,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const branch = validateName(options.branch, "branch");
   const version = validateVersion(options.version);
   const ttlMs = validateTtl(options.ttlMs);
+  const manifestKey = (options.format ?? defaultFormat).manifestKey(branch, version);
 
   const leaseId = ctx.ids.next();
   const key = leaseKey(branch, version, leaseId);
@@ -113,7 +122,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   }
   let manifest: Awaited<ReturnType<typeof ctx.store.head>>;
   try {
-    manifest = await ctx.store.head(manifestKey(branch, version), { signal: options.signal });
+    manifest = await ctx.store.head(manifestKey, { signal: options.signal });
   } catch (error) {
     await removeQuietly(ctx, key);
     throw error;
@@ -124,10 +133,21 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
       "not-found",
       "acquireLease",
       `version ${version} of branch ${branch} does not exist`,
-      { key: manifestKey(branch, version), code: "VERSION_NOT_FOUND" },
+      { key: manifestKey, code: "VERSION_NOT_FOUND" },
     );
   }
-  return { leaseId, branch, version, ttlMs, key, etag, renewal: 0, writerId, writtenAtLocalMs };
+  return {
+    leaseId,
+    branch,
+    version,
+    ttlMs,
+    key,
+    etag,
+    renewal: 0,
+    writerId,
+    writtenAtLocalMs,
+    manifestKey,
+  };
 }
 
 /**
@@ -216,7 +236,7 @@ export async function renewLease(
     // The previous term ran out while this renewal was in flight, so a cleaner may have
     // counted the lease as expired and finished a whole retirement before our admission
     // read (which then sees no record): only the manifest proves the version still exists.
-    const key = manifestKey(lease.branch, lease.version);
+    const key = lease.manifestKey ?? defaultFormat.manifestKey(lease.branch, lease.version);
     const manifest = await ctx.store.head(key, { signal: options.signal });
     if (!manifest) {
       await removeQuietly(ctx, lease.key);

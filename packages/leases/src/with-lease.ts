@@ -1,12 +1,18 @@
-import { type ManifestRecord, type ProtocolContext, readManifest } from "@holdfast/dataset";
+import { holdfastError } from "@holdfast/conditional-store";
+import {
+  type FormatManifest,
+  type ManifestRecord,
+  type ProtocolContext,
+  readManifest,
+} from "@holdfast/dataset";
 import { type KeepLeaseOptions, keepLease } from "./keeper.js";
 import { type AcquireOptions, acquireLease, type Lease, releaseLease } from "./lease.js";
 
 /** What `withLease` hands the reading function. */
-export interface LeasedVersion {
+export interface LeasedVersion<M = ManifestRecord> {
   readonly lease: Lease;
   /** Read after the lease was admitted, so the files it names stay until the lease ends. */
-  readonly manifest: ManifestRecord;
+  readonly manifest: M;
   /** Aborts when protection may have ended (keeper fence or refused renewal): stop reading. */
   readonly signal: AbortSignal;
 }
@@ -14,23 +20,58 @@ export interface LeasedVersion {
 /**
  * Reads a version under a kept lease: acquire, read the manifest (after admission, so a
  * version retired just before reads as `not-found`), keep the lease renewed while `read`
- * runs, then stop the keeper and release the lease whatever `read` did. Invariant 1.
+ * runs, then stop the keeper and release the lease whatever `read` did. With `format`
+ * the manifest is read through that dataset format (e.g. Lance). Invariant 1.
  */
 export async function withLease<T>(
   ctx: ProtocolContext,
-  options: AcquireOptions & { keep?: KeepLeaseOptions },
+  options: AcquireOptions & { keep?: KeepLeaseOptions; format?: undefined },
   read: (leased: LeasedVersion) => Promise<T>,
+): Promise<T>;
+export async function withLease<T>(
+  ctx: ProtocolContext,
+  options: AcquireOptions & {
+    keep?: KeepLeaseOptions;
+    format: NonNullable<AcquireOptions["format"]>;
+  },
+  read: (leased: LeasedVersion<FormatManifest>) => Promise<T>,
+): Promise<T>;
+export async function withLease<T>(
+  ctx: ProtocolContext,
+  options: AcquireOptions & { keep?: KeepLeaseOptions },
+  read: (leased: LeasedVersion<never>) => Promise<T>,
 ): Promise<T> {
   const { keep, ...acquire } = options;
   const lease = await acquireLease(ctx, acquire);
   const keeper = keepLease(ctx, lease, keep);
   try {
-    const manifest = await readManifest(ctx, lease.branch, lease.version);
-    return await read({ lease, manifest, signal: keeper.signal });
+    const manifest = options.format
+      ? await readFormatManifest(ctx, options.format, lease)
+      : await readManifest(ctx, lease.branch, lease.version);
+    return await read({ lease, manifest: manifest as never, signal: keeper.signal });
   } finally {
     await keeper.stop();
     await releaseLease(ctx, keeper.lease).catch(() => {
       // A lease left behind only protects the version until its TTL; sweeps remove it.
     });
   }
+}
+
+// --- utils ---
+
+async function readFormatManifest(
+  ctx: ProtocolContext,
+  format: NonNullable<AcquireOptions["format"]>,
+  lease: Lease,
+): Promise<FormatManifest> {
+  const manifest = await format.readManifest(ctx, lease.branch, lease.version);
+  if (!manifest) {
+    throw holdfastError(
+      "not-found",
+      "readManifest",
+      `version ${lease.version} of branch ${lease.branch} does not exist`,
+      { key: format.manifestKey(lease.branch, lease.version), code: "VERSION_NOT_FOUND" },
+    );
+  }
+  return manifest;
 }

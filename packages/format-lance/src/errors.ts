@@ -1,0 +1,66 @@
+import { HoldfastError } from "@holdfast/conditional-store";
+
+/**
+ * What a Lance dataset used that holdfast does not (yet) know how to clean safely. Each one
+ * makes the format refuse instead of guessing which files are safe to delete.
+ */
+export type LanceFeature =
+  /** A manifest sets reader feature flags this adapter does not know. */
+  | "reader-feature-flags"
+  /** A file of the main branch lives under another root (`base_paths`, `base_id`). */
+  | "base-paths"
+  /** A fragment keeps row ids or version sequences in a file of its own. */
+  | "external-file"
+  /** A detached version (`_versions/d{N}.manifest`) whose files cleanup could not protect. */
+  | "detached-version"
+  /** `_versions/` mixes the V1 and V2 manifest naming schemes. */
+  | "mixed-naming"
+  /** A branch folder `tree/{name}/` without its `_refs/branches/{name}.json`. */
+  | "zombie-branch"
+  /** An object under `_refs/` that is not a Lance tag or branch. */
+  | "foreign-reference"
+  /** holdfast reference lifecycle state (`_holdfast/refs/`) on a Lance dataset. */
+  | "holdfast-references";
+
+/** Code of {@link UnsupportedLanceDatasetError}. */
+export const LANCE_UNSUPPORTED = "LANCE_UNSUPPORTED";
+/** Code of a manifest whose bytes do not decode (footer, length prefix or protobuf). */
+export const LANCE_MALFORMED_MANIFEST = "LANCE_MALFORMED_MANIFEST";
+/** Code of a `_refs/` JSON file that does not parse as a Lance tag or branch. */
+export const LANCE_MALFORMED_REFERENCE = "LANCE_MALFORMED_REFERENCE";
+
+/**
+ * The dataset uses a Lance feature this adapter does not understand: kind `unsupported`,
+ * code `LANCE_UNSUPPORTED`, with `feature` and the key where it was met. Thrown before any
+ * deletion is decided; nothing is written.
+ */
+export class UnsupportedLanceDatasetError extends HoldfastError {
+  readonly feature: LanceFeature;
+
+  constructor(feature: LanceFeature, key: string, message: string, hint?: string) {
+    super(message, {
+      kind: "unsupported",
+      operation: "lance",
+      key,
+      code: LANCE_UNSUPPORTED,
+      hint:
+        hint ??
+        "holdfast refuses to clean what it does not fully understand; use Lance's own tools",
+    });
+    this.feature = feature;
+  }
+}
+
+/** True for an {@link UnsupportedLanceDatasetError} (optionally of one feature); checks `code`, so copies from another module instance count. */
+export function isUnsupportedLance(
+  value: unknown,
+  feature?: LanceFeature,
+): value is UnsupportedLanceDatasetError {
+  if (
+    !(value instanceof HoldfastError) &&
+    !(value instanceof Error && value.name === "HoldfastError")
+  )
+    return false;
+  const error = value as Partial<UnsupportedLanceDatasetError>;
+  return error.code === LANCE_UNSUPPORTED && (feature === undefined || error.feature === feature);
+}

@@ -1,0 +1,191 @@
+import { holdfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
+import type {
+  DataFile,
+  DatasetFormat,
+  FormatManifest,
+  ProtocolContext,
+  VersionEntry,
+} from "@holdfast/dataset";
+import { UnsupportedLanceDatasetError } from "./errors.js";
+import { readManifestFile } from "./manifest-file.js";
+import {
+  classifyVersionsKey,
+  LANCE_VERSIONS_PREFIX,
+  type LanceNaming,
+  lanceManifestKey,
+} from "./naming.js";
+import { isLanceFileKey, LANCE_INDICES_PREFIX, versionNeeds } from "./needs.js";
+import { LANCE_MAIN_BRANCH } from "./refs.js";
+
+/** Name of the format, as `DatasetFormat.name` and in the CLI. */
+export const LANCE_FORMAT = "lance";
+
+/** A {@link DatasetFormat} bound to one Lance dataset's manifest naming. */
+export interface LanceFormat extends DatasetFormat {
+  readonly naming: LanceNaming;
+}
+
+/**
+ * The Lance format for a dataset whose naming is known (see {@link openLanceFormat}). Only
+ * Lance's main branch (`_versions/` at the root, holdfast branch `main`) has versions
+ * holdfast may retire; Lance branches (`tree/{name}/`) keep their fork point on main
+ * through the reference census ({@link censusLanceReferences}) and are never touched.
+ * A version needs its data files, deletion files, index folders and transaction file.
+ */
+export function lanceFormat(naming: LanceNaming): LanceFormat {
+  const indexFiles = new WeakMap<ObjectStore, Map<string, Promise<DataFile[]>>>();
+  return {
+    name: LANCE_FORMAT,
+    naming,
+    async listBranches(ctx) {
+      for await (const entry of listMainVersions(ctx, naming)) {
+        void entry;
+        return [LANCE_MAIN_BRANCH];
+      }
+      return [];
+    },
+    async *listVersions(ctx, branch) {
+      if (branch !== LANCE_MAIN_BRANCH) return;
+      yield* listMainVersions(ctx, naming);
+    },
+    async readManifest(ctx, branch, version) {
+      if (branch !== LANCE_MAIN_BRANCH) return null;
+      const key = lanceManifestKey(naming, version);
+      const got = await ctx.store.get(key);
+      if (!got) return null;
+      const file = readManifestFile(got.body, key);
+      const needs = versionNeeds(file, key);
+      if (needs.version !== version) {
+        throw holdfastError(
+          "invalid-input",
+          "readManifest",
+          `Lance manifest ${key} names version ${needs.version}`,
+          { key, code: "LANCE_MALFORMED_MANIFEST" },
+        );
+      }
+      const files: DataFile[] = needs.objects.map((o) => ({ key: o.key, size: o.size }));
+      for (const uuid of needs.indexUuids) {
+        files.push(...(await listIndexFolder(ctx, uuid, indexFiles)));
+      }
+      const manifest: FormatManifest = { files, parent: null, etag: got.etag };
+      return manifest;
+    },
+    manifestKey(branch, version) {
+      if (branch !== LANCE_MAIN_BRANCH) {
+        throw holdfastError(
+          "invalid-input",
+          "manifestKey",
+          `Lance branch ${branch}: holdfast retires versions of main only`,
+        );
+      }
+      return lanceManifestKey(naming, version);
+    },
+    parseManifestKey(key) {
+      const entry = classifyVersionsKey(key);
+      if (!key.startsWith(LANCE_VERSIONS_PREFIX)) return null;
+      if (entry.kind !== "manifest" || entry.naming !== naming || entry.version < 1) return null;
+      return { branch: LANCE_MAIN_BRANCH, version: entry.version };
+    },
+    // Lance's files live under four folders; cleanup's orphan sweep filters with isDataKey.
+    dataPrefix: "",
+    isDataKey: isLanceFileKey,
+  };
+}
+
+/**
+ * Detects the manifest naming of the Lance dataset at the store's root from the names in
+ * `_versions/` and returns its format. `not-found` when there is no manifest; refuses
+ * (UnsupportedLanceDatasetError `mixed-naming`) when both schemes appear.
+ */
+export async function openLanceFormat(ctx: ProtocolContext): Promise<LanceFormat> {
+  let naming: LanceNaming | undefined;
+  for await (const meta of listAll(ctx.store, LANCE_VERSIONS_PREFIX)) {
+    const entry = classifyVersionsKey(meta.key);
+    if (entry.kind !== "manifest") continue;
+    if (naming !== undefined && entry.naming !== naming) throw mixedNaming(meta.key);
+    naming = entry.naming;
+  }
+  if (naming === undefined) {
+    throw holdfastError("not-found", "open", `no Lance dataset at ${ctx.store.location}`, {
+      key: LANCE_VERSIONS_PREFIX,
+      code: "DATASET_NOT_FOUND",
+      hint: "point at the table folder (e.g. .../events.lance), which holds _versions/",
+    });
+  }
+  return lanceFormat(naming);
+}
+
+// --- utils ---
+
+/**
+ * Main's versions in ascending order. Lance's names do not sort by version (V2 sorts newest
+ * first, V1 is not zero-padded), so the listing is held as entries (about 100 bytes each)
+ * and sorted. Detached versions are refused (their files could not be protected);
+ * staging manifests and hints are skipped.
+ */
+async function* listMainVersions(
+  ctx: ProtocolContext,
+  naming: LanceNaming,
+): AsyncGenerator<VersionEntry> {
+  const entries: VersionEntry[] = [];
+  for await (const meta of listAll(ctx.store, LANCE_VERSIONS_PREFIX)) {
+    const entry = classifyVersionsKey(meta.key);
+    if (entry.kind === "detached") {
+      throw new UnsupportedLanceDatasetError(
+        "detached-version",
+        meta.key,
+        `Lance detached version ${meta.key}: its files would not be protected by a cleanup`,
+        "remove the detached version with Lance, or clean this dataset with Lance's own tools",
+      );
+    }
+    if (entry.kind !== "manifest") continue;
+    if (entry.naming !== naming) throw mixedNaming(meta.key);
+    if (entry.version < 1) continue;
+    entries.push({
+      branch: LANCE_MAIN_BRANCH,
+      version: entry.version,
+      key: meta.key,
+      etag: meta.etag,
+      lastModified: meta.lastModified,
+      size: meta.size,
+    });
+  }
+  entries.sort((a, b) => a.version - b.version);
+  yield* entries;
+}
+
+/** The files of `_indices/{uuid}/`, listed once per store: an index folder is complete before any manifest names it. */
+function listIndexFolder(
+  ctx: ProtocolContext,
+  uuid: string,
+  cache: WeakMap<ObjectStore, Map<string, Promise<DataFile[]>>>,
+): Promise<DataFile[]> {
+  let perStore = cache.get(ctx.store);
+  if (!perStore) {
+    perStore = new Map();
+    cache.set(ctx.store, perStore);
+  }
+  let files = perStore.get(uuid);
+  if (!files) {
+    files = (async () => {
+      const out: DataFile[] = [];
+      for await (const meta of listAll(ctx.store, `${LANCE_INDICES_PREFIX}${uuid}/`)) {
+        out.push({ key: meta.key, size: meta.size });
+      }
+      return out;
+    })();
+    // A failed listing is not remembered: the next reader lists again.
+    files.catch(() => perStore.delete(uuid));
+    perStore.set(uuid, files);
+  }
+  return files;
+}
+
+function mixedNaming(key: string): UnsupportedLanceDatasetError {
+  return new UnsupportedLanceDatasetError(
+    "mixed-naming",
+    key,
+    `Lance _versions/ mixes the V1 and V2 manifest naming schemes (met ${key})`,
+    "finish the migration with Lance's migrate_manifest_paths_v2 first",
+  );
+}

@@ -1,0 +1,43 @@
+export {
+  isUnsupportedLance,
+  LANCE_MALFORMED_MANIFEST,
+  LANCE_MALFORMED_REFERENCE,
+  LANCE_UNSUPPORTED,
+  type LanceFeature,
+  UnsupportedLanceDatasetError,
+} from "./errors.js";
+export { LANCE_FORMAT, type LanceFormat, lanceFormat, openLanceFormat } from "./format.js";
+export { LANCE_MAGIC, type ManifestFile, readManifestFile } from "./manifest-file.js";
+export {
+  classifyVersionsKey,
+  LANCE_VERSIONS_PREFIX,
+  type LanceNaming,
+  lanceManifestKey,
+  type VersionsEntryKind,
+} from "./naming.js";
+export {
+  formatUuid,
+  isLanceFileKey,
+  KNOWN_READER_FLAGS,
+  LANCE_DATA_PREFIX,
+  LANCE_DELETIONS_PREFIX,
+  LANCE_INDICES_PREFIX,
+  LANCE_TRANSACTIONS_PREFIX,
+  type NeededObject,
+  type VersionNeeds,
+  versionNeeds,
+} from "./needs.js";
+export type { LanceIndexSection, LanceManifest } from "./proto.js";
+export {
+  censusLanceReferences,
+  LANCE_BRANCHES_PREFIX,
+  LANCE_MAIN_BRANCH,
+  LANCE_TAGS_PREFIX,
+  LANCE_TREE_PREFIX,
+  type LanceBranch,
+  LanceBranchSchema,
+  type LanceReference,
+  type LanceTag,
+  LanceTagSchema,
+  listLanceReferences,
+} from "./refs.js";
