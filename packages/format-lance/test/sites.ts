@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openS3Store } from "@holdfast/backends-s3";
+import { openS3Store, type S3StoreOptions } from "@holdfast/backends-s3";
 import type { ObjectStore } from "@holdfast/conditional-store";
 import * as lancedb from "@lancedb/lancedb";
 import { ulid } from "ulid";
@@ -18,14 +18,22 @@ export interface LanceSite {
   readonly storageOptions: Record<string, string>;
   /** holdfast's store rooted at the table folder `{uri}/{table}.lance` (probed, as the CLI opens it). */
   store(table: string): Promise<ObjectStore>;
-  /** Local directory of the table, when the site is local disk. */
-  readonly localDir?: string | undefined;
+  /** S3 options of the table folder, for another process to open the same store. */
+  readonly s3?: ((table: string) => S3StoreOptions) | undefined;
 }
 
 /** A fresh prefix on the test RGW, reached by LanceDB through its S3 storage options. */
 export function rgwSite(): LanceSite {
   const env = rgwEnv();
   const prefix = `lance-${ulid().slice(-12).toLowerCase()}`;
+  const s3 = (table: string): S3StoreOptions => ({
+    bucket: env.bucket,
+    prefix: `${prefix}/${table}.lance`,
+    region: env.region,
+    endpoint: env.endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
+  });
   return {
     name: "rgw",
     uri: `s3://${env.bucket}/${prefix}`,
@@ -37,15 +45,8 @@ export function rgwSite(): LanceSite {
       allow_http: "true",
       aws_virtual_hosted_style_request: "false",
     },
-    store: (table) =>
-      openS3Store({
-        bucket: env.bucket,
-        prefix: `${prefix}/${table}.lance`,
-        region: env.region,
-        endpoint: env.endpoint,
-        forcePathStyle: true,
-        credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
-      }),
+    store: (table) => openS3Store(s3(table)),
+    s3,
   };
 }
 
