@@ -1,2 +1,19 @@
-export * from "./cleanup.js";
-export * from "./policy.js";
+// The public API of @holdfast/cleanup. Every name here is covered by api/cleanup.api.md:
+// add or remove one deliberately (`pnpm api:update`).
+export {
+  type CleanupOptions,
+  type CleanupPhase,
+  type CleanupProgress,
+  type CleanupStats,
+  cleanup,
+  planCleanup,
+  type RetainedVersion,
+  recover,
+  TAGGED_OLD_VERSIONS,
+} from "./cleanup.js";
+export {
+  type CleanupPolicy,
+  DEFAULT_MIN_VERSION_AGE_MS,
+  DEFAULT_ORPHAN_GRACE_MS,
+  type RetainReason,
+} from "./policy.js";

@@ -1,12 +1,65 @@
-export * from "./clock.js";
-export * from "./counting.js";
-export * from "./errors.js";
-export * from "./keys.js";
-export * from "./list.js";
-export * from "./memory.js";
-export * from "./payload.js";
-export * from "./policy.js";
-export * from "./probe.js";
-export * from "./resolve.js";
-export * from "./scope.js";
-export * from "./types.js";
+// The public API of @holdfast/conditional-store. Every name here is covered by
+// api/conditional-store.api.md: add or remove one deliberately (`pnpm api:update`).
+export {
+  type Clock,
+  type IdSource,
+  realSleep,
+  type Sleep,
+  seededIds,
+  systemClock,
+  ulidIds,
+} from "./clock.js";
+export { CountingStore, type RequestCounts, type RequestType } from "./counting.js";
+export {
+  HOLDFAST_ERROR_KINDS,
+  HoldfastError,
+  type HoldfastErrorFields,
+  type HoldfastErrorKind,
+  holdfastError,
+  isHoldfastError,
+  type StorageOperation,
+} from "./errors.js";
+export { joinKey, MAX_KEY_BYTES, validateKey, validatePrefix } from "./keys.js";
+export { batches, listAll } from "./list.js";
+export { compareKeys, MEMORY_BACKEND, MemoryStore, type MemoryStoreOptions } from "./memory.js";
+export { decodeJson, encodeJson, writerPayload } from "./payload.js";
+export {
+  type AnswerClass,
+  classifyFailure,
+  DEFAULT_REISSUE_POLICY,
+  type ReissuePolicy,
+} from "./policy.js";
+export {
+  assertStoreSupported,
+  PROBE_PREFIX,
+  type ProbeOptions,
+  type ProbeVerdict,
+  probeStore,
+  type StoreProbeReport,
+} from "./probe.js";
+export {
+  bytesEqual,
+  type ConditionalDeleteOutcome,
+  type ConditionalPutOutcome,
+  deleteIfMatch,
+  isUnresolved,
+  putIfAbsent,
+  putIfMatch,
+  type ResolveOptions,
+  resolveConditionalPut,
+} from "./resolve.js";
+export { StorageScope, type UnsettledPrecondition } from "./scope.js";
+export type {
+  DeleteManyResult,
+  DeleteOptions,
+  GetResult,
+  ListOptions,
+  ListPage,
+  ObjectMeta,
+  ObjectStore,
+  Precondition,
+  PutOptions,
+  PutResult,
+  RequestMode,
+  StoreCapabilities,
+} from "./types.js";

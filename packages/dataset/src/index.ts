@@ -1,8 +1,55 @@
-export * from "./context.js";
-export * from "./dataset.js";
-export * from "./format.js";
-export * from "./layout.js";
-export * from "./manifest.js";
-export * from "./names.js";
-export * from "./storage-time.js";
-export * from "./stored.js";
+// The public API of @holdfast/dataset. Every name here is covered by api/dataset.api.md:
+// add or remove one deliberately (`pnpm api:update`).
+export { createContext, type ProtocolContext, resolverOptions } from "./context.js";
+export {
+  type CommitOptions,
+  type CommitResult,
+  checkCommit,
+  commitVersion,
+  initDataset,
+  latestVersion,
+  listBranchesWithVersions,
+  listVersions,
+  type ManifestRecord,
+  openDataset,
+  readManifest,
+  tryReadManifest,
+  UnresolvedCommitError,
+  type VersionEntry,
+  writeDataFile,
+} from "./dataset.js";
+export { type DatasetFormat, defaultFormat, type FormatManifest } from "./format.js";
+export {
+  CLOCK_PREFIX,
+  dataKey,
+  formatVersion,
+  isDataKey,
+  manifestKey,
+  parseManifestKey,
+  VERSIONS_PREFIX,
+  validateVersion,
+  versionsPrefix,
+} from "./layout.js";
+export {
+  type DataFile,
+  type DatasetInfo,
+  DatasetInfoSchema,
+  type Manifest,
+  ManifestSchema,
+  NameSchema,
+  UlidSchema,
+  VersionNumberSchema,
+  type VersionRef,
+  VersionRefSchema,
+} from "./manifest.js";
+export { DEFAULT_BRANCH, validateName } from "./names.js";
+export {
+  isActiveAt,
+  leaseExpiresAt,
+  PRECISION_FLOOR_MS,
+  precisionIntervalMs,
+  storageNow,
+  storePrecisionMs,
+  truncSec,
+} from "./storage-time.js";
+export { parseStored } from "./stored.js";

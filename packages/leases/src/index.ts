@@ -1,6 +1,14 @@
-export * from "./census.js";
-export * from "./keeper.js";
-export * from "./layout.js";
+// The public API of @holdfast/leases. Every name here is covered by api/leases.api.md:
+// add or remove one deliberately (`pnpm api:update`).
+export {
+  censusLeases,
+  DEFAULT_SWEEP_GRACE_MS,
+  deleteLeasesOf,
+  LEASE_REASON,
+  sweepExpiredLeases,
+} from "./census.js";
+export { type KeepLeaseOptions, keepLease, type LeaseKeeper } from "./keeper.js";
+export { branchLeasesPrefix, leaseKey, parseLeaseKey } from "./layout.js";
 export {
   type AcquireOptions,
   acquireLease,
@@ -10,5 +18,5 @@ export {
   releaseLease,
   renewLease,
 } from "./lease.js";
-export * from "./schema.js";
-export * from "./with-lease.js";
+export { type LeaseBody, LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
+export { type LeasedVersion, withLease } from "./with-lease.js";

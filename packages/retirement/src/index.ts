@@ -1,3 +1,5 @@
+// The public API of @holdfast/retirement. Every name here is covered by
+// api/retirement.api.md: add or remove one deliberately (`pnpm api:update`).
 export {
   type Admission,
   type AdmissionState,
