@@ -1,4 +1,10 @@
 export {
+  autoCleanupOf,
+  describeLanceDataset,
+  type LanceAutoCleanup,
+  type LanceDatasetReport,
+} from "./describe.js";
+export {
   isUnsupportedLance,
   LANCE_MALFORMED_MANIFEST,
   LANCE_MALFORMED_REFERENCE,

@@ -4,13 +4,16 @@ import { createContext, type ProtocolContext } from "@holdfast/dataset";
 import * as lancedb from "@lancedb/lancedb";
 import { describe, expect, it } from "vitest";
 import {
+  autoCleanupOf,
   censusLanceReferences,
+  describeLanceDataset,
   isUnsupportedLance,
   LANCE_MALFORMED_REFERENCE,
   type LanceFeature,
   lanceManifestKey,
   listLanceReferences,
   openLanceFormat,
+  readManifestFile,
 } from "../src/index.js";
 import { TABLE } from "./history.js";
 import { type LanceSite, lanceVersions, rgwSite, rows } from "./sites.js";
@@ -133,5 +136,39 @@ describe("Lance tags and branches in the reference census (RGW)", () => {
     const error = await refusal(cleanupWith(ctx));
     expect(isUnsupportedLance(error, "detached-version")).toBe(true);
     expect(await lanceVersions(site, TABLE)).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
+describe("describeLanceDataset (what doctor and status report)", () => {
+  it("reports naming, versions, format, flags, tags and branches of a LanceDB table", {
+    timeout: 60_000,
+  }, async () => {
+    const { ctx } = await smallTable();
+    const report = await describeLanceDataset(ctx, await openLanceFormat(ctx));
+    expect(report).toEqual({
+      naming: "v2",
+      versions: 5,
+      latest: 5,
+      formatVersion: "0.2",
+      readerFeatureFlags: "0",
+      autoCleanup: null,
+      tags: 1,
+      branches: 2,
+    });
+  });
+
+  it("sees Lance's automatic cleanup settings in a manifest's config", {
+    timeout: 60_000,
+  }, async () => {
+    const { ctx } = await smallTable();
+    const got = await ctx.store.get(lanceManifestKey("v2", 5));
+    if (!got) throw new Error("version 5 exists");
+    const { manifest } = readManifestFile(got.body, "v5");
+    expect(autoCleanupOf(manifest)).toBeNull();
+    const configured = {
+      ...manifest,
+      config: { "lance.auto_cleanup.interval": "20", "lance.auto_cleanup.older_than": "14d" },
+    };
+    expect(autoCleanupOf(configured)).toEqual({ interval: "20", olderThan: "14d" });
   });
 });
