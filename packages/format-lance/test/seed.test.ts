@@ -70,69 +70,76 @@ async function overwrittenTable(site: LanceSite): Promise<Map<number, VersionRea
   return reads;
 }
 
-describe("seed 000: a reader holding an old Lance version while cleanup runs (RGW)", () => {
-  it("Lance's own cleanup deletes the version under a LanceDB reader: its read fails", {
-    timeout: 120_000,
-  }, async () => {
-    const site = rgwSite();
-    await overwrittenTable(site);
-    const reader = startReader();
-    reader.send({ uri: site.uri, storageOptions: site.storageOptions, table: TABLE, version: 1 });
-    expect(await reply(reader)).toEqual({ step: "opened" });
+function describeSeed(siteName: string, makeSite: () => LanceSite) {
+  describe(`seed 000: a reader holding an old Lance version while cleanup runs (${siteName})`, () => {
+    it("Lance's own cleanup deletes the version under a LanceDB reader: its read fails", {
+      timeout: 120_000,
+    }, async () => {
+      const site = makeSite();
+      await overwrittenTable(site);
+      const reader = startReader();
+      reader.send({ uri: site.uri, storageOptions: site.storageOptions, table: TABLE, version: 1 });
+      expect(await reply(reader)).toEqual({ step: "opened" });
 
-    const db = await lancedb.connect(site.uri, { storageOptions: site.storageOptions });
-    const writer = await db.openTable(TABLE);
-    const stats = await writer.optimize({
-      cleanupOlderThan: new Date(Date.now() + 60_000),
-      deleteUnverified: true,
+      const db = await lancedb.connect(site.uri, { storageOptions: site.storageOptions });
+      const writer = await db.openTable(TABLE);
+      const stats = await writer.optimize({
+        cleanupOlderThan: new Date(Date.now() + 60_000),
+        deleteUnverified: true,
+      });
+      writer.close();
+      expect(stats.prune.oldVersionsRemoved).toBe(3);
+
+      const answer = reply(reader);
+      reader.send("read");
+      const result = await answer;
+      expect(result.step).toBe("failed");
+      expect(result.step === "failed" && /not found/i.test(result.message)).toBe(true);
     });
-    writer.close();
-    expect(stats.prune.oldVersionsRemoved).toBe(3);
 
-    const answer = reply(reader);
-    reader.send("read");
-    const result = await answer;
-    expect(result.step).toBe("failed");
-    expect(result.step === "failed" && /not found/i.test(result.message)).toBe(true);
-  });
+    it("with holdfast the leased version is kept while the reader reads, and retired after the lease ends", {
+      timeout: 120_000,
+    }, async () => {
+      const site = makeSite();
+      const before = await overwrittenTable(site);
+      const ctx = createContext(await site.store(TABLE));
+      const format = await openLanceFormat(ctx);
+      const holdfastCleanup = () =>
+        cleanup(
+          ctx,
+          { retainVersions: 1, minVersionAgeMs: 0 },
+          { format, referenceCensus: censusLanceReferences(ctx) },
+        );
 
-  it("with holdfast the leased version is kept while the reader reads, and retired after the lease ends", {
-    timeout: 120_000,
-  }, async () => {
-    const site = rgwSite();
-    const before = await overwrittenTable(site);
-    const ctx = createContext(await site.store(TABLE));
-    const format = await openLanceFormat(ctx);
-    const holdfastCleanup = () =>
-      cleanup(
-        ctx,
-        { retainVersions: 1, minVersionAgeMs: 0 },
-        { format, referenceCensus: censusLanceReferences(ctx) },
-      );
+      const reader = startReader();
+      reader.send({
+        uri: site.uri,
+        storageOptions: site.storageOptions,
+        table: TABLE,
+        version: 1,
+        lease: {
+          store: site.dir ? { root: join(site.dir, `${TABLE}.lance`) } : { s3: site.s3?.(TABLE) },
+          ttlMs: 60_000,
+        },
+      });
+      expect(await reply(reader)).toEqual({ step: "opened" });
 
-    const reader = startReader();
-    reader.send({
-      uri: site.uri,
-      storageOptions: site.storageOptions,
-      table: TABLE,
-      version: 1,
-      lease: { store: site.s3?.(TABLE), ttlMs: 60_000 },
+      const during = await holdfastCleanup();
+      expect(during.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
+      expect(during.retired.map((r) => r.version).sort()).toEqual([2, 3]);
+
+      const answer = reply(reader);
+      reader.send("read");
+      expect(await answer).toEqual({ step: "read", read: before.get(1) });
+      await new Promise((resolve) => reader.once("exit", resolve));
+      expect(await lanceVersions(site, TABLE)).toEqual([1, 4]);
+
+      // The lease is released: the next cleanup retires version 1.
+      const after = await holdfastCleanup();
+      expect(after.retired.map((r) => r.version)).toEqual([1]);
+      expect(await lanceVersions(site, TABLE)).toEqual([4]);
     });
-    expect(await reply(reader)).toEqual({ step: "opened" });
-
-    const during = await holdfastCleanup();
-    expect(during.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
-    expect(during.retired.map((r) => r.version).sort()).toEqual([2, 3]);
-
-    const answer = reply(reader);
-    reader.send("read");
-    expect(await answer).toEqual({ step: "read", read: before.get(1) });
-    await new Promise((resolve) => reader.once("exit", resolve));
-    expect(await lanceVersions(site, TABLE)).toEqual([1, 4]);
-
-    // The lease is released: the next cleanup retires version 1.
-    const after = await holdfastCleanup();
-    expect(after.retired.map((r) => r.version)).toEqual([1]);
-    expect(await lanceVersions(site, TABLE)).toEqual([4]);
   });
-});
+}
+
+describeSeed("Ceph RGW (S3)", rgwSite);

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createLocalStore } from "@holdfast/backends-local";
 import { openS3Store, type S3StoreOptions } from "@holdfast/backends-s3";
 import type { ObjectStore } from "@holdfast/conditional-store";
 import * as lancedb from "@lancedb/lancedb";
@@ -20,6 +21,24 @@ export interface LanceSite {
   store(table: string): Promise<ObjectStore>;
   /** S3 options of the table folder, for another process to open the same store. */
   readonly s3?: ((table: string) => S3StoreOptions) | undefined;
+  /** Local directory LanceDB writes to, for another process to open the same store. */
+  readonly dir?: string | undefined;
+}
+
+/**
+ * A fresh local directory: LanceDB writes plain files there and holdfast's local backend
+ * reads the same files (the table folder is the store's root). Removed at process exit.
+ */
+export function localSite(): LanceSite {
+  const { dir, remove } = localDir();
+  process.once("exit", remove);
+  return {
+    name: "local",
+    uri: dir,
+    storageOptions: {},
+    store: async (table) => createLocalStore({ root: join(dir, `${table}.lance`) }),
+    dir,
+  };
 }
 
 /** A fresh prefix on the test RGW, reached by LanceDB through its S3 storage options. */
