@@ -10,6 +10,7 @@ import {
   writerPayload,
 } from "@holdfast/conditional-store";
 import { type ProtocolContext, resolverOptions } from "./context.js";
+import { advanceHeadHint, readHeadHint, type StoredHeadHint } from "./heads.js";
 import {
   DATASET_KEY,
   dataKey,
@@ -134,7 +135,8 @@ export async function commitVersion(
     throw holdfastError("invalid-input", "commit", `maxAttempts must be a positive integer`);
   }
   const txnId = ctx.ids.next();
-  let latest = await latestVersion(ctx, branch);
+  const found = await findLatestVersion(ctx, branch, options.signal);
+  let latest = found.latest;
 
   for (let attempt = 0; attempt < maxAttempts; attempt += 1) {
     const version = (latest ?? 0) + 1;
@@ -167,12 +169,16 @@ export async function commitVersion(
       if (isHoldfastError(error, "unresolved")) throw unresolvedCommit(key, txnId, error);
       throw error;
     }
-    if (outcome.status === "applied") return { branch, version, key, etag: outcome.etag, txnId };
     // A read-back saw a manifest: its txnId decides whose it is, whatever its bytes.
-    if (outcome.current) {
-      const stored = tryParseManifest(outcome.current.body);
-      if (stored?.txnId === txnId)
-        return { branch, version, key, etag: outcome.current.etag, txnId };
+    const etag =
+      outcome.status === "applied"
+        ? outcome.etag
+        : outcome.current && tryParseManifest(outcome.current.body)?.txnId === txnId
+          ? outcome.current.etag
+          : undefined;
+    if (etag !== undefined) {
+      await advanceHeadHint(ctx, branch, version, txnId, found.hint);
+      return { branch, version, key, etag, txnId };
     }
     // Definite conflict: another writer holds version n. Try n+1.
     latest = version;
@@ -306,20 +312,61 @@ export async function* listVersions(
 }
 
 /**
- * The highest version of a branch, or `null` when it has none. A branch that fits in one
- * listing page costs one LIST; a longer one is searched with single-key listings
- * (`startAfter`), galloping then bisecting: O(log n) requests, exact even with gaps.
+ * The highest version of a branch, or `null` when it has none. Starts at the branch's head
+ * hint (1 GET, see `heads.ts`), so the cost does not grow with the branch's length: 1 LIST
+ * from the hint when the hint is current, O(log lag) single-key LISTs when it lags far
+ * behind, and the full search from version 1 when there is no hint or nothing at or above
+ * it. Exact in every case: the listing sees every version at or above its start.
  */
-export async function latestVersion(ctx: ProtocolContext, branch: string): Promise<number | null> {
+export async function latestVersion(
+  ctx: ProtocolContext,
+  branch: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<number | null> {
+  return (await findLatestVersion(ctx, branch, options.signal)).latest;
+}
+
+/** {@link latestVersion}, with the hint it started from (a commit rewrites it if stale). */
+async function findLatestVersion(
+  ctx: ProtocolContext,
+  branch: string,
+  signal?: AbortSignal,
+): Promise<{ latest: number | null; hint: StoredHeadHint | null }> {
+  validateName(branch, "branch");
+  const hint = await readHeadHint(ctx, branch, signal);
+  if (hint?.version != null) {
+    const latest = await latestVersionFrom(ctx, branch, hint.version, signal);
+    if (latest !== null) return { latest, hint };
+    // Nothing at or above the hint: the branch lost those versions (deleted and re-created).
+  }
+  return { latest: await latestVersionFrom(ctx, branch, 1, signal), hint };
+}
+
+/**
+ * The highest version of a branch that is `from` or above, or `null` when there is none. A
+ * range that fits in one listing page costs one LIST; a longer one is searched with
+ * single-key listings (`startAfter`), galloping then bisecting: O(log n) requests, exact
+ * even with gaps.
+ */
+export async function latestVersionFrom(
+  ctx: ProtocolContext,
+  branch: string,
+  from: number,
+  signal?: AbortSignal,
+): Promise<number | null> {
+  validateVersion(from);
   const prefix = versionsPrefix(branch);
-  const page = await ctx.store.list(prefix);
+  const page = await ctx.store.list(prefix, {
+    startAfter: from > 1 ? manifestKey(branch, from - 1) : undefined,
+    signal,
+  });
   let lo: number | null = null;
   for (const meta of page.objects) {
     const parsed = parseManifestKey(meta.key);
     if (parsed?.branch === branch) lo = parsed.version;
   }
   if (page.nextPageToken === undefined) return lo;
-  lo ??= await firstVersionAfter(ctx, branch, 0);
+  lo ??= await firstVersionAfter(ctx, branch, from - 1);
   if (lo === null) return null;
   // Invariant below: version `lo` exists and no version is above `hi`.
   let step = 1024;

@@ -19,6 +19,7 @@ export {
   writeDataFile,
 } from "./dataset.js";
 export { type DatasetFormat, defaultFormat, type FormatManifest } from "./format.js";
+export { HEAD_HINT_STRIDE, HEADS_PREFIX, headHintKey } from "./heads.js";
 export {
   CLOCK_PREFIX,
   dataKey,

@@ -247,8 +247,17 @@ describe("commit", () => {
       );
       const result = await commitVersion({ ...ctx, store: fault }, { branch: "main", files: [] });
       expect(result.version).toBe(2);
-      expect(fault.requestCounts().get).toBe(0);
-      expect(fault.requestCounts().put).toBe(2);
+      // No manifest read-back: one put at 1 (conflict), one at 2. The only GET is the head hint.
+      const manifestRequests = fault
+        .requests()
+        .filter((r) => r.key.startsWith("_versions/"))
+        .map((r) => `${r.operation} ${r.key}`);
+      expect(manifestRequests).toEqual([
+        "list _versions/main/",
+        `put ${key}`,
+        `put ${manifestKey("main", 2)}`,
+      ]);
+      expect(fault.requestCounts().get).toBe(1);
       expect(fault.pendingRules()).toHaveLength(0);
     }
   });

@@ -9,6 +9,7 @@ import {
 } from "@holdfast/conditional-store";
 import {
   DEFAULT_BRANCH,
+  headHintKey,
   listBranchesWithVersions,
   listVersions,
   type ProtocolContext,
@@ -293,6 +294,8 @@ async function teardownBranch(ctx: ProtocolContext, branch: string): Promise<voi
   ]) {
     await deletePrefix(ctx, prefix);
   }
+  // The head hint goes last: a hint without versions is harmless (a search falls back).
+  await ctx.store.delete(headHintKey(branch));
 }
 
 async function deletePrefix(ctx: ProtocolContext, prefix: string): Promise<void> {

@@ -1,0 +1,194 @@
+import { decodeJson, encodeJson, MemoryStore, seededIds } from "@holdfast/conditional-store";
+import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
+import {
+  commitVersion,
+  createContext,
+  HEAD_HINT_STRIDE,
+  headHintKey,
+  latestVersion,
+  manifestKey,
+  type ProtocolContext,
+  readManifest,
+} from "@holdfast/dataset";
+import { describe, expect, it } from "vitest";
+
+// Head hints (docs/protocol.md §2): a commit finds the next version from the branch's
+// hint, so its cost does not depend on the branch's length, and a hint is only ever a
+// starting point: a stale, missing, malformed or too-high hint never makes a commit wrong.
+
+function memoryContext(
+  seed = 1,
+  store = new MemoryStore(),
+): ProtocolContext & { store: MemoryStore } {
+  return { ...createContext(store, { ids: seededIds(seed), sleep: recordingSleep() }), store };
+}
+
+/** Manifests 1..n on `branch` written straight to the store (as an older client, without a hint). */
+async function seedVersions(store: MemoryStore, branch: string, versions: Iterable<number>) {
+  let txn = 0;
+  for (const version of versions) {
+    txn += 1;
+    const txnId = `01ARZ3NDEKTSV4RRFF${String(txn).padStart(8, "0")}`;
+    await store.put(
+      manifestKey(branch, version),
+      encodeJson({ schema: 1, branch, version, parent: null, files: [], txnId }),
+    );
+  }
+}
+
+const range = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+async function hintVersion(ctx: ProtocolContext, branch: string): Promise<number | null> {
+  const got = await ctx.store.get(headHintKey(branch));
+  return got ? (decodeJson(got.body) as { version: number }).version : null;
+}
+
+/** Requests of one commit, by operation. */
+async function commitCost(ctx: ProtocolContext, branch: string) {
+  const counting = new FaultStore(ctx.store);
+  const result = await commitVersion({ ...ctx, store: counting }, { branch, files: [] });
+  return { version: result.version, counts: counting.requestCounts(), log: counting.requests() };
+}
+
+describe("head hints", () => {
+  it("a commit costs the same at version 11 and at version 10,001", async () => {
+    const short = memoryContext(1);
+    for (let i = 0; i < 10; i += 1) await commitVersion(short, { branch: "main", files: [] });
+    const long = memoryContext(2);
+    await seedVersions(long.store, "main", range(1, 9_999));
+    // The first commit of a pre-hint branch searches from version 1 and writes the hint.
+    expect((await commitVersion(long, { branch: "main", files: [] })).version).toBe(10_000);
+    expect(await hintVersion(long, "main")).toBe(10_000);
+
+    const a = await commitCost(short, "main");
+    const b = await commitCost(long, "main");
+    expect([a.version, b.version]).toEqual([11, 10_001]);
+    // GET hint, LIST from the hint, PUT manifest: no listing of the branch.
+    expect(a.counts).toEqual(b.counts);
+    expect(b.log.map((r) => `${r.operation} ${r.key}`)).toEqual([
+      `get ${headHintKey("main")}`,
+      "list _versions/main/",
+      `put ${manifestKey("main", 10_001)}`,
+    ]);
+
+    // Over a stride of commits the hint is rewritten the same number of times on both.
+    const totals = async (ctx: ProtocolContext) => {
+      const counting = new FaultStore(ctx.store);
+      for (let i = 0; i < 2 * HEAD_HINT_STRIDE; i += 1)
+        await commitVersion({ ...ctx, store: counting }, { branch: "main", files: [] });
+      return counting.requestCounts();
+    };
+    const ta = await totals(short);
+    const tb = await totals(long);
+    expect(ta).toEqual(tb);
+    expect(ta.put).toBe(2 * HEAD_HINT_STRIDE + 2);
+    expect(await latestVersion(long, "main")).toBe(10_001 + 2 * HEAD_HINT_STRIDE);
+  });
+
+  it("a hint far behind (versions committed by a client that keeps none) is a starting point only", async () => {
+    const ctx = memoryContext(3, new MemoryStore({ pageSize: 100 }));
+    await seedVersions(ctx.store, "main", range(1, 5));
+    await commitVersion(ctx, { branch: "main", files: [] }); // writes the hint at 6
+    await seedVersions(ctx.store, "main", range(7, 20_000));
+    const cost = await commitCost(ctx, "main");
+    expect(cost.version).toBe(20_001);
+    // Gallop and bisect from the hint: logarithmic in the lag, not a listing of it.
+    expect(cost.counts.list).toBeLessThan(40);
+    expect(await hintVersion(ctx, "main")).toBe(20_001);
+  });
+
+  it("versions retired between a stale hint and the latest never get reused", async () => {
+    const ctx = memoryContext(4);
+    await seedVersions(ctx.store, "main", range(1, 3));
+    await commitVersion(ctx, { branch: "main", files: [] }); // hint at 4
+    await seedVersions(ctx.store, "main", range(5, 30));
+    // Cleanup retires 4..29 and keeps the latest (30): the hint's own version is gone too.
+    for (const v of range(4, 29)) await ctx.store.delete(manifestKey("main", v));
+    const result = await commitVersion(ctx, { branch: "main", files: [] });
+    expect(result.version).toBe(31);
+    expect((await readManifest(ctx, "main", 31)).manifest.parent).toEqual({
+      branch: "main",
+      version: 30,
+    });
+    expect(await ctx.store.head(manifestKey("main", 5))).toBeNull();
+  });
+
+  it("a hint above every version (branch deleted and re-created) falls back to the full search", async () => {
+    const ctx = memoryContext(5);
+    for (let i = 0; i < 40; i += 1) await commitVersion(ctx, { branch: "dev", files: [] });
+    expect(await hintVersion(ctx, "dev")).toBe(33);
+    // The branch's manifests go (a deletion whose hint removal was lost), then it starts over.
+    for (const v of range(1, 40)) await ctx.store.delete(manifestKey("dev", v));
+    expect(await latestVersion(ctx, "dev")).toBeNull();
+    const first = await commitVersion(ctx, { branch: "dev", files: [] });
+    expect(first.version).toBe(1);
+    expect((await readManifest(ctx, "dev", 1)).manifest.parent).toBeNull();
+    // The hint now names the new incarnation's version.
+    expect(await hintVersion(ctx, "dev")).toBe(1);
+    expect((await commitVersion(ctx, { branch: "dev", files: [] })).version).toBe(2);
+
+    // Same, with versions below the stale hint: an older client re-created the branch and
+    // cleanup retired its first versions. The next version is above them, never a gap.
+    for (const v of [1, 2]) await ctx.store.delete(manifestKey("dev", v));
+    await ctx.store.put(
+      headHintKey("dev"),
+      encodeJson({ schema: 1, branch: "dev", version: 33, txnId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" }),
+    );
+    await seedVersions(ctx.store, "dev", [7, 9]);
+    expect((await commitVersion(ctx, { branch: "dev", files: [] })).version).toBe(10);
+    expect(await ctx.store.head(manifestKey("dev", 1))).toBeNull();
+  });
+
+  it("a malformed or foreign hint is ignored and replaced", async () => {
+    for (const body of ["{not json", JSON.stringify({ schema: 1, branch: "other", version: 9 })]) {
+      const ctx = memoryContext(6);
+      await seedVersions(ctx.store, "main", range(1, 3));
+      await ctx.store.put(headHintKey("main"), new TextEncoder().encode(body));
+      expect(await latestVersion(ctx, "main")).toBe(3);
+      expect((await commitVersion(ctx, { branch: "main", files: [] })).version).toBe(4);
+      expect(await hintVersion(ctx, "main")).toBe(4);
+    }
+  });
+
+  it("a lost hint write never fails or delays the commit that landed", async () => {
+    const sleep = recordingSleep();
+    const ctx = { ...memoryContext(7), sleep };
+    const fault = new FaultStore(ctx.store).on(
+      { operation: "put", key: headHintKey("main"), times: 2 },
+      { type: "lose-before-apply" },
+    );
+    const fctx = { ...ctx, store: fault };
+    expect((await commitVersion(fctx, { branch: "main", files: [] })).version).toBe(1);
+    expect(await ctx.store.get(headHintKey("main"))).toBeNull();
+    // One attempt only: no re-issue pauses for an advisory object.
+    expect(sleep.pauses).toEqual([]);
+    expect((await commitVersion(fctx, { branch: "main", files: [] })).version).toBe(2);
+    expect((await commitVersion(fctx, { branch: "main", files: [] })).version).toBe(3);
+    expect(await hintVersion(ctx, "main")).toBe(3);
+  });
+
+  it("racing committers never move the hint backwards", async () => {
+    const ctx = memoryContext(8);
+    await seedVersions(ctx.store, "main", range(1, 100));
+    await commitVersion(ctx, { branch: "main", files: [] }); // hint at 101
+    await seedVersions(ctx.store, "main", range(102, 140));
+    // Writer A commits 141 with the hint it read (101); before A rewrites the hint, B
+    // commits 142 and moves the hint there. A's if-match on the ETag it read conflicts and
+    // is dropped, so the hint stays at 142 instead of going back to 141.
+    const b = memoryContext(9, ctx.store);
+    const fault = new FaultStore(ctx.store).on(
+      { operation: "put", key: headHintKey("main") },
+      {
+        type: "before",
+        run: async () => {
+          expect((await commitVersion(b, { branch: "main", files: [] })).version).toBe(142);
+        },
+      },
+    );
+    const a = await commitVersion({ ...ctx, store: fault }, { branch: "main", files: [] });
+    expect(a.version).toBe(141);
+    expect(await hintVersion(ctx, "main")).toBe(142);
+    expect(await latestVersion(ctx, "main")).toBe(142);
+  });
+});
