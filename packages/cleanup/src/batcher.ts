@@ -1,4 +1,9 @@
-import { holdfastError, type ObjectStore } from "@holdfast/conditional-store";
+import {
+  type HoldfastErrorKind,
+  holdfastError,
+  isHoldfastError,
+  type ObjectStore,
+} from "@holdfast/conditional-store";
 import type { TaskPool } from "./pool.js";
 
 /** Collects keys and deletes them in backend-sized batches through the pool. */
@@ -35,14 +40,39 @@ export class DeleteBatcher {
     await this.pool.run(async () => {
       const result = await this.store.deleteMany(batch);
       this.#deleted += result.deleted.length;
-      if (result.failed.length > 0) {
-        const first = result.failed[0]!;
-        throw holdfastError("ambiguous", "deleteMany", `${result.failed.length} deletions failed`, {
-          key: first.key,
-          cause: first.error,
-          hint: "re-run cleanup: committed retirement resumes where it stopped",
-        });
-      }
+      if (result.failed.length > 0) throw deletionsFailed(result.failed);
     });
   }
+}
+
+/**
+ * One error for a batch with failures, named after the first: its kind when every
+ * failure is definite (a read-only or forbidden store is `refused`/`auth`, not an unknown
+ * outcome), `ambiguous` as soon as one outcome is unknown; its code (EROFS, EACCES, ...),
+ * key and message in ours, the first failure as `cause`.
+ */
+function deletionsFailed(failed: readonly { key: string; error: unknown }[]) {
+  const first = failed[0]!;
+  const unknown = failed.some((f) => !isHoldfastError(f.error) || isUnknownKind(f.error.kind));
+  const kind: HoldfastErrorKind =
+    unknown || !isHoldfastError(first.error) ? "ambiguous" : first.error.kind;
+  const why = first.error instanceof Error ? first.error.message : String(first.error);
+  return holdfastError(
+    kind,
+    "deleteMany",
+    `${failed.length} deletions failed; first: ${first.key}: ${why}`,
+    {
+      key: first.key,
+      code: isHoldfastError(first.error) ? first.error.code : undefined,
+      cause: first.error,
+      hint:
+        kind === "ambiguous"
+          ? "re-run cleanup: committed retirement resumes where it stopped"
+          : "fix the cause (docs/operations.md), then re-run cleanup: committed retirement resumes where it stopped",
+    },
+  );
+}
+
+function isUnknownKind(kind: HoldfastErrorKind): boolean {
+  return kind === "ambiguous" || kind === "unresolved" || kind === "in-flight";
 }

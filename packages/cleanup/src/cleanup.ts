@@ -1,5 +1,15 @@
+import { isHoldfastError } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/dataset";
-import type { RetirementHandle } from "@holdfast/retirement";
+import {
+  acquireCleanupLock,
+  type CleanupLock,
+  DEFAULT_OWNERSHIP_BOUND_MS,
+  isCleanupLockLost,
+  type RetirementHandle,
+  releaseCleanupLock,
+  renewCleanupLock,
+  startHeartbeat,
+} from "@holdfast/retirement";
 import { deleteRetired, type PlannedDeletions } from "./delete.js";
 import { finalizeRetired } from "./finalize.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
@@ -7,7 +17,7 @@ import type { CleanupPolicy } from "./policy.js";
 import { retireCandidates } from "./retire.js";
 import { createRunState, type Mode, type RunState } from "./run-state.js";
 import { sweepOrphans } from "./sweep.js";
-import type { CleanupOptions, CleanupStats } from "./types.js";
+import { CleanupInterruptedError, type CleanupOptions, type CleanupStats } from "./types.js";
 
 export type {
   CleanupOptions,
@@ -16,7 +26,7 @@ export type {
   CleanupStats,
   RetainedVersion,
 } from "./types.js";
-export { TAGGED_OLD_VERSIONS } from "./types.js";
+export { CLEANUP_INTERRUPTED, CleanupInterruptedError, TAGGED_OLD_VERSIONS } from "./types.js";
 
 /**
  * Retires and deletes old versions safely (docs/protocol.md): recovers interrupted work
@@ -52,7 +62,12 @@ export function recover(ctx: ProtocolContext, options: CleanupOptions = {}): Pro
   return run(ctx, { retainVersions: 1 }, options, "recover");
 }
 
-/** One run, as named steps: recover → plan → (tag check) → retire → delete + finalize → sweep. */
+/**
+ * One run, as named steps: (lock) → recover → plan → (tag check) → retire → delete +
+ * finalize → sweep. A heartbeat renews the lock and the pre-commit record in flight; an
+ * abort of `options.signal` ends the run at the next safe point with
+ * {@link CleanupInterruptedError}.
+ */
 async function run(
   baseCtx: ProtocolContext,
   policy: CleanupPolicy,
@@ -61,14 +76,65 @@ async function run(
 ): Promise<CleanupStats> {
   const startedAt = baseCtx.clock.now();
   const state = await createRunState(baseCtx, policy, options, mode);
-  const interrupted = await resolveInterrupted(state);
-  const plan = await planCandidates(state, interrupted);
-  await refuseTaggedCandidates(state, plan);
-  await retireCandidates(state, plan, interrupted);
-  const plannedData: PlannedDeletions = new Set();
-  await deleteAndFinalize(state, interrupted.committed, plan.retainedFiles, plannedData);
-  await sweepOrphans(state, plan.retainedFiles, plannedData);
-  return summarize(state, baseCtx.clock.now() - startedAt);
+  const lock = await takeLock(state);
+  const heartbeat = startRunHeartbeat(state, lock);
+  try {
+    const interrupted = await resolveInterrupted(state);
+    state.checkpoint();
+    const plan = await planCandidates(state, interrupted);
+    await refuseTaggedCandidates(state, plan);
+    await retireCandidates(state, plan, interrupted);
+    const plannedData: PlannedDeletions = new Set();
+    await deleteAndFinalize(state, interrupted.committed, plan.retainedFiles, plannedData);
+    state.checkpoint();
+    await sweepOrphans(state, plan.retainedFiles, plannedData);
+    return summarize(state, baseCtx.clock.now() - startedAt);
+  } catch (error) {
+    // Stopped on request: say what was done. An unknown outcome stays what it is.
+    if (state.stopping() && !isHoldfastError(error, "unresolved", "ambiguous")) {
+      throw new CleanupInterruptedError(summarize(state, baseCtx.clock.now() - startedAt), error);
+    }
+    throw error;
+  } finally {
+    await heartbeat.stop();
+    if (lock.current) await releaseCleanupLock(state.ctx, lock.current).catch(() => {});
+  }
+}
+
+/** The dataset's cleanup lock, unless this is a plan or `concurrent` was asked for. */
+async function takeLock(state: RunState): Promise<{ current: CleanupLock | undefined }> {
+  if (state.dryRun || state.options.concurrent) return { current: undefined };
+  const current = await acquireCleanupLock(state.ctx, {
+    owner: state.owner,
+    boundMs: state.options.ownershipBoundMs,
+    storageNow: state.now,
+    wait: state.options.waitForLock
+      ? (state.options.signal ?? new AbortController().signal)
+      : undefined,
+  });
+  return { current };
+}
+
+/** Renews the lock and the pre-commit record in flight every third of the ownership bound. */
+function startRunHeartbeat(state: RunState, lock: { current: CleanupLock | undefined }) {
+  const boundMs = state.options.ownershipBoundMs ?? DEFAULT_OWNERSHIP_BOUND_MS;
+  return startHeartbeat({
+    everyMs: Math.max(1, Math.floor(boundMs / 3)),
+    sleep: state.options.heartbeatSleep,
+    beat: async () => {
+      if (lock.current) {
+        try {
+          lock.current = await renewCleanupLock(state.ctx, lock.current);
+        } catch (error) {
+          if (!isCleanupLockLost(error)) throw error;
+          lock.current = undefined;
+          state.stats.warnings.push("the cleanup lock was taken over by another cleanup");
+        }
+      }
+      // A fenced record makes the run's next transition fail and give it up.
+      await state.held.current?.renew();
+    },
+  });
 }
 
 /** Steps 5 and 6 per committed record, in order: delete, then finalize a complete record. */
@@ -81,6 +147,7 @@ async function deleteAndFinalize(
   state.progress({ phase: "delete", done: 0, total: committed.length });
   let recordsDone = 0;
   for (const handle of committed) {
+    state.checkpoint();
     const complete = await deleteRetired(state, handle, retainedFiles, plannedData);
     if (!state.dryRun && complete) await finalizeRetired(state, handle);
     recordsDone += 1;

@@ -24,9 +24,16 @@ export async function deleteRetired(
   // tell a resumed run what to delete.
   const manifestKeys: string[] = [];
   let complete = true;
+  const counted = state.ownRecords.has(handle.key) ? stats.retired : stats.finished;
   for (const entry of handle.record.versions) {
     if (entry.cancelled) continue;
-    stats.retired.push({ branch, version: entry.version });
+    // Interrupted: stop between versions; what is queued is sent, the record stays
+    // committed and the next run or `recover` finishes it.
+    if (state.stopping()) {
+      complete = false;
+      break;
+    }
+    counted.push({ branch, version: entry.version });
     await state.pool.run(async () => {
       const manifest = await format.readManifest(ctx, branch, entry.version);
       if (!manifest) return; // deleted by an earlier, interrupted run

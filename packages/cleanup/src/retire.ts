@@ -5,6 +5,7 @@ import {
   commit,
   confirmCommit,
   drain,
+  HeldRecord,
   isFenced,
   type RetirementHandle,
   seal,
@@ -27,13 +28,15 @@ export async function retireCandidates(
   const { ctx, stats } = state;
   const { candidates, retainedFiles } = plan;
   const { committed } = interrupted;
-  // The record this run is moving and has not carried to commit yet (one at a time).
-  let current: RetirementHandle | undefined;
+  // The record this run is moving and has not carried to commit yet (one at a time);
+  // the run's heartbeat renews it through `state.held`.
+  let current: HeldRecord | undefined;
   let retiredCount = 0;
   const totalCandidates = candidates.reduce((n, c) => n + c.entries.length, 0);
   state.progress({ phase: "retire", done: 0, total: totalCandidates });
   try {
     for (const { branch, entries } of candidates) {
+      state.checkpoint();
       const versions = entries.map((e) => e.version);
       let kept: Map<number, string>;
       if (state.dryRun) {
@@ -42,22 +45,27 @@ export async function retireCandidates(
         merge(kept, rest.length > 0 ? await state.referenceCensus(branch, rest) : new Map());
         const etags = new Map(entries.map((e) => [e.version, e.etag]));
         const planRecord = planHandle(branch, state.owner, versions, etags, kept);
+        state.ownRecords.add(planRecord.key);
         if (activeVersions(planRecord.record).length > 0) committed.push(planRecord);
       } else {
         kept = new Map();
         try {
           // 1. drain: new acquisitions refused, admitted leases still renew.
-          current = await drain(ctx, {
+          const drained = await drain(ctx, {
             branch,
             versions: entries.map((e) => ({ version: e.version, manifestEtag: e.etag })),
             owner: state.owner,
             ownershipBoundMs: state.options.ownershipBoundMs,
           });
+          current = new HeldRecord(ctx, drained);
+          state.held.current = current;
+          state.ownRecords.add(drained.key);
           // 2. lease census after the drain is durable: active leases win.
           merge(kept, await state.leaseCensus(branch, versions, state.now));
+          state.checkpoint();
           // 3. seal (renewal cutoff), cancelling the census-1 versions in the same write.
-          current = await seal(ctx, current, { cancel: kept });
-          let rest = activeVersions(current.record);
+          let handle = await current.update((h) => seal(ctx, h, { cancel: kept }));
+          let rest = activeVersions(handle.record);
           if (rest.length > 0) {
             const late = new Map<number, string>();
             // census 2: leases renewed or admitted before the seal win.
@@ -65,18 +73,22 @@ export async function retireCandidates(
             rest = rest.filter((v) => !late.has(v));
             // 4. reference census: intents, canonical refs, lineage; throws on read errors.
             if (rest.length > 0) merge(late, await state.referenceCensus(branch, rest));
+            // The last safe point before the irreversible boundary.
+            state.checkpoint();
             // 5. commit: the irreversible boundary.
-            current = await commitOrStop(ctx, current, late);
+            handle = await current.update((h) => commitOrStop(ctx, h, late));
             merge(kept, late);
           }
-          if (current.record.state === "committed") committed.push(current);
-          else await ctx.store.delete(current.key); // every version kept: cancelled
+          if (handle.record.state === "committed") committed.push(handle);
+          else await ctx.store.delete(handle.key); // every version kept: cancelled
           current = undefined;
+          state.held.current = undefined;
         } catch (error) {
           if (!isFenced(error)) throw error;
-          // A recovering cleaner took the record over and carries it on: what it commits
-          // it deletes itself, what it cancels must stay, so keep every candidate's files.
+          // A recovering cleaner (or an operator's abandon) took the record over: what it
+          // commits it deletes itself, what it cancels must stay, so keep every candidate's files.
           current = undefined;
+          state.held.current = undefined;
           stats.warnings.push(`${branch}: retirement taken over by another cleaner`);
           kept = new Map(versions.map((v) => [v, "retiring"]));
         }
@@ -90,8 +102,16 @@ export async function retireCandidates(
     }
     await state.pool.drain();
   } finally {
-    // A drain or seal this run could not carry to commit is given up at once (L5).
-    if (current) await abandon(ctx, current).catch(() => {});
+    // A drain or seal this run could not carry to commit (an error, an interrupt) is given
+    // up at once, in-process (L5): nothing it named stays blocked.
+    state.held.current = undefined;
+    if (current)
+      await current
+        .update(async (h) => {
+          await abandon(ctx, h);
+          return h;
+        })
+        .catch(() => {});
   }
 }
 

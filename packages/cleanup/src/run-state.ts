@@ -1,4 +1,4 @@
-import { CountingStore } from "@holdfast/conditional-store";
+import { CountingStore, isHoldfastError } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
@@ -7,7 +7,7 @@ import {
 } from "@holdfast/dataset";
 import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
 import { censusReferences } from "@holdfast/refs-lifecycle";
-import type { DeleteLeases, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
+import type { DeleteLeases, HeldRecord, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
 import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import { TaskPool } from "./pool.js";
 import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
@@ -17,6 +17,7 @@ export type Mode = "cleanup" | "plan" | "recover";
 /** Counters a run fills in as it goes; `run` turns them into {@link CleanupStats}. */
 export interface MutableStats {
   retired: { branch: string; version: number }[];
+  finished: { branch: string; version: number }[];
   retained: RetainedVersion[];
   recovered: { committed: number; cancelled: number; retained: number };
   objectsDeleted: {
@@ -53,7 +54,15 @@ export interface RunState {
   readonly now: Date;
   /** This run's owner id in retirement records. */
   readonly owner: string;
+  /** Keys of the records this run drained itself: their versions count as `retired`, others' as `finished`. */
+  readonly ownRecords: Set<string>;
   readonly stats: MutableStats;
+  /** The pre-commit record the heartbeat renews, if any. */
+  readonly held: { current: HeldRecord | undefined };
+  /** Throws the signal's reason when the run was asked to stop; called only at safe points. */
+  checkpoint(): void;
+  /** True once the run was asked to stop. */
+  readonly stopping: () => boolean;
 }
 
 /** Validates the policy, wires the collaborators and takes the run's storage time (one probe unless injected or a plan). */
@@ -67,8 +76,9 @@ export async function createRunState(
   const dryRun = mode === "plan";
   const counting = new CountingStore(baseCtx.store);
   const ctx: ProtocolContext = { ...baseCtx, store: counting };
-  const now =
-    options.storageNow ?? (dryRun ? new Date(ctx.clock.now()) : await probeStorageNow(ctx));
+  const warnings: string[] = [];
+  const now = options.storageNow ?? (await runStorageNow(ctx, dryRun, warnings));
+  const signal = options.signal;
   return {
     mode,
     dryRun,
@@ -87,8 +97,13 @@ export async function createRunState(
     batchSize: Math.max(1, ctx.store.capabilities.maxBatchDelete),
     now,
     owner: ctx.ids.next(),
+    ownRecords: new Set(),
+    held: { current: undefined },
+    checkpoint: () => signal?.throwIfAborted(),
+    stopping: () => signal?.aborted === true,
     stats: {
       retired: [],
+      finished: [],
       retained: [],
       recovered: { committed: 0, cancelled: 0, retained: 0 },
       objectsDeleted: {
@@ -100,9 +115,32 @@ export async function createRunState(
         total: 0,
       },
       bytesDeleted: 0,
-      warnings: [],
+      warnings,
     },
   };
+}
+
+/**
+ * The run's storage "now": one probe (PUT, HEAD, DELETE of a `_holdfast/clock/` object),
+ * for a dry run too. No read-only request returns the store's clock (Last-Modified exists
+ * only on objects the store stamped, and the newest of those is just a lower bound), and a
+ * plan judged by the host clock disagrees with the run whenever the host is skewed. A dry
+ * run on credentials that may not write falls back to the host clock, with a warning.
+ */
+async function runStorageNow(
+  ctx: ProtocolContext,
+  dryRun: boolean,
+  warnings: string[],
+): Promise<Date> {
+  try {
+    return await probeStorageNow(ctx);
+  } catch (error) {
+    if (!dryRun || !isHoldfastError(error, "refused", "auth", "unsupported")) throw error;
+    warnings.push(
+      `storage-time probe refused (${error.code ?? error.kind}): the plan judges leases and ages by this host's clock, which may differ from the store's`,
+    );
+    return new Date(ctx.clock.now());
+  }
 }
 
 export function addAll(map: Map<string, Set<number>>, branch: string, versions: number[]): void {

@@ -1,4 +1,4 @@
-import type { RequestCounts } from "@holdfast/conditional-store";
+import { HoldfastError, type RequestCounts, type Sleep } from "@holdfast/conditional-store";
 import type { DatasetFormat } from "@holdfast/dataset";
 import type { DeleteLeases, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
 import type { RetainReason } from "./policy.js";
@@ -25,10 +25,28 @@ export interface CleanupOptions {
   readonly deleteLeases?: DeleteLeases | undefined;
   /** Requests in flight at once (manifest reads, batch deletes). @default 8 */
   readonly concurrency?: number | undefined;
-  /** Storage "now" to use instead of a probe (tests; a dry run defaults to the local clock to stay write-free). */
+  /**
+   * Storage "now" to use instead of a probe (tests). A dry run probes too (PUT, HEAD,
+   * DELETE of one `_holdfast/clock/` object), so the plan judges leases and ages exactly as
+   * the run will; on a store that refuses the probe it falls back to the host clock and
+   * says so in `warnings`.
+   */
   readonly storageNow?: Date | undefined;
-  /** Drain ownership bound. @default 15 min */
+  /** Ownership bound of this run's retirement records and of the cleanup lock; renewed every third of it. @default 60 s */
   readonly ownershipBoundMs?: number | undefined;
+  /**
+   * Stops the run at the next safe point: a pre-commit retirement in flight is given up
+   * in-process (so nothing blocks leases afterwards), a committed one is left for the next
+   * run or `recover`. The run then throws `aborted` (code CLEANUP_INTERRUPTED) whose
+   * `stats` say what was done.
+   */
+  readonly signal?: AbortSignal | undefined;
+  /** Skip the dataset's cleanup lock (concurrent cleanups stay safe, but each does its own work). @default false */
+  readonly concurrent?: boolean | undefined;
+  /** Wait for another cleanup holding the lock instead of failing with CLEANUP_RUNNING. @default false */
+  readonly waitForLock?: boolean | undefined;
+  /** Timer of the heartbeat that renews the lock and this run's pre-commit record. @default realSleep */
+  readonly heartbeatSleep?: Sleep | undefined;
   /**
    * Most versions one retirement record names; a branch with more candidates is retired
    * as several operations, so a record stays small (about 70 bytes per version).
@@ -47,8 +65,10 @@ export interface RetainedVersion {
 /** What a cleanup did (or, for a plan, would do). */
 export interface CleanupStats {
   readonly dryRun: boolean;
-  /** Versions retired by this run, recovered ones included. */
+  /** Versions this run drained, committed and deleted itself (concurrent cleaners never count one twice). */
   readonly retired: { branch: string; version: number }[];
+  /** Versions of earlier (crashed or interrupted) runs' committed retirements this run deleted. */
+  readonly finished: { branch: string; version: number }[];
   /** Every version kept, with the reason. */
   readonly retained: RetainedVersion[];
   readonly recovered: { committed: number; cancelled: number; retained: number };
@@ -68,6 +88,25 @@ export interface CleanupStats {
   readonly elapsedMs: number;
   /** Things left for a later run (e.g. a retirement whose deletion is incomplete). */
   readonly warnings: string[];
+}
+
+/** Error code of an interrupted run (kind `aborted`). */
+export const CLEANUP_INTERRUPTED = "CLEANUP_INTERRUPTED";
+
+/** A run stopped by its `signal` at a safe point; `stats` say what it did before. */
+export class CleanupInterruptedError extends HoldfastError {
+  readonly stats: CleanupStats;
+
+  constructor(stats: CleanupStats, cause: unknown) {
+    super("cleanup interrupted at a safe point", {
+      kind: "aborted",
+      operation: "cleanup",
+      code: CLEANUP_INTERRUPTED,
+      hint: "nothing blocks leases; committed retirements left behind finish on the next cleanup or recover",
+      cause,
+    });
+    this.stats = stats;
+  }
 }
 
 /** Error code of the typed error for `errorIfTaggedOldVersions`. */

@@ -27,7 +27,7 @@ describe("policy", () => {
     const stats = await cleanup(ctx, { retainVersions: 10 });
     expect(stats.retired).toEqual([]);
     expect(versionsOf(store)).toEqual([1, 2, 3]);
-    expect(stats.requests.put).toBe(1); // the storage-time probe only
+    expect(stats.requests.put).toBe(2); // the storage-time probe and the cleanup lock only
   });
 
   it("rejects unknown shapes", () => {

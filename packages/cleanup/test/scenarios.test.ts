@@ -163,7 +163,7 @@ describe("lease scenarios", () => {
     await expect(renewLease(ctx, lease)).rejects.toMatchObject({ kind: "refused", code: "SEALED" });
     const stats = await recover(ctx);
     expect(versionsOf(store)).toEqual([1, 3]);
-    expect(stats.retired).toEqual([{ branch: "main", version: 2 }]);
+    expect(stats.finished).toEqual([{ branch: "main", version: 2 }]);
     lease = await renewLease(ctx, lease);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
   });
@@ -320,8 +320,9 @@ describe("reference scenarios", () => {
               "_refs/tags/old.json",
               encodeJson({ schema: 1, name: "old", target: { branch: "main", version: 1 } }),
             );
-            const other = await recover(on(store));
-            expect(other.retired).toEqual([{ branch: "main", version: 2 }]);
+            // (a recovery that ignores the lock: concurrent cleaners stay safe)
+            const other = await recover(on(store), { concurrent: true });
+            expect(other.finished).toEqual([{ branch: "main", version: 2 }]);
           }
           return leases(branch, versions, at);
         },
@@ -360,7 +361,7 @@ describe("reference scenarios", () => {
     );
     await time.advance(BOUND + 2_000);
     const stats = await recover(base);
-    expect(stats.retired).toEqual([{ branch: "main", version: 2 }]);
+    expect(stats.finished).toEqual([{ branch: "main", version: 2 }]);
     expect(versionsOf(store)).toEqual([1, 3]);
     release();
     expect((await tag).target).toEqual({ branch: "main", version: 1 });

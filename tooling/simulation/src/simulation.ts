@@ -88,6 +88,11 @@ export interface SimulationResult {
 
 const BRANCH = "main";
 const OWNERSHIP_BOUND_MS = 30_000;
+/** A heartbeat timer that never fires (only the abort at the run's end ends it). */
+const NEVER_BEATS = (_ms: number, signal?: AbortSignal) =>
+  new Promise<void>((_, reject) => {
+    signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
 /** Data files younger than this are never orphans: a commit writes them before its manifest. */
 const ORPHAN_GRACE_MS = 60_000;
 /** Longer than a writer's whole re-issue window (0.2+0.4+0.8+1.6 s): see cleanup's minVersionAgeMs. */
@@ -511,7 +516,14 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
                 orphanGraceMs: ORPHAN_GRACE_MS,
                 minVersionAgeMs: MIN_VERSION_AGE_MS,
               },
-              { referenceCensus: censusReferences(ctx), ownershipBoundMs: OWNERSHIP_BOUND_MS },
+              {
+                referenceCensus: censusReferences(ctx),
+                ownershipBoundMs: OWNERSHIP_BOUND_MS,
+                // Cleaners here race on purpose: skip the one-cleanup lock, and keep host
+                // timers (the heartbeat) out of the seeded schedule.
+                concurrent: true,
+                heartbeatSleep: NEVER_BEATS,
+              },
             );
             stats.retired = (stats.retired ?? 0) + result.retired.length;
             bump("cleanups");
@@ -686,11 +698,14 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   const finalRun = (async () => {
     try {
       await recoverReferences(finalCtx);
-      await recover(finalCtx, { referenceCensus: censusReferences(finalCtx) });
+      await recover(finalCtx, {
+        referenceCensus: censusReferences(finalCtx),
+        heartbeatSleep: NEVER_BEATS,
+      });
       await cleanup(
         finalCtx,
         { retainVersions: Number.MAX_SAFE_INTEGER, orphanGraceMs: 0 },
-        { referenceCensus: censusReferences(finalCtx) },
+        { referenceCensus: censusReferences(finalCtx), heartbeatSleep: NEVER_BEATS },
       );
     } catch (error) {
       violate(5, `final recovery failed: ${describe(error)}`);
