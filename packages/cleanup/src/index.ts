@@ -1,6 +1,8 @@
 // The public API of @holdfast/cleanup. Every name here is covered by api/cleanup.api.md:
 // add or remove one deliberately (`pnpm api:update`).
 export {
+  CLEANUP_INTERRUPTED,
+  CleanupInterruptedError,
   type CleanupOptions,
   type CleanupPhase,
   type CleanupProgress,
