@@ -14,6 +14,7 @@ import { deleteRetired, type PlannedDeletions } from "./delete.js";
 import { finalizeRetired } from "./finalize.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
 import type { CleanupPolicy } from "./policy.js";
+import { protectLateCommits } from "./protect.js";
 import { retireCandidates } from "./retire.js";
 import { createRunState, type Mode, type RunState } from "./run-state.js";
 import { sweepOrphans } from "./sweep.js";
@@ -63,8 +64,8 @@ export function recover(ctx: ProtocolContext, options: CleanupOptions = {}): Pro
 }
 
 /**
- * One run, as named steps: (lock) → recover → plan → (tag check) → retire → delete +
- * finalize → sweep. A heartbeat renews the lock and the pre-commit record in flight; an
+ * One run, as named steps: (lock) → recover → plan → (tag check) → retire → last look →
+ * delete + finalize → sweep. A heartbeat renews the lock and the pre-commit record in flight; an
  * abort of `options.signal` ends the run at the next safe point with
  * {@link CleanupInterruptedError}.
  */
@@ -84,10 +85,15 @@ async function run(
     const plan = await planCandidates(state, interrupted);
     await refuseTaggedCandidates(state, plan);
     await retireCandidates(state, plan, interrupted);
+    // The last look, after every commit of this run and before any deletion.
+    const late =
+      state.dryRun || (mode === "recover" && interrupted.committed.length === 0)
+        ? { expiredIntents: [] }
+        : await protectLateCommits(state, plan);
     const plannedData: PlannedDeletions = new Set();
     await deleteAndFinalize(state, interrupted.committed, plan.retainedFiles, plannedData);
     state.checkpoint();
-    await sweepOrphans(state, plan.retainedFiles, plannedData);
+    await sweepOrphans(state, plan.retainedFiles, plannedData, late.expiredIntents);
     return summarize(state, baseCtx.clock.now() - startedAt);
   } catch (error) {
     // Stopped on request: say what was done. An unknown outcome stays what it is.
@@ -163,7 +169,8 @@ function summarize(state: RunState, elapsedMs: number): CleanupStats {
     deleted.dataFiles +
     deleted.orphans +
     deleted.probes +
-    deleted.expiredLeases;
+    deleted.expiredLeases +
+    deleted.expiredCommitIntents;
   return {
     dryRun: state.dryRun,
     ...stats,

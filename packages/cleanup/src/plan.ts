@@ -34,6 +34,8 @@ export interface Plan {
    * are held as (version, ETag, Last-Modified); their manifests are read once, at deletion.
    */
   readonly retainedFiles: Set<string>;
+  /** Versions the plan listed, per branch: a later re-listing finds the manifests added since. */
+  readonly listed: Map<string, Set<number>>;
 }
 
 /** Step 1, recovery: resolve what earlier runs left (committed work always completes). */
@@ -90,6 +92,7 @@ export async function planCandidates(state: RunState, interrupted: Interrupted):
   for (const h of committed) addAll(beingDeleted, h.record.branch, activeVersions(h.record));
   const retainedFiles = new Set<string>();
   const candidates: BranchCandidates[] = [];
+  const listed = new Map<string, Set<number>>();
   const branches = await format.listBranches(ctx);
   const selected = new Set(policy.branches ?? branches);
   const window = Math.max(1, policy.retainVersions ?? 1);
@@ -104,6 +107,8 @@ export async function planCandidates(state: RunState, interrupted: Interrupted):
     const mine: VersionEntry[] = [];
     const skip = beingDeleted.get(branch);
     const recent: VersionEntry[] = [];
+    const seen = new Set<number>();
+    listed.set(branch, seen);
     const classify = async (entry: VersionEntry) => {
       if (mode !== "recover" && selected.has(branch) && !busy.get(branch)?.has(entry.version)) {
         if (policyRetires(policy, entry, now)) {
@@ -118,6 +123,7 @@ export async function planCandidates(state: RunState, interrupted: Interrupted):
     };
     for await (const entry of format.listVersions(ctx, branch)) {
       planned += 1;
+      seen.add(entry.version);
       if (skip?.has(entry.version)) continue;
       recent.push(entry);
       // Only a version with `window` newer ones after it can be a candidate.
@@ -133,7 +139,7 @@ export async function planCandidates(state: RunState, interrupted: Interrupted):
     state.progress({ phase: "plan", done: planned });
   }
   await state.pool.drain();
-  return { candidates, retainedFiles };
+  return { candidates, retainedFiles, listed };
 }
 
 /** Step 3, policy checks that must fail before any new retirement write. */

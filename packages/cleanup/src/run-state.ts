@@ -26,6 +26,7 @@ export interface MutableStats {
     orphans: number;
     probes: number;
     expiredLeases: number;
+    expiredCommitIntents: number;
     total: number;
   };
   bytesDeleted: number;
@@ -112,6 +113,7 @@ export async function createRunState(
         orphans: 0,
         probes: 0,
         expiredLeases: 0,
+        expiredCommitIntents: 0,
         total: 0,
       },
       bytesDeleted: 0,

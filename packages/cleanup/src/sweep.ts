@@ -16,6 +16,7 @@ export async function sweepOrphans(
   state: RunState,
   retainedFiles: Set<string>,
   plannedData: PlannedDeletions,
+  expiredIntents: readonly string[],
 ): Promise<void> {
   const { ctx, format, stats, dryRun, now } = state;
   state.progress({ phase: "orphans", done: 0 });
@@ -35,6 +36,10 @@ export async function sweepOrphans(
     if (truncSec(meta.lastModified) < truncSec(now) - PROBE_LEFTOVER_MS) await probes.add(meta.key);
   }
   stats.objectsDeleted.probes += await probes.flush();
+  // Commit intents past their bound: their writers crashed or gave up (invariant 5).
+  const intents = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);
+  for (const key of expiredIntents) await intents.add(key);
+  stats.objectsDeleted.expiredCommitIntents += await intents.flush();
   // Leases left by readers that crashed without releasing: gone an hour (storage time)
   // past their TTL, so no holder can still rely on them (invariant 5).
   // Every branch folder, not only branches that still have versions: a reader whose

@@ -79,6 +79,8 @@ export interface CleanupStats {
     probes: number;
     /** Lease objects of crashed readers, removed an hour past their TTL. */
     expiredLeases: number;
+    /** Commit intents of crashed writers, removed once past their bound. */
+    expiredCommitIntents: number;
     total: number;
   };
   readonly bytesDeleted: number;

@@ -9,6 +9,7 @@ import {
   validateKey,
   writerPayload,
 } from "@holdfast/conditional-store";
+import { type CommitCover, coverReusedFiles, reusedFiles } from "./commit-intent.js";
 import { type ProtocolContext, resolverOptions } from "./context.js";
 import { advanceHeadHint, readHeadHint, type StoredHeadHint } from "./heads.js";
 import {
@@ -78,10 +79,13 @@ export async function writeDataFile(
   ctx: ProtocolContext,
   bytes: Uint8Array,
   options: { signal?: AbortSignal } = {},
-): Promise<DataFile> {
+): Promise<WrittenDataFile> {
   if (!(bytes instanceof Uint8Array)) {
     throw holdfastError("invalid-input", "writeDataFile", "data file bytes must be a Uint8Array");
   }
+  validateSignal(options?.signal, "writeDataFile");
+  // Local timer, read before the write is sent: the commit compares it with its own.
+  const writtenAtMs = ctx.clock.now();
   const key = dataKey(ctx.ids.next());
   const outcome = await putIfAbsent(ctx.store, key, bytes, resolverOptions(ctx, options.signal));
   if (outcome.status === "conflict") {
@@ -91,7 +95,21 @@ export async function writeDataFile(
       hint: "the id source produced a duplicate id",
     });
   }
-  return { key, size: bytes.byteLength };
+  // Not enumerable: the file still compares and serializes as `{ key, size }`; a copy
+  // (spread, JSON) loses it and is then treated as reused, which is the safe side.
+  return Object.defineProperty({ key, size: bytes.byteLength }, "writtenAtMs", {
+    value: writtenAtMs,
+    enumerable: false,
+  }) as WrittenDataFile;
+}
+
+/**
+ * A data file as `writeDataFile` returns it: `writtenAtMs` is the writer's local timer
+ * before the write was sent. A commit treats such a file as its own (no commit intent)
+ * for `FRESH_FILE_WINDOW_MS`; any other file it names is reused and covered.
+ */
+export interface WrittenDataFile extends DataFile {
+  readonly writtenAtMs: number;
 }
 
 /** What a successful commit returns. */
@@ -114,6 +132,13 @@ export interface CommitOptions {
   /** Most definite conflicts to absorb by moving to the next version number. @default 16 */
   readonly maxAttempts?: number;
   readonly signal?: AbortSignal;
+  /**
+   * Versions whose manifests the reused files were read from (a restore, a revert, a
+   * manifest-only fork). Each must still exist when the commit checks, after writing its
+   * intent. Files not written by `writeDataFile` within `FRESH_FILE_WINDOW_MS` are
+   * reused: the commit covers them with an intent whether or not sources are given.
+   */
+  readonly sources?: readonly VersionRef[];
 }
 
 /**
@@ -134,7 +159,45 @@ export async function commitVersion(
   if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) {
     throw holdfastError("invalid-input", "commit", `maxAttempts must be a positive integer`);
   }
+  validateSignal(options.signal, "commit");
+  const sources = validateSources(options.sources);
   const txnId = ctx.ids.next();
+  // Files this commit did not write itself are covered by an intent until the manifest lands.
+  const reused = reusedFiles(ctx, options.files);
+  const cover =
+    reused.length > 0 || sources.length > 0
+      ? await coverReusedFiles(ctx, txnId, branch, reused, sources, options.signal)
+      : undefined;
+  try {
+    const result = await commitAttempts(
+      ctx,
+      options,
+      branch,
+      files,
+      explicitParent,
+      maxAttempts,
+      txnId,
+      cover,
+    );
+    await cover?.release().catch(() => {}); // a leftover intent expires and is swept
+    return result;
+  } catch (error) {
+    // An unknown outcome keeps the intent: the manifest may still land and needs it.
+    if (cover && !isHoldfastError(error, "unresolved")) await cover.release().catch(() => {});
+    throw error;
+  }
+}
+
+async function commitAttempts(
+  ctx: ProtocolContext,
+  options: CommitOptions,
+  branch: string,
+  files: DataFile[],
+  explicitParent: VersionRef | null | undefined,
+  maxAttempts: number,
+  txnId: string,
+  cover: CommitCover | undefined,
+): Promise<CommitResult> {
   const found = await findLatestVersion(ctx, branch, options.signal);
   let latest = found.latest;
 
@@ -157,6 +220,7 @@ export async function commitVersion(
       committedAt: new Date(ctx.clock.now()).toISOString(),
     };
     const key = manifestKey(branch, version);
+    cover?.assertOpen();
     let outcome: Awaited<ReturnType<typeof putIfAbsent>>;
     try {
       outcome = await putIfAbsent(
@@ -478,6 +542,29 @@ function validateFiles(files: unknown): DataFile[] {
     seen.add(f.key);
     return { key: f.key, size: f.size };
   });
+}
+
+function validateSources(sources: unknown): VersionRef[] {
+  if (sources === undefined) return [];
+  if (!Array.isArray(sources)) {
+    throw holdfastError(
+      "invalid-input",
+      "commit",
+      "sources must be an array of { branch, version }",
+    );
+  }
+  return sources.map((s: unknown) => {
+    const ref = validateParent(s);
+    if (ref === null) throw holdfastError("invalid-input", "commit", "a source cannot be null");
+    return ref;
+  });
+}
+
+/** An optional abort signal must be an AbortSignal (checked before any request). */
+export function validateSignal(signal: unknown, operation: string): void {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw holdfastError("invalid-input", operation, "signal must be an AbortSignal");
+  }
 }
 
 function validateParent(parent: unknown): VersionRef | null {

@@ -1,5 +1,17 @@
 // The public API of @holdfast/dataset. Every name here is covered by api/dataset.api.md:
 // add or remove one deliberately (`pnpm api:update`).
+export {
+  COMMIT_INTENT_BOUND_MS,
+  COMMIT_INTENT_EXPIRED,
+  COMMIT_INTENT_PREFIX,
+  COMMIT_RETIREMENT_IN_PROGRESS,
+  COMMIT_SOURCE_MISSING,
+  type CommitIntent,
+  CommitIntentSchema,
+  commitIntentKey,
+  FRESH_FILE_WINDOW_MS,
+  RETIREMENT_RECORDS_PREFIX,
+} from "./commit-intent.js";
 export { createContext, type ProtocolContext, resolverOptions } from "./context.js";
 export {
   type CommitOptions,
@@ -16,6 +28,7 @@ export {
   tryReadManifest,
   UnresolvedCommitError,
   type VersionEntry,
+  type WrittenDataFile,
   writeDataFile,
 } from "./dataset.js";
 export { type DatasetFormat, defaultFormat, type FormatManifest } from "./format.js";

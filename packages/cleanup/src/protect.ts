@@ -1,0 +1,69 @@
+import { decodeJson, holdfastError, listAll } from "@holdfast/conditional-store";
+import {
+  COMMIT_INTENT_PREFIX,
+  CommitIntentSchema,
+  precisionIntervalMs,
+  truncSec,
+} from "@holdfast/dataset";
+import type { Plan } from "./plan.js";
+import type { RunState } from "./run-state.js";
+
+/** What the last look before deletion found. */
+export interface LateCommits {
+  /** Intents past their bound: a crashed writer's leftovers, removed by the sweep. */
+  readonly expiredIntents: string[];
+}
+
+/**
+ * Step 5a, the last look before any deletion, AFTER every retirement of this run is
+ * committed (docs/protocol.md, "Commits that reuse files"): R(commit intents), then
+ * R(manifests added since the plan, on every branch, new branches included). Every data
+ * file a live intent or such a manifest names joins the retained set, so neither the
+ * retirement deletions nor the orphan sweep can remove a file a commit in flight (or
+ * just landed) names. Intents are read first: an intent is removed only after its
+ * manifest landed, so whatever the order of events, one of the two reads sees it.
+ */
+export async function protectLateCommits(state: RunState, plan: Plan): Promise<LateCommits> {
+  const { ctx, format, now } = state;
+  const expiredIntents: string[] = [];
+  const keep = (key: string) => plan.retainedFiles.add(key);
+  // 1. Commit intents (fail-closed: an unreadable intent stops the run).
+  for await (const meta of listAll(ctx.store, COMMIT_INTENT_PREFIX)) {
+    const got = await ctx.store.get(meta.key);
+    if (!got) continue; // removed since the listing: its manifest landed (read below) or it failed
+    let intent: ReturnType<typeof CommitIntentSchema.parse>;
+    try {
+      intent = CommitIntentSchema.parse(decodeJson(got.body));
+    } catch (cause) {
+      throw holdfastError("invalid-input", "cleanup", `commit intent ${meta.key} is unreadable`, {
+        key: meta.key,
+        code: "MALFORMED_OBJECT",
+        cause,
+        hint: "inspect the object; cleanup deletes nothing while it cannot read every intent",
+      });
+    }
+    const expiresAt =
+      truncSec(got.lastModified) +
+      intent.boundMs +
+      precisionIntervalMs(ctx.store.capabilities.timestampPrecisionMs);
+    // `now` was probed at the start of the run: judging expiry by it keeps more alive.
+    if (truncSec(now) > expiresAt) {
+      expiredIntents.push(meta.key);
+      continue;
+    }
+    for (const file of intent.files) keep(file);
+  }
+  // 2. Manifests added since the plan, on every branch (new branches included).
+  for (const branch of await format.listBranches(ctx)) {
+    const seen = plan.listed.get(branch);
+    for await (const entry of format.listVersions(ctx, branch)) {
+      if (seen?.has(entry.version)) continue;
+      await state.pool.run(async () => {
+        const manifest = await format.readManifest(ctx, branch, entry.version);
+        for (const file of manifest?.files ?? []) keep(file.key);
+      });
+    }
+  }
+  await state.pool.drain();
+  return { expiredIntents };
+}
