@@ -15,6 +15,6 @@ export function holdfastProject(test = {}) {
   return defineProject({
     resolve: { conditions },
     ssr: { resolve: { conditions, externalConditions: conditions } },
-    test: { include: ["test/**/*.test.ts"], testTimeout: 20_000, ...test },
+    test: { include: ["test/**/*.test.ts"], testTimeout: 20_000, hookTimeout: 60_000, ...test },
   });
 }
