@@ -29,6 +29,7 @@ import { Command } from "commander";
 import { parseCountArg, parseNameArg, parseVersionArg } from "../args.js";
 import { formatBytes, formatDuration, parseDuration } from "../duration.js";
 import { ExitCode } from "../exit-codes.js";
+import { parseFormatOption, type ResolvedFormat, resolveFormat } from "../format.js";
 import type { Output } from "../output.js";
 import { type Registrar, withStoreOptions } from "../program.js";
 import { formatRanges, ProgressView } from "../progress.js";
@@ -77,29 +78,42 @@ export function registerCleanup(r: Registrar, program: Command): void {
             "--error-if-tagged",
             "fail (writing nothing) if a tag names a version the policy would retire",
           )
-          .option("--dry-run", "plan only: show what would be retired and kept, write nothing"),
+          .option("--dry-run", "plan only: show what would be retired and kept, write nothing")
+          .option(
+            "--format <name>",
+            "dataset format: holdfast or lance (default: detected from the dataset)",
+          ),
       ),
       "cleanup",
       [
         "holdfast cleanup ./my-dataset --retain 10 --dry-run",
         "holdfast cleanup ./my-dataset --older-than 7d",
         "holdfast cleanup s3://bucket/ds --before-version 100 --retain 5 --json",
+        "holdfast cleanup s3://bucket/db/events.lance --retain 10   # a Lance table (LanceDB)",
       ],
       async ([url], opts, cx) => {
         const t = parseTarget(url!, opts, cx.io);
         const policy = parsePolicy(opts);
+        const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(t, cx.io));
-        await openDataset(ctx);
+        const resolved = await resolveFormat(ctx, forced);
+        if (resolved.name === "holdfast") await openDataset(ctx);
+        warnLanceAutoCleanup(cx.out, resolved);
         const view = new ProgressView(cx.out);
         let stats: CleanupStats;
         try {
           const run = policy.dryRun ? planCleanup : cleanup;
-          stats = await run(ctx, policy, { onProgress: (p) => view.update(p) });
+          stats = await run(ctx, policy, {
+            onProgress: (p) => view.update(p),
+            format: resolved.format,
+            referenceCensus: resolved.referenceCensus,
+          });
         } finally {
           view.stop();
         }
         cx.out.result(cx.command, {
           location: t.display,
+          format: resolved.name,
           policy,
           stats,
         });
@@ -191,6 +205,21 @@ export function registerCleanup(r: Registrar, program: Command): void {
 }
 
 // --- utils ---
+
+/** Lance's automatic cleanup ignores holdfast's leases: say so before anything runs. */
+function warnLanceAutoCleanup(out: Output, resolved: ResolvedFormat): void {
+  const auto = resolved.lance?.autoCleanup;
+  if (!auto) return;
+  const settings = Object.entries(auto)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(", ");
+  out.line(
+    out.paint(
+      "yellow",
+      `warning: this Lance table turns on Lance's automatic cleanup (${settings}): writers run a second cleaner that ignores holdfast's leases; turn it off`,
+    ),
+  );
+}
 
 function parsePolicy(opts: Record<string, unknown>): CleanupPolicy {
   const policy: {
