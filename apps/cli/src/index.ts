@@ -5,6 +5,7 @@ import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerLease } from "./commands/lease.js";
 import { registerBranch, registerTag } from "./commands/refs.js";
+import { registerServe } from "./commands/serve.js";
 import type { CliIo } from "./output.js";
 import { type Registrar, runCli } from "./program.js";
 import { CLI_VERSION } from "./version.js";
@@ -26,6 +27,7 @@ export function registerAll(r: Registrar, program: Command): void {
   registerBranch(r, program);
   registerCleanup(r, program);
   registerDoctor(r, program);
+  registerServe(r, program);
 }
 
 /**

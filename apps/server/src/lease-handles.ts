@@ -1,0 +1,134 @@
+import type { LeaseHandle } from "@holdfast/api-shapes";
+import { holdfastError } from "@holdfast/conditional-store";
+import {
+  isActiveAt,
+  leaseExpiresAt,
+  type ProtocolContext,
+  storePrecisionMs,
+} from "@holdfast/dataset";
+import { acquireLease, type Lease, leaseKey, releaseLease, renewLease } from "@holdfast/leases";
+import type { LeaseView } from "./views.js";
+
+/**
+ * Leases over HTTP. The server keeps nothing: the client holds a handle (the library's
+ * `Lease` without its local timestamp) and any replica can renew or release it. Expiry is
+ * judged only by the store's clock (the Last-Modified stamps of the lease object), never
+ * by a replica's, so a lease taken through one host and renewed through another with a
+ * different clock keeps exactly the term the store gave it (docs/protocol.md, leases).
+ */
+
+/** Acquires a lease and returns the handle plus the lease as the CLI shows it. */
+export async function acquireHandle(
+  ctx: ProtocolContext,
+  request: { branch: string; version: number; ttlMs: number },
+): Promise<{ handle: LeaseHandle; lease: LeaseView }> {
+  const lease = await acquireLease(ctx, request);
+  return { handle: toHandle(lease), lease: await viewOf(ctx, lease) };
+}
+
+/**
+ * Renews a lease from its handle. Reads the lease object's stamp first: if the store's
+ * clock says its term ran out before the renewal landed, protection has already lapsed
+ * (a cleaner may have counted it expired), so the lease is removed and the call is
+ * refused with LEASE_EXPIRED, as the library refuses a late renewal. Otherwise the
+ * library's renewal runs (if-match rewrite, then retirement admission).
+ */
+export async function renewHandle(
+  ctx: ProtocolContext,
+  handle: LeaseHandle,
+): Promise<{ handle: LeaseHandle; lease: LeaseView }> {
+  checkHandle(handle);
+  const before = await ctx.store.head(handle.key);
+  if (!before) {
+    throw holdfastError("not-found", "renewLease", `lease ${handle.leaseId} is gone`, {
+      key: handle.key,
+      code: "LEASE_LOST",
+      hint: "it expired and was swept, was released, or its version was retired; acquire a new lease",
+    });
+  }
+  // The replica's clock never saw the last write: hand the library "now" so its local
+  // check passes, and judge the term below by the store's stamps instead.
+  const renewed = await renewLease(ctx, { ...handle, writtenAtLocalMs: ctx.clock.now() });
+  const after = await ctx.store.head(handle.key);
+  const precision = storePrecisionMs(ctx);
+  if (!after || !isActiveAt(before.lastModified, handle.ttlMs, precision, after.lastModified)) {
+    await releaseLease(ctx, renewed).catch(() => undefined);
+    throw holdfastError(
+      "refused",
+      "renewLease",
+      `lease ${handle.leaseId} expired (storage time) before it was renewed`,
+      {
+        key: handle.key,
+        code: "LEASE_EXPIRED",
+        hint: "renew well within the TTL; acquire a new lease, then re-read the manifest",
+      },
+    );
+  }
+  return {
+    handle: toHandle(renewed),
+    lease: {
+      leaseId: renewed.leaseId,
+      branch: renewed.branch,
+      version: renewed.version,
+      key: renewed.key,
+      ttlMs: renewed.ttlMs,
+      lastModified: after.lastModified.toISOString(),
+      expiresAt: leaseExpiresAt(after.lastModified, renewed.ttlMs, precision).toISOString(),
+      active: true,
+    },
+  };
+}
+
+/** Releases a lease by its handle: deletes its object (idempotent). */
+export async function releaseHandle(ctx: ProtocolContext, handle: LeaseHandle): Promise<void> {
+  checkHandle(handle);
+  await releaseLease(ctx, { ...handle, writtenAtLocalMs: 0 });
+}
+
+/**
+ * A handle's key must be the key its fields name: a forged handle must not let a client
+ * rewrite or delete any other object of the dataset.
+ */
+export function checkHandle(handle: LeaseHandle): void {
+  const expected = leaseKey(handle.branch, handle.version, handle.leaseId);
+  if (handle.key !== expected) {
+    throw holdfastError(
+      "invalid-input",
+      "validate",
+      `lease handle key ${JSON.stringify(handle.key)} does not match its lease`,
+      { code: "BAD_HANDLE", hint: "send back the handle exactly as acquire or renew returned it" },
+    );
+  }
+}
+
+// --- utils ---
+
+function toHandle(lease: Lease): LeaseHandle {
+  return {
+    leaseId: lease.leaseId,
+    branch: lease.branch,
+    version: lease.version,
+    ttlMs: lease.ttlMs,
+    key: lease.key,
+    etag: lease.etag,
+    renewal: lease.renewal,
+    writerId: lease.writerId,
+  };
+}
+
+async function viewOf(ctx: ProtocolContext, lease: Lease): Promise<LeaseView> {
+  const meta = await ctx.store.head(lease.key);
+  const precision = storePrecisionMs(ctx);
+  return {
+    leaseId: lease.leaseId,
+    branch: lease.branch,
+    version: lease.version,
+    key: lease.key,
+    ttlMs: lease.ttlMs,
+    lastModified: meta ? meta.lastModified.toISOString() : "",
+    expiresAt: meta
+      ? leaseExpiresAt(meta.lastModified, lease.ttlMs, precision).toISOString()
+      : null,
+    active: meta !== null,
+  };
+}

@@ -1,0 +1,236 @@
+import {
+  CleanupJobShape,
+  CleanupJobsShape,
+  CleanupRequest,
+  JsonShapes,
+  UlidParam,
+} from "@holdfast/api-shapes";
+import { planCleanup } from "@holdfast/cleanup";
+import { holdfastError } from "@holdfast/conditional-store";
+import { openDataset } from "@holdfast/dataset";
+import { z } from "zod";
+import { type AppDeps, datasetOf, sendProblem, type ZodApp } from "../app.js";
+import { type JobEvent, statsBody } from "../jobs.js";
+import { problemFor } from "../problem.js";
+import { BEARER, DatasetParams, withProblems } from "./common.js";
+
+const JobParams = DatasetParams.extend({ jobId: UlidParam });
+const JobAccepted = z.object({
+  ok: z.literal(true),
+  command: z.literal("cleanup job"),
+  job: CleanupJobShape,
+});
+
+/** Cleanup: plan, run as a job (progress over SSE), history; recover. */
+export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
+  app.post(
+    "/v1/datasets/:dataset/cleanup/plan",
+    {
+      config: { role: "admin" },
+      schema: {
+        summary:
+          "Plan a cleanup: what would be retired and why each kept version stays (no writes)",
+        tags: ["cleanup"],
+        security: BEARER,
+        params: DatasetParams,
+        body: CleanupRequest,
+        response: withProblems({ 200: JsonShapes.cleanup }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      await openDataset(ds.ctx);
+      const stats = await planCleanup(ds.ctx, request.body.policy);
+      const answer = {
+        ok: true as const,
+        command: "cleanup" as const,
+        location: ds.store.location,
+        policy: { ...request.body.policy, dryRun: true },
+        stats: statsBody(stats),
+      };
+      deps.lastPlans.set(ds.name, { ...answer, plannedAt: new Date().toISOString() });
+      return answer;
+    },
+  );
+
+  app.get(
+    "/v1/datasets/:dataset/cleanup/plan",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary: "The last plan made on this replica (by the API or the schedule)",
+        tags: ["cleanup"],
+        security: BEARER,
+        params: DatasetParams,
+        response: withProblems({ 200: JsonShapes.cleanup }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      const last = deps.lastPlans.get(ds.name);
+      if (!last) {
+        throw holdfastError("not-found", "cleanup", `no plan of ${ds.name} on this replica yet`, {
+          hint: "POST .../cleanup/plan with a policy",
+        });
+      }
+      return last as z.infer<typeof JsonShapes.cleanup>;
+    },
+  );
+
+  app.post(
+    "/v1/datasets/:dataset/cleanup/jobs",
+    {
+      config: { role: "admin" },
+      schema: {
+        summary: "Start a cleanup job (one per dataset across replicas); follow it over SSE",
+        tags: ["cleanup"],
+        security: BEARER,
+        params: DatasetParams,
+        body: CleanupRequest,
+        response: withProblems({ 202: JobAccepted }),
+      },
+    },
+    async (request, reply) => {
+      const ds = datasetOf(deps, request);
+      await openDataset(ds.ctx);
+      const { job } = await deps.jobs.start(ds, "cleanup", "api", request.body.policy);
+      return reply
+        .code(202)
+        .header("location", `/v1/datasets/${ds.name}/cleanup/jobs/${job.id}`)
+        .send({ ok: true as const, command: "cleanup job" as const, job });
+    },
+  );
+
+  app.get(
+    "/v1/datasets/:dataset/cleanup/jobs",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary: "Cleanup and recovery runs of this replica, newest first",
+        tags: ["cleanup"],
+        security: BEARER,
+        params: DatasetParams,
+        response: withProblems({ 200: CleanupJobsShape }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      return {
+        ok: true as const,
+        command: "cleanup jobs" as const,
+        jobs: deps.jobs.history(ds.name),
+      };
+    },
+  );
+
+  app.get(
+    "/v1/datasets/:dataset/cleanup/jobs/:jobId",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary: "One cleanup job",
+        tags: ["cleanup"],
+        security: BEARER,
+        params: JobParams,
+        response: withProblems({ 200: JobAccepted }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      const job = deps.jobs.get(ds.name, request.params.jobId);
+      if (!job) throw noJob(request.params.jobId);
+      return { ok: true as const, command: "cleanup job" as const, job };
+    },
+  );
+
+  app.get(
+    "/v1/datasets/:dataset/cleanup/jobs/:jobId/events",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary:
+          "A job's progress as server-sent events: `progress` events, then one `done` (data: the job)",
+        tags: ["cleanup"],
+        security: BEARER,
+        params: JobParams,
+        produces: ["text/event-stream"],
+        response: withProblems({ 200: z.string().describe("text/event-stream") }),
+      },
+    },
+    async (request, reply) => {
+      const ds = datasetOf(deps, request);
+      const job = deps.jobs.get(ds.name, request.params.jobId);
+      if (!job) throw noJob(request.params.jobId);
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        connection: "keep-alive",
+      });
+      const send = (event: JobEvent) => {
+        raw.write(`event: ${event.type}\ndata: ${JSON.stringify(event.job)}\n\n`);
+      };
+      if (job.state !== "running") {
+        send({ type: "done", job });
+        raw.end();
+        return;
+      }
+      deps.streams.add(raw);
+      send({ type: "progress", job });
+      const unsubscribe = deps.jobs.subscribe(job.id, (event) => {
+        send(event);
+        if (event.type === "done") close();
+      });
+      const close = () => {
+        unsubscribe();
+        deps.streams.delete(raw);
+        if (!raw.writableEnded) raw.end();
+      };
+      raw.on("close", close);
+    },
+  );
+
+  app.post(
+    "/v1/datasets/:dataset/recover",
+    {
+      config: { role: "admin" },
+      schema: {
+        summary: "Finish or undo interrupted work: retirements, tag and branch operations",
+        tags: ["cleanup"],
+        security: BEARER,
+        params: DatasetParams,
+        response: withProblems({ 200: JsonShapes.recover }),
+      },
+    },
+    async (request, reply) => {
+      const ds = datasetOf(deps, request);
+      await openDataset(ds.ctx);
+      const { finished } = await deps.jobs.start(ds, "recover", "api", null);
+      const job = await finished;
+      if (job.stats === null) {
+        return sendProblem(reply, job.error ?? problemFor(new Error("recovery failed")));
+      }
+      const stats = job.stats;
+      return {
+        ok: true as const,
+        command: "recover" as const,
+        location: ds.store.location,
+        references: {},
+        retirements: stats.recovered,
+        retired: stats.retired,
+        objectsDeleted: stats.objectsDeleted,
+        bytesDeleted: stats.bytesDeleted,
+        warnings: stats.warnings,
+      };
+    },
+  );
+}
+
+// --- utils ---
+
+function noJob(id: string): Error {
+  return holdfastError("not-found", "cleanup", `no cleanup job ${id} on this replica`, {
+    hint: "jobs are kept by the replica that ran them: list them with GET .../cleanup/jobs",
+  });
+}

@@ -1,0 +1,112 @@
+import { DatasetsShape, JsonShapes, VersionsPageShape, VersionsQuery } from "@holdfast/api-shapes";
+import { openDataset } from "@holdfast/dataset";
+import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
+import { collectStatus, diagnoseStore, versionsPage } from "../views.js";
+import { BEARER, DatasetParams, withProblems } from "./common.js";
+
+/** Datasets, versions (paged), status, doctor. */
+export function registerDataRoutes(app: ZodApp, deps: AppDeps): void {
+  app.get(
+    "/v1/datasets",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary: "The datasets this server serves",
+        tags: ["datasets"],
+        security: BEARER,
+        response: withProblems({ 200: DatasetsShape }),
+      },
+    },
+    async () => ({
+      ok: true as const,
+      command: "datasets" as const,
+      datasets: [...deps.datasets.values()].map((d) => ({
+        name: d.name,
+        location: d.store.location,
+        backend: d.store.backend,
+      })),
+    }),
+  );
+
+  app.get(
+    "/v1/datasets/:dataset/versions",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary: "One page of a branch's versions, oldest first",
+        tags: ["datasets"],
+        security: BEARER,
+        params: DatasetParams,
+        querystring: VersionsQuery,
+        response: withProblems({ 200: VersionsPageShape }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      const info = await openDataset(ds.ctx);
+      const branch = request.query.branch ?? info.defaultBranch;
+      const page = await versionsPage(ds.ctx, branch, {
+        after: request.query.after,
+        limit: request.query.limit,
+      });
+      return {
+        ok: true as const,
+        command: "versions" as const,
+        location: ds.store.location,
+        branch,
+        ...page,
+      };
+    },
+  );
+
+  app.get(
+    "/v1/datasets/:dataset/status",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary: "Branches, tags, active leases, retirements and reference intents in flight",
+        tags: ["datasets"],
+        security: BEARER,
+        params: DatasetParams,
+        response: withProblems({ 200: JsonShapes.status }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      const info = await openDataset(ds.ctx);
+      const status = await collectStatus(ds.ctx);
+      return {
+        ok: true as const,
+        command: "status" as const,
+        location: ds.store.location,
+        datasetId: info.datasetId,
+        defaultBranch: info.defaultBranch,
+        ...status,
+      };
+    },
+  );
+
+  app.get(
+    "/v1/datasets/:dataset/doctor",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary: "Probe what the dataset's store enforces (writes and removes one probe object)",
+        tags: ["datasets"],
+        security: BEARER,
+        params: DatasetParams,
+        response: withProblems({ 200: JsonShapes.doctor }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      const report = await diagnoseStore(ds.ctx);
+      return {
+        ok: true as const,
+        command: "doctor" as const,
+        location: ds.store.location,
+        ...report,
+      };
+    },
+  );
+}

@@ -1,0 +1,229 @@
+import {
+  BranchCreateRequest,
+  JsonShapes,
+  NameParam,
+  TagCreateRequest,
+  TagUpdateRequest,
+} from "@holdfast/api-shapes";
+import { holdfastError } from "@holdfast/conditional-store";
+import { latestVersion, openDataset, type VersionRef } from "@holdfast/dataset";
+import {
+  createBranch,
+  createTag,
+  deleteBranch,
+  deleteTag,
+  listBranches,
+  listTags,
+  updateTag,
+} from "@holdfast/refs-lifecycle";
+import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
+import { BEARER, DatasetParams, withProblems } from "./common.js";
+
+const NamedParams = DatasetParams.extend({ name: NameParam });
+
+/** Tags and branches, their whole lifecycle (create, update, delete, list). */
+export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
+  app.get(
+    "/v1/datasets/:dataset/tags",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary: "Tags",
+        tags: ["tags"],
+        security: BEARER,
+        params: DatasetParams,
+        response: withProblems({ 200: JsonShapes["tag list"] }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      await openDataset(ds.ctx);
+      const tags = (await listTags(ds.ctx)).map((t) => ({ name: t.name, target: t.target }));
+      return { ok: true as const, command: "tag list" as const, location: ds.store.location, tags };
+    },
+  );
+
+  app.post(
+    "/v1/datasets/:dataset/tags",
+    {
+      config: { role: "writer" },
+      schema: {
+        summary: "Create a tag on a version (a tagged version is never cleaned up)",
+        tags: ["tags"],
+        security: BEARER,
+        params: DatasetParams,
+        body: TagCreateRequest,
+        response: withProblems({ 201: JsonShapes["tag create"] }),
+      },
+    },
+    async (request, reply) => {
+      const ds = datasetOf(deps, request);
+      const info = await openDataset(ds.ctx);
+      const { name, version, branch } = request.body;
+      const tag = await createTag(ds.ctx, {
+        name,
+        target: { branch: branch ?? info.defaultBranch, version },
+      });
+      return reply.code(201).send({
+        ok: true as const,
+        command: "tag create" as const,
+        location: ds.store.location,
+        tag: { name: tag.name, target: tag.target },
+      });
+    },
+  );
+
+  app.put(
+    "/v1/datasets/:dataset/tags/:name",
+    {
+      config: { role: "writer" },
+      schema: {
+        summary: "Move an existing tag to another version",
+        tags: ["tags"],
+        security: BEARER,
+        params: NamedParams,
+        body: TagUpdateRequest,
+        response: withProblems({ 200: JsonShapes["tag update"] }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      const info = await openDataset(ds.ctx);
+      const tag = await updateTag(ds.ctx, {
+        name: request.params.name,
+        target: {
+          branch: request.body.branch ?? info.defaultBranch,
+          version: request.body.version,
+        },
+      });
+      return {
+        ok: true as const,
+        command: "tag update" as const,
+        location: ds.store.location,
+        tag: { name: tag.name, target: tag.target },
+      };
+    },
+  );
+
+  for (const [kind, plural] of [
+    ["tag", "tags"],
+    ["branch", "branches"],
+  ] as const) {
+    app.delete(
+      `/v1/datasets/:dataset/${plural}/:name`,
+      {
+        config: { role: "writer" },
+        schema: {
+          summary:
+            kind === "tag"
+              ? "Delete a tag (its version becomes eligible for cleanup)"
+              : "Delete a branch with its versions, leases and retirement state",
+          tags: [plural],
+          security: BEARER,
+          params: NamedParams,
+          response: withProblems({ 200: JsonShapes[`${kind} delete`] }),
+        },
+      },
+      async (request) => {
+        const ds = datasetOf(deps, request);
+        await openDataset(ds.ctx);
+        const result = await (kind === "tag" ? deleteTag : deleteBranch)(
+          ds.ctx,
+          request.params.name,
+        );
+        return {
+          ok: true as const,
+          command: `${kind} delete` as const,
+          location: ds.store.location,
+          deleted: { name: result.name, resumed: result.resumed },
+        };
+      },
+    );
+  }
+
+  app.get(
+    "/v1/datasets/:dataset/branches",
+    {
+      config: { role: "reader" },
+      schema: {
+        summary: "Branches with their fork point and latest version",
+        tags: ["branches"],
+        security: BEARER,
+        params: DatasetParams,
+        response: withProblems({ 200: JsonShapes["branch list"] }),
+      },
+    },
+    async (request) => {
+      const ds = datasetOf(deps, request);
+      const info = await openDataset(ds.ctx);
+      const refs = await listBranches(ds.ctx);
+      const branches = [
+        {
+          name: info.defaultBranch,
+          parent: null,
+          default: true,
+          latestVersion: await latestVersion(ds.ctx, info.defaultBranch),
+        },
+        ...(await Promise.all(
+          refs
+            .filter((b) => b.name !== info.defaultBranch)
+            .map(async (b) => ({
+              name: b.name,
+              parent: b.parent,
+              metadata: b.metadata,
+              default: false,
+              latestVersion: await latestVersion(ds.ctx, b.name),
+            })),
+        )),
+      ];
+      return {
+        ok: true as const,
+        command: "branch list" as const,
+        location: ds.store.location,
+        branches,
+      };
+    },
+  );
+
+  app.post(
+    "/v1/datasets/:dataset/branches",
+    {
+      config: { role: "writer" },
+      schema: {
+        summary: "Create a branch forked from a version",
+        tags: ["branches"],
+        security: BEARER,
+        params: DatasetParams,
+        body: BranchCreateRequest,
+        response: withProblems({ 201: JsonShapes["branch create"] }),
+      },
+    },
+    async (request, reply) => {
+      const ds = datasetOf(deps, request);
+      const info = await openDataset(ds.ctx);
+      let parent: VersionRef;
+      const from = request.body.from;
+      if (from === undefined) {
+        const latest = await latestVersion(ds.ctx, info.defaultBranch);
+        if (latest === null) {
+          throw holdfastError(
+            "not-found",
+            "createBranch",
+            `branch ${info.defaultBranch} has no versions to fork from`,
+            { hint: "commit a version first, or pass from: { branch, version }" },
+          );
+        }
+        parent = { branch: info.defaultBranch, version: latest };
+      } else {
+        parent = { branch: from.branch ?? info.defaultBranch, version: from.version };
+      }
+      const created = await createBranch(ds.ctx, { name: request.body.name, parent });
+      return reply.code(201).send({
+        ok: true as const,
+        command: "branch create" as const,
+        location: ds.store.location,
+        branch: { name: created.name, parent: created.parent, metadata: created.metadata },
+      });
+    },
+  );
+}

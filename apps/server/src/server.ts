@@ -1,0 +1,260 @@
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import type { ServerResponse } from "node:http";
+import { fileURLToPath } from "node:url";
+import fastifyRateLimit from "@fastify/rate-limit";
+import fastifyStatic from "@fastify/static";
+import fastifySwagger from "@fastify/swagger";
+import fastifySwaggerUi from "@fastify/swagger-ui";
+import { isHoldfastError } from "@holdfast/conditional-store";
+import type { ProtocolContext } from "@holdfast/dataset";
+import Fastify, { type FastifyServerOptions } from "fastify";
+import {
+  hasZodFastifySchemaValidationErrors,
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from "fastify-type-provider-zod";
+import { type AppDeps, sendProblem, type ZodApp } from "./app.js";
+import { matchToken, roleAllows, type TokenEntry } from "./auth.js";
+import { type DatasetSource, openDatasets } from "./datasets.js";
+import { JobRunner } from "./jobs.js";
+import { ServerMetrics } from "./metrics.js";
+import { problem, problemFor } from "./problem.js";
+import { registerCleanupRoutes } from "./routes/cleanup.js";
+import { registerDataRoutes } from "./routes/data.js";
+import { registerLeaseRoutes } from "./routes/leases.js";
+import { registerOpsRoutes } from "./routes/ops.js";
+import { registerRefRoutes } from "./routes/refs.js";
+import { type ScheduleEntry, startSchedules } from "./schedule.js";
+
+/** Everything `buildServer` needs. Only `datasets` and `tokens` are required. */
+export interface ServerConfig {
+  /** The datasets to serve, each with its (already opened) store. */
+  readonly datasets: readonly DatasetSource[];
+  /** Accepted bearer tokens (hashes), e.g. from `loadTokens(file)`. */
+  readonly tokens: readonly TokenEntry[];
+  /** Name of this replica in job records and the cleanup lock. @default a random UUID */
+  readonly replicaId?: string | undefined;
+  /** Largest request body, in bytes. @default 65536 */
+  readonly bodyLimitBytes?: number | undefined;
+  /** Requests per token (or per address without one) per window; `false` turns limits off. @default 600 per minute */
+  readonly rateLimit?: { readonly max: number; readonly windowMs: number } | false | undefined;
+  /** Origins allowed by CORS. @default none (CORS off) */
+  readonly corsOrigins?: readonly string[] | undefined;
+  /** TLS key and certificate (PEM); without them the server speaks plain HTTP. */
+  readonly https?: { readonly key: string | Buffer; readonly cert: string | Buffer } | undefined;
+  /** pino logger options, or false. @default { level: "info" } */
+  readonly logger?: FastifyServerOptions["logger"] | undefined;
+  /** Scheduled cleanup and recovery per dataset. @default none */
+  readonly schedules?: readonly ScheduleEntry[] | undefined;
+  /** Storage-time bound of the cleanup lock (a dead holder's lock is taken over after it). @default 60000 */
+  readonly lockBoundMs?: number | undefined;
+  /** Directory of the built dashboard. @default the package's `dist/web`, when built */
+  readonly dashboardDir?: string | null | undefined;
+  /** Clock, ids and sleep for the protocol (tests). @default production ones */
+  readonly context?: Partial<Omit<ProtocolContext, "store">> | undefined;
+}
+
+/**
+ * Builds the holdfast HTTP server (not yet listening: call `listen`, or `inject` in tests).
+ * It keeps no state of its own beyond job history: leases, references and retirements live
+ * on the store, so any number of replicas can serve one bucket.
+ */
+export async function buildServer(config: ServerConfig): Promise<ZodApp> {
+  const https = config.https;
+  const app = Fastify({
+    logger: config.logger ?? { level: "info" },
+    bodyLimit: config.bodyLimitBytes ?? 64 * 1024,
+    ...(https === undefined ? {} : { https: { key: https.key, cert: https.cert } }),
+    // In-flight requests finish on close; idle keep-alive connections are closed at once.
+    forceCloseConnections: "idle",
+  }).withTypeProvider<ZodTypeProvider>() as unknown as ZodApp;
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Bodies are JSON only: any other media type is a 415 before a handler runs.
+  app.removeContentTypeParser("text/plain");
+
+  const metrics = new ServerMetrics();
+  const replica = config.replicaId ?? randomUUID();
+  const deps: AppDeps = {
+    datasets: openDatasets(config.datasets, metrics, config.context),
+    metrics,
+    jobs: new JobRunner(replica, metrics, { lockBoundMs: config.lockBoundMs ?? 60_000 }),
+    lastPlans: new Map(),
+    streams: new Set<ServerResponse>(),
+  };
+
+  // Every route as registered, for the OpenAPI coverage test and the dashboard's API list.
+  const routes: { method: string; url: string; role: string | null }[] = [];
+  app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === "HEAD") continue;
+      routes.push({ method, url: route.url, role: route.config?.role ?? null });
+    }
+  });
+  app.decorate("holdfastRoutes", routes);
+  installErrorHandling(app, deps);
+  installAuth(app, config.tokens);
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "holdfast",
+        version: "1",
+        description:
+          "Leases, tags, branches and safe cleanup of versioned datasets on object storage. Every data route takes `Authorization: Bearer <token>`; errors are RFC 9457 problem documents.",
+      },
+      components: {
+        securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
+      },
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: "/docs" });
+  if (config.rateLimit !== false) {
+    const limit = config.rateLimit ?? { max: 600, windowMs: 60_000 };
+    await app.register(fastifyRateLimit, {
+      global: true,
+      max: limit.max,
+      timeWindow: limit.windowMs,
+      // After authentication, so each token has its own budget.
+      hook: "preHandler",
+      keyGenerator: (request) =>
+        request.tokenName === undefined ? `ip:${request.ip}` : `token:${request.tokenName}`,
+      errorResponseBuilder: (_request, context) =>
+        Object.assign(new Error("rate limited"), {
+          statusCode: 429,
+          problem: problem(
+            429,
+            "rate-limited",
+            `more than ${context.max} requests in ${context.after}`,
+            {
+              hint: `retry after ${context.after}`,
+            },
+          ),
+        }),
+    });
+  }
+  if (config.corsOrigins !== undefined && config.corsOrigins.length > 0) {
+    const { default: fastifyCors } = await import("@fastify/cors");
+    await app.register(fastifyCors, { origin: [...config.corsOrigins] });
+  }
+
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  registerOpsRoutes(app, deps);
+  registerDataRoutes(app, deps);
+  registerLeaseRoutes(app, deps);
+  registerRefRoutes(app, deps);
+  registerCleanupRoutes(app, deps);
+  await serveDashboard(app, config.dashboardDir);
+
+  const schedules = startSchedules(config.schedules ?? [], deps, app.log);
+  app.addHook("preClose", async () => {
+    schedules.stop();
+    for (const stream of deps.streams) stream.end();
+    deps.streams.clear();
+  });
+  app.addHook("onClose", async () => {
+    await deps.jobs.drain();
+  });
+  return app;
+}
+
+// --- utils ---
+
+/** Bearer tokens on every route that names a role; 401/403 as problem documents. */
+function installAuth(app: ZodApp, tokens: readonly TokenEntry[]): void {
+  app.decorateRequest("tokenName", undefined);
+  app.addHook("onRequest", async (request, reply) => {
+    const needed = request.routeOptions.config.role;
+    if (needed === undefined) return;
+    const header = request.headers.authorization;
+    const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const entry = match?.[1] === undefined ? null : matchToken(tokens, match[1]);
+    if (!entry) {
+      reply.header("www-authenticate", 'Bearer realm="holdfast"');
+      return sendProblem(
+        reply,
+        problem(
+          401,
+          "unauthenticated",
+          header === undefined ? "no bearer token" : "unknown bearer token",
+          {
+            hint: "send Authorization: Bearer <token> (create one with holdfast token create)",
+          },
+        ),
+      );
+    }
+    request.tokenName = entry.name;
+    if (!roleAllows(entry.role, needed)) {
+      return sendProblem(
+        reply,
+        problem(
+          403,
+          "forbidden",
+          `token ${entry.name} (${entry.role}) may not call this route: it needs ${needed}`,
+          {
+            hint: `ask for a ${needed} token`,
+          },
+        ),
+      );
+    }
+  });
+}
+
+/** Every error becomes a problem document; unknown outcomes are counted. */
+function installErrorHandling(app: ZodApp, deps: AppDeps): void {
+  app.setErrorHandler((error: Error, request, reply) => {
+    const route = request.routeOptions.url ?? "unknown";
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const issue = error.validation[0];
+      const where = `${error.validationContext ?? "request"}${issue?.instancePath ?? ""}`;
+      return sendProblem(
+        reply,
+        problem(400, "invalid-input", `${where}: ${issue?.message ?? "invalid"}`, {
+          hint: "see the request schema in /openapi.json",
+        }),
+      );
+    }
+    const attached = (error as { problem?: ReturnType<typeof problem> }).problem;
+    if (attached) return sendProblem(reply, attached);
+    const status = (error as { statusCode?: number }).statusCode;
+    if (!isHoldfastError(error) && status !== undefined && status >= 400 && status < 500) {
+      const kind =
+        status === 413 ? "too-large" : status === 415 ? "unsupported-media-type" : "invalid-input";
+      return sendProblem(reply, problem(status, kind, error.message));
+    }
+    if (isHoldfastError(error, "unresolved") || isHoldfastError(error, "ambiguous")) {
+      const dataset = (request.params as { dataset?: string } | undefined)?.dataset ?? "";
+      deps.metrics.unresolved.inc({ dataset, route });
+    }
+    const body = problemFor(error, request.url);
+    if (body.status >= 500) request.log.error({ err: error }, "request failed");
+    return sendProblem(reply, body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(
+      reply,
+      problem(404, "not-found", `no route ${request.method} ${request.url.split("?")[0]}`, {
+        hint: "the routes are listed in /openapi.json",
+      }),
+    ),
+  );
+  app.addHook("onResponse", async (request, reply) => {
+    deps.metrics.httpRequests.inc({
+      route: request.routeOptions.url ?? "unmatched",
+      method: request.method,
+      status: String(reply.statusCode),
+    });
+  });
+}
+
+/** Serves the built dashboard at `/` when it exists (it is public: it holds no data). */
+async function serveDashboard(app: ZodApp, dir: string | null | undefined): Promise<void> {
+  if (dir === null) return;
+  const root = dir ?? fileURLToPath(new URL("../dist/web", import.meta.url));
+  if (!existsSync(root)) return;
+  await app.register(fastifyStatic, { root, prefix: "/", index: ["index.html"] });
+}

@@ -1,0 +1,138 @@
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openAzureStore } from "@holdfast/backends-azure";
+import { createLocalStore } from "@holdfast/backends-local";
+import { openS3Store } from "@holdfast/backends-s3";
+import { type ObjectStore, ulidIds } from "@holdfast/conditional-store";
+import {
+  commitVersion,
+  createContext,
+  initDataset,
+  type ProtocolContext,
+  writeDataFile,
+} from "@holdfast/dataset";
+import { buildServer, hashToken, type ServerConfig, type TokenEntry } from "../src/index.js";
+
+/** The three backends every route suite runs on. */
+export type BackendName = "local" | "rgw" | "azurite";
+export const BACKENDS: readonly BackendName[] = ["local", "rgw", "azurite"];
+
+const ids = ulidIds();
+
+/** A fresh, empty store on a real backend; `dispose` removes a local directory. */
+export async function freshStore(
+  backend: BackendName,
+): Promise<{ store: ObjectStore; dispose: () => Promise<void> }> {
+  switch (backend) {
+    case "local": {
+      const root = await mkdtemp(join(tmpdir(), "holdfast-server-"));
+      return {
+        store: createLocalStore({ root, createRoot: true }),
+        dispose: () => rm(root, { recursive: true, force: true }),
+      };
+    }
+    case "rgw": {
+      const env = serviceEnv(
+        "rgw.env",
+        "HOLDFAST_S3_ENDPOINT",
+        "bash tooling/services/rgw-start.sh",
+      );
+      const store = await openS3Store({
+        bucket: env.HOLDFAST_S3_BUCKET!,
+        prefix: `srv-${ids.next().slice(-12)}`,
+        region: env.HOLDFAST_S3_REGION ?? "us-east-1",
+        endpoint: env.HOLDFAST_S3_ENDPOINT!,
+        forcePathStyle: true,
+        credentials: {
+          accessKeyId: env.AWS_ACCESS_KEY_ID!,
+          secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
+        },
+      });
+      return { store, dispose: async () => {} };
+    }
+    case "azurite": {
+      const env = serviceEnv(
+        "azurite.env",
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "bash tooling/services/azurite-start.sh",
+      );
+      const store = await openAzureStore({
+        container: env.HOLDFAST_AZURE_CONTAINER ?? "holdfast-test",
+        prefix: `srv-${ids.next().slice(-12)}`,
+        connectionString: env.AZURE_STORAGE_CONNECTION_STRING!,
+      });
+      return { store, dispose: async () => {} };
+    }
+  }
+}
+
+/** Creates a dataset with `versions` versions on main, one small data file each. */
+export async function seedDataset(store: ObjectStore, versions: number): Promise<ProtocolContext> {
+  const ctx = createContext(store);
+  await initDataset(ctx);
+  for (let i = 1; i <= versions; i++) {
+    const file = await writeDataFile(ctx, new TextEncoder().encode(`version ${i}`));
+    await commitVersion(ctx, { branch: "main", files: [file] });
+  }
+  return ctx;
+}
+
+/** One token per role, with their file entries. */
+export const TOKENS = {
+  reader: "hf_test_reader_token",
+  writer: "hf_test_writer_token",
+  admin: "hf_test_admin_token",
+} as const;
+
+export const TOKEN_ENTRIES: TokenEntry[] = (["reader", "writer", "admin"] as const).map((role) => ({
+  name: `test-${role}`,
+  role,
+  sha256: hashToken(TOKENS[role]),
+}));
+
+/** Builds a server (no logging, no rate limit unless asked) over the given datasets. */
+export function testServer(
+  datasets: ServerConfig["datasets"],
+  overrides: Partial<ServerConfig> = {},
+) {
+  return buildServer({
+    datasets,
+    tokens: TOKEN_ENTRIES,
+    logger: false,
+    rateLimit: false,
+    dashboardDir: null,
+    ...overrides,
+  });
+}
+
+/** Authorization header for a role. */
+export function as(role: keyof typeof TOKENS): { authorization: string } {
+  return { authorization: `Bearer ${TOKENS[role]}` };
+}
+
+// --- utils ---
+
+/** Service settings from the environment, else the env file the start script writes; throws (never skips) when absent. */
+function serviceEnv(
+  file: string,
+  required: string,
+  start: string,
+): Record<string, string | undefined> {
+  const path = join(process.env.HOLDFAST_SERVICES_DIR ?? "/tmp/holdfast-services", file);
+  const vars: Record<string, string | undefined> = {};
+  if (existsSync(path)) {
+    for (const line of readFileSync(path, "utf8").split("\n")) {
+      const match = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+      if (match) vars[match[1]!] = match[2]!;
+    }
+  }
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith("HOLDFAST_") || key.startsWith("AWS_") || key.startsWith("AZURE_"))
+      vars[key] = value;
+  }
+  if (!vars[required])
+    throw new Error(`${required} is not set and ${path} is missing: start it with ${start}`);
+  return vars;
+}

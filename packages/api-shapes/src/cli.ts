@@ -1,0 +1,233 @@
+import { z } from "zod";
+
+/**
+ * The documented `--json` shapes, one per command. Every answer is one JSON document on
+ * stdout (`lease acquire --hold` prints one per line). Fields may be added in a minor
+ * release; none is removed or changes meaning without a major one. Tests parse every
+ * command's output with these schemas.
+ */
+
+export const RefShape = z.object({ branch: z.string(), version: z.number().int() });
+export const IsoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "an ISO-8601 time");
+
+/** Every failed command: the typed kind first, then the message and hint a person reads. */
+export const ErrorShape = z.object({
+  ok: z.literal(false),
+  command: z.string(),
+  exitCode: z.number().int(),
+  error: z.object({
+    kind: z.string(),
+    message: z.string(),
+    hint: z.string().optional(),
+    operation: z.string().optional(),
+    key: z.string().optional(),
+    code: z.string().optional(),
+    status: z.number().optional(),
+  }),
+});
+
+const ok = <T extends z.ZodRawShape>(command: string, shape: T) =>
+  z.looseObject({ ok: z.literal(true), command: z.literal(command), ...shape });
+
+export const LeaseShape = z.object({
+  leaseId: z.string(),
+  branch: z.string(),
+  version: z.number().int(),
+  key: z.string(),
+  ttlMs: z.number().int().nullable(),
+  lastModified: z.string(),
+  expiresAt: IsoTime.nullable(),
+  active: z.boolean(),
+});
+
+export const CleanupStatsShape = z.looseObject({
+  dryRun: z.boolean(),
+  retired: z.array(RefShape),
+  retained: z.array(
+    z.object({ branch: z.string(), version: z.number().int(), reason: z.string() }),
+  ),
+  recovered: z.object({ committed: z.number(), cancelled: z.number(), retained: z.number() }),
+  objectsDeleted: z.looseObject({
+    manifests: z.number(),
+    dataFiles: z.number(),
+    orphans: z.number(),
+    total: z.number(),
+  }),
+  bytesDeleted: z.number(),
+  requests: z.looseObject({
+    total: z.number(),
+    get: z.number(),
+    head: z.number(),
+    put: z.number(),
+    delete: z.number(),
+    deleteMany: z.number(),
+    list: z.number(),
+  }),
+  elapsedMs: z.number(),
+  warnings: z.array(z.string()),
+});
+
+/** Success shapes by command name. */
+export const JsonShapes = {
+  init: ok("init", {
+    location: z.string(),
+    backend: z.string(),
+    datasetId: z.string(),
+    defaultBranch: z.string(),
+  }),
+  commit: ok("commit", {
+    location: z.string(),
+    branch: z.string(),
+    version: z.number().int(),
+    key: z.string(),
+    txnId: z.string(),
+    files: z.array(z.object({ path: z.string(), key: z.string(), size: z.number() })),
+  }),
+  versions: ok("versions", {
+    location: z.string(),
+    branch: z.string(),
+    versions: z.array(
+      z.object({
+        version: z.number().int(),
+        key: z.string(),
+        lastModified: IsoTime,
+        size: z.number(),
+        tags: z.array(z.string()),
+      }),
+    ),
+  }),
+  "lease acquire": ok("lease acquire", { location: z.string(), lease: LeaseShape }),
+  "lease acquire --hold": z.discriminatedUnion("event", [
+    ok("lease acquire", { event: z.literal("acquired"), lease: LeaseShape }),
+    ok("lease acquire", { event: z.literal("read"), reads: z.number(), bytes: z.number() }),
+    ok("lease acquire", { event: z.literal("released"), leaseId: z.string(), reads: z.number() }),
+  ]),
+  "lease list": ok("lease list", { location: z.string(), leases: z.array(LeaseShape) }),
+  "lease release": ok("lease release", {
+    location: z.string(),
+    released: z.object({ leaseId: z.string(), branch: z.string(), version: z.number().int() }),
+  }),
+  "tag create": ok("tag create", {
+    location: z.string(),
+    tag: z.object({ name: z.string(), target: RefShape }),
+  }),
+  "tag update": ok("tag update", {
+    location: z.string(),
+    tag: z.object({ name: z.string(), target: RefShape }),
+  }),
+  "tag delete": ok("tag delete", {
+    location: z.string(),
+    deleted: z.object({ name: z.string(), resumed: z.boolean() }),
+  }),
+  "tag list": ok("tag list", {
+    location: z.string(),
+    tags: z.array(z.object({ name: z.string(), target: RefShape })),
+  }),
+  "branch create": ok("branch create", {
+    location: z.string(),
+    branch: z.object({
+      name: z.string(),
+      parent: RefShape.nullable(),
+      metadata: z.record(z.string(), z.string()),
+    }),
+  }),
+  "branch delete": ok("branch delete", {
+    location: z.string(),
+    deleted: z.object({ name: z.string(), resumed: z.boolean() }),
+  }),
+  "branch list": ok("branch list", {
+    location: z.string(),
+    branches: z.array(
+      z.looseObject({
+        name: z.string(),
+        parent: RefShape.nullable(),
+        default: z.boolean(),
+        latestVersion: z.number().int().nullable(),
+      }),
+    ),
+  }),
+  cleanup: ok("cleanup", {
+    location: z.string(),
+    policy: z.record(z.string(), z.unknown()),
+    stats: CleanupStatsShape,
+  }),
+  recover: ok("recover", {
+    location: z.string(),
+    references: z.record(z.string(), z.number()),
+    retirements: z.object({ committed: z.number(), cancelled: z.number(), retained: z.number() }),
+    retired: z.array(RefShape),
+    objectsDeleted: z.looseObject({ total: z.number() }),
+    bytesDeleted: z.number(),
+    warnings: z.array(z.string()),
+  }),
+  status: ok("status", {
+    location: z.string(),
+    datasetId: z.string(),
+    branches: z.array(z.object({ name: z.string(), latestVersion: z.number().int().nullable() })),
+    tags: z.array(z.object({ name: z.string(), target: RefShape })),
+    leases: z.array(LeaseShape),
+    retirements: z.array(
+      z.looseObject({
+        key: z.string(),
+        branch: z.string(),
+        opId: z.string(),
+        state: z.string(),
+        versions: z.array(z.number()),
+        abandoned: z.boolean(),
+      }),
+    ),
+    intents: z.array(
+      z.looseObject({
+        key: z.string(),
+        kind: z.string(),
+        name: z.string(),
+        op: z.string(),
+        state: z.string(),
+        expired: z.boolean(),
+      }),
+    ),
+  }),
+  doctor: ok("doctor", {
+    location: z.string(),
+    backend: z.string(),
+    verdict: z.enum(["supported", "degraded", "unsupported"]),
+    declared: z.record(z.string(), z.unknown()).nullable(),
+    checks: z.array(
+      z.object({
+        id: z.enum([
+          "create-only",
+          "if-match",
+          "conditional-delete",
+          "timestamps",
+          "batch-delete",
+          "clock-skew",
+        ]),
+        status: z.enum(["pass", "warn", "fail", "info"]),
+        detail: z.string(),
+      }),
+    ),
+    clockSkewMs: z.number().nullable(),
+    guarantees: z.array(z.string()),
+  }),
+  demo: ok("demo", {
+    dir: z.string(),
+    versions: z.number().int(),
+    tags: z.array(z.object({ name: z.string(), version: z.number().int() })),
+    branch: z.looseObject({ name: z.string(), forkedFrom: RefShape }),
+    reader: z.looseObject({
+      pid: z.number().optional(),
+      version: z.number().int(),
+      leaseId: z.string(),
+      reads: z.number(),
+      exitCode: z.number(),
+    }),
+    plan: z.object({ retired: z.number(), retained: z.number() }),
+    stats: CleanupStatsShape,
+    verification: z.looseObject({
+      ok: z.boolean(),
+      readerOk: z.boolean(),
+      failures: z.array(z.string()),
+    }),
+    elapsedMs: z.number(),
+  }),
+} as const;

@@ -1,0 +1,189 @@
+import { z } from "zod";
+import { CleanupStatsShape, IsoTime, JsonShapes, LeaseShape } from "./cli.js";
+
+/**
+ * Request and response bodies of the holdfast HTTP API (`apps/server`, routes under `/v1`).
+ * Answers reuse the CLI's `--json` shapes, so a script can switch between `holdfast ... --json`
+ * and the API without re-learning a document. Requests are strict: an unknown field is a 400,
+ * never ignored, and nothing is written for a rejected request.
+ */
+
+/** A branch or tag name: 1..128 of `A-Z a-z 0-9 . _ -`, not starting with `.` or `-`. */
+export const NameParam = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]*$/, "letters, digits, . _ - (not starting with . or -)");
+
+/** A version number: an exact integer >= 1. */
+export const VersionParam = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+
+/** A ULID (lease ids, writer ids, job ids). */
+export const UlidParam = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/i, "a 26-character ULID");
+
+/** Shortest and longest lease TTL the protocol accepts (the lease package's MIN_TTL_MS, MAX_TTL_MS). */
+export const LEASE_TTL_RANGE_MS = { min: 100, max: 24 * 60 * 60 * 1000 } as const;
+
+/**
+ * The lease handle a client keeps and sends back to renew or release: everything the
+ * renewing replica needs, so any replica can serve the next call. It grants nothing by
+ * itself (the store's lease object decides); the server checks its key matches its fields.
+ */
+export const LeaseHandleShape = z.strictObject({
+  leaseId: UlidParam,
+  branch: NameParam,
+  version: VersionParam,
+  ttlMs: z.number().int().min(LEASE_TTL_RANGE_MS.min).max(LEASE_TTL_RANGE_MS.max),
+  key: z.string().min(1).max(1024),
+  etag: z.string().min(1).max(256),
+  renewal: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  writerId: UlidParam,
+});
+export type LeaseHandle = z.infer<typeof LeaseHandleShape>;
+
+/** `POST /v1/datasets/{dataset}/leases`. */
+export const LeaseAcquireRequest = z.strictObject({
+  version: VersionParam,
+  /** @default the dataset's default branch */
+  branch: NameParam.optional(),
+  ttlMs: z.number().int().min(LEASE_TTL_RANGE_MS.min).max(LEASE_TTL_RANGE_MS.max),
+});
+
+/** `POST .../leases/{leaseId}/renew` and `.../release`. */
+export const LeaseHandleRequest = z.strictObject({ handle: LeaseHandleShape });
+
+/** Answer of acquire and renew: the CLI's lease plus the handle for the next call. */
+export const LeaseHeldShape = z.looseObject({
+  ok: z.literal(true),
+  command: z.enum(["lease acquire", "lease renew"]),
+  location: z.string(),
+  lease: LeaseShape,
+  handle: LeaseHandleShape,
+});
+
+/** `GET .../versions` query: one page of a branch's versions, oldest first. */
+export const VersionsQuery = z.strictObject({
+  branch: NameParam.optional(),
+  /** Versions numbered above this (the previous page's `nextAfter`). */
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+/** One page of versions: the CLI's `versions` document plus the cursor of the next page. */
+export const VersionsPageShape = JsonShapes.versions.extend({
+  nextAfter: z.number().int().nullable(),
+});
+
+/** `GET .../leases` query. */
+export const LeasesQuery = z.strictObject({
+  branch: NameParam.optional(),
+  version: z.coerce.number().int().min(1).optional(),
+});
+
+/** `POST .../tags`. */
+export const TagCreateRequest = z.strictObject({
+  name: NameParam,
+  version: VersionParam,
+  branch: NameParam.optional(),
+});
+
+/** `PUT .../tags/{name}`. */
+export const TagUpdateRequest = z.strictObject({
+  version: VersionParam,
+  branch: NameParam.optional(),
+});
+
+/** `POST .../branches`. */
+export const BranchCreateRequest = z.strictObject({
+  name: NameParam,
+  /** Fork point. @default the latest version of the default branch */
+  from: z.strictObject({ branch: NameParam.optional(), version: VersionParam }).optional(),
+});
+
+/** A cleanup policy as the API and the server's config file take it (the cleanup package's `CleanupPolicy`). */
+export const CleanupPolicyShape = z
+  .strictObject({
+    olderThanMs: z.number().int().min(0).optional(),
+    retainVersions: z.number().int().min(1).optional(),
+    beforeVersion: VersionParam.optional(),
+    branches: z.array(NameParam).min(1).optional(),
+    orphanGraceMs: z.number().int().min(0).optional(),
+    minVersionAgeMs: z.number().int().min(0).optional(),
+    errorIfTaggedOldVersions: z.boolean().optional(),
+  })
+  .refine(
+    (p) =>
+      p.olderThanMs !== undefined ||
+      p.retainVersions !== undefined ||
+      p.beforeVersion !== undefined,
+    "a policy needs at least one of olderThanMs, retainVersions, beforeVersion",
+  );
+export type CleanupPolicyBody = z.infer<typeof CleanupPolicyShape>;
+
+/** `POST .../cleanup/plan` and `POST .../cleanup/jobs`. */
+export const CleanupRequest = z.strictObject({ policy: CleanupPolicyShape });
+
+/** Progress of a running cleanup (the cleanup package's `CleanupProgress`). */
+export const CleanupProgressShape = z.object({
+  phase: z.enum(["recover", "plan", "retire", "delete", "orphans"]),
+  done: z.number().int(),
+  total: z.number().int().optional(),
+});
+
+/** An RFC 9457 problem document: every 4xx and 5xx answer. `kind` is holdfast's typed error kind. */
+export const ProblemShape = z.looseObject({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  kind: z.string(),
+  hint: z.string().optional(),
+  code: z.string().optional(),
+  instance: z.string().optional(),
+});
+export type Problem = z.infer<typeof ProblemShape>;
+
+/** A cleanup (or recovery) run by the server, started through the API or by the schedule. */
+export const CleanupJobShape = z.object({
+  id: UlidParam,
+  dataset: z.string(),
+  kind: z.enum(["cleanup", "recover"]),
+  trigger: z.enum(["api", "schedule"]),
+  state: z.enum(["running", "succeeded", "failed", "skipped"]),
+  replica: z.string(),
+  policy: z.record(z.string(), z.unknown()).nullable(),
+  startedAt: IsoTime,
+  finishedAt: IsoTime.nullable(),
+  progress: CleanupProgressShape.nullable(),
+  stats: CleanupStatsShape.nullable(),
+  error: ProblemShape.nullable(),
+});
+export type CleanupJob = z.infer<typeof CleanupJobShape>;
+
+/** `GET .../cleanup/jobs`: this replica's recent runs, newest first. */
+export const CleanupJobsShape = z.object({
+  ok: z.literal(true),
+  command: z.literal("cleanup jobs"),
+  jobs: z.array(CleanupJobShape),
+});
+
+/** `GET /v1/datasets`. */
+export const DatasetsShape = z.object({
+  ok: z.literal(true),
+  command: z.literal("datasets"),
+  datasets: z.array(z.object({ name: z.string(), location: z.string(), backend: z.string() })),
+});
+
+/** `GET /readyz`: every dataset's store answered and its capabilities were probed. */
+export const ReadinessShape = z.object({
+  ok: z.boolean(),
+  datasets: z.array(
+    z.object({
+      name: z.string(),
+      ready: z.boolean(),
+      detail: z.string(),
+      capabilities: z.record(z.string(), z.unknown()).nullable(),
+      clockSkewMs: z.number().nullable(),
+    }),
+  ),
+});
