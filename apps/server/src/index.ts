@@ -12,7 +12,6 @@ export {
   TokenEntrySchema,
   TokensFileSchema,
 } from "./auth.js";
-export { acquireCleanupLock, CLEANUP_LOCK_KEY, type CleanupLock } from "./cleanup-lock.js";
 export type { DatasetSource } from "./datasets.js";
 export { MeteredStore, ServerMetrics } from "./metrics.js";
 export { problemFor, statusForKind } from "./problem.js";

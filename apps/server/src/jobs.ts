@@ -1,9 +1,9 @@
 import { EventEmitter } from "node:events";
 import type { CleanupJob, CleanupPolicyBody, CleanupStatsShape } from "@holdfast/api-shapes";
 import { type CleanupStats, cleanup, recover } from "@holdfast/cleanup";
+import { isHoldfastError } from "@holdfast/conditional-store";
 import { recoverReferences } from "@holdfast/refs-lifecycle";
 import type { z } from "zod";
-import { acquireCleanupLock, cleanupBusy } from "./cleanup-lock.js";
 import type { DatasetEntry } from "./datasets.js";
 import type { ServerMetrics } from "./metrics.js";
 import { problemFor } from "./problem.js";
@@ -12,27 +12,32 @@ import { problemFor } from "./problem.js";
 export type JobEvent = { type: "progress"; job: CleanupJob } | { type: "done"; job: CleanupJob };
 
 /**
- * Cleanup and recovery runs of this replica. Each run first takes the dataset's cleanup
- * lock on the store, so one runs at a time across replicas; recovery always runs first
- * (a cleanup recovers interrupted retirements before planning), so a replica that died
- * mid-cleanup is finished by the next run anywhere. History is this replica's, in memory.
+ * Cleanup and recovery runs of this replica. Each run takes the dataset's cleanup lock on
+ * the store (the cleanup package's), so one runs at a time across replicas; every run
+ * recovers interrupted retirements before planning, so a replica that died mid-cleanup is
+ * finished by the next run anywhere (once its lock's bound ran out in storage time).
+ * History is this replica's, in memory.
  */
 export class JobRunner {
   readonly #history: CleanupJob[] = [];
-  readonly #running = new Map<string, Promise<CleanupJob>>();
+  readonly #running = new Set<string>();
+  readonly #finishing = new Set<Promise<CleanupJob>>();
+  readonly #abort = new AbortController();
   readonly #events = new EventEmitter();
 
   constructor(
     private readonly replica: string,
     private readonly metrics: ServerMetrics,
-    private readonly options: { lockBoundMs: number; historySize?: number },
+    private readonly options: { lockBoundMs?: number | undefined; historySize?: number },
   ) {
     this.#events.setMaxListeners(0);
   }
 
   /**
-   * Starts a run; resolves once it is registered (the lock taken), with the job in its
-   * first state. Throws `conflict` (CLEANUP_RUNNING) when another run holds the lock.
+   * Starts a run and resolves once it holds the dataset's cleanup lock (the cleanup
+   * package's store-based lock: one run at a time across every replica), with the job in
+   * its first state. A run refused because another holds the lock rejects with that
+   * `conflict` (code CLEANUP_RUNNING) and is not recorded.
    */
   async start(
     dataset: DatasetEntry,
@@ -41,12 +46,6 @@ export class JobRunner {
     policy: CleanupPolicyBody | null,
   ): Promise<{ job: CleanupJob; finished: Promise<CleanupJob> }> {
     const id = dataset.ctx.ids.next();
-    const lock = await acquireCleanupLock(dataset.ctx, {
-      owner: this.replica,
-      jobId: id,
-      boundMs: this.options.lockBoundMs,
-    });
-    if (!lock) throw cleanupBusy(dataset.name);
     const job: CleanupJob = {
       id,
       dataset: dataset.name,
@@ -61,39 +60,69 @@ export class JobRunner {
       stats: null,
       error: null,
     };
-    this.#remember(job);
     const startedMs = performance.now();
-    const finished = (async (): Promise<CleanupJob> => {
-      try {
-        const onProgress = (progress: CleanupJob["progress"]) => {
-          job.progress = progress;
-          this.#events.emit(id, { type: "progress", job } satisfies JobEvent);
-        };
-        // References first: a retirement's recovery censuses them, so settle their intents.
-        await recoverReferences(dataset.ctx);
-        const stats: CleanupStats =
-          kind === "recover"
-            ? await recover(dataset.ctx, { onProgress })
-            : await cleanup(dataset.ctx, policy ?? { retainVersions: 1 }, { onProgress });
-        job.stats = statsBody(stats);
-        job.state = "succeeded";
-        this.#countDeleted(dataset.name, stats);
-      } catch (error) {
-        job.error = problemFor(error);
-        job.state = "failed";
-      } finally {
-        await lock.release().catch(() => undefined);
-        job.finishedAt = new Date().toISOString();
+    let locked!: () => void;
+    const lockHeld = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const options = {
+      signal: this.#abort.signal,
+      ...(this.options.lockBoundMs === undefined
+        ? {}
+        : { ownershipBoundMs: this.options.lockBoundMs }),
+      onProgress: (progress: NonNullable<CleanupJob["progress"]>) => {
+        // The first progress event comes after the lock is taken.
+        locked();
+        job.progress = progress;
+        this.#events.emit(id, { type: "progress", job } satisfies JobEvent);
+      },
+    };
+    const run = (async (): Promise<CleanupStats> => {
+      // References first: a retirement's recovery censuses them, so settle their intents.
+      await recoverReferences(dataset.ctx);
+      return kind === "recover"
+        ? recover(dataset.ctx, options)
+        : cleanup(dataset.ctx, policy ?? { retainVersions: 1 }, options);
+    })();
+    const outcome = await Promise.race([
+      lockHeld.then(() => "running" as const),
+      run.then(
+        () => "running" as const,
+        (error: unknown) => error,
+      ),
+    ]);
+    if (outcome !== "running" && isHoldfastError(outcome, "conflict")) throw outcome;
+    this.#remember(job);
+    this.#running.add(id);
+    const finished = run
+      .then(
+        (stats) => {
+          job.stats = statsBody(stats);
+          job.state = "succeeded";
+          this.#countDeleted(dataset.name, stats);
+          return job;
+        },
+        (error: unknown) => {
+          // An interrupted run still says what it did.
+          const partial = (error as { stats?: CleanupStats }).stats;
+          if (partial) job.stats = statsBody(partial);
+          job.error = problemFor(error);
+          job.state = "failed";
+          return job;
+        },
+      )
+      .then((done) => {
+        done.finishedAt = new Date().toISOString();
         this.metrics.cleanupDuration.observe(
-          { dataset: dataset.name, kind, outcome: job.state },
+          { dataset: dataset.name, kind, outcome: done.state },
           (performance.now() - startedMs) / 1000,
         );
         this.#running.delete(id);
-        this.#events.emit(id, { type: "done", job } satisfies JobEvent);
-      }
-      return job;
-    })();
-    this.#running.set(id, finished);
+        this.#events.emit(id, { type: "done", job: done } satisfies JobEvent);
+        return done;
+      });
+    this.#finishing.add(finished);
+    void finished.finally(() => this.#finishing.delete(finished));
     return { job, finished };
   }
 
@@ -115,12 +144,13 @@ export class JobRunner {
   }
 
   /**
-   * Waits for every running job. The cleanup API takes no abort signal, so a run finishes
-   * its steps rather than stop between a seal and its deletions; recovery would finish it
-   * anyway, but finishing here leaves no lock to time out.
+   * Shutdown: aborts running jobs, which the cleanup package stops at its next safe point
+   * (a pre-commit retirement is given up, a committed one left for recovery), and waits
+   * for them to settle so the lock is released, not left to time out.
    */
   async drain(): Promise<void> {
-    await Promise.allSettled([...this.#running.values()]);
+    this.#abort.abort(new Error("server shutting down"));
+    await Promise.allSettled([...this.#finishing]);
   }
 
   get runningCount(): number {

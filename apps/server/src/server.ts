@@ -49,7 +49,7 @@ export interface ServerConfig {
   readonly logger?: FastifyServerOptions["logger"] | undefined;
   /** Scheduled cleanup and recovery per dataset. @default none */
   readonly schedules?: readonly ScheduleEntry[] | undefined;
-  /** Storage-time bound of the cleanup lock (a dead holder's lock is taken over after it). @default 60000 */
+  /** Storage-time bound of the cleanup lock and run records (a dead holder's lock is taken over after it). @default the cleanup package's, 60 s */
   readonly lockBoundMs?: number | undefined;
   /** Directory of the built dashboard. @default the package's `dist/web`, when built */
   readonly dashboardDir?: string | null | undefined;
@@ -81,7 +81,7 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
   const deps: AppDeps = {
     datasets: openDatasets(config.datasets, metrics, config.context),
     metrics,
-    jobs: new JobRunner(replica, metrics, { lockBoundMs: config.lockBoundMs ?? 60_000 }),
+    jobs: new JobRunner(replica, metrics, { lockBoundMs: config.lockBoundMs }),
     lastPlans: new Map(),
     streams: new Set<ServerResponse>(),
   };
