@@ -1,11 +1,8 @@
+export { toHoldfastError } from "./errors.js";
+export { LOCAL_INTERNAL_PREFIX, LOCAL_SELF_NAME } from "./layout.js";
 export {
   createLocalStore,
-  decodeSegment,
-  encodeSegment,
   LOCAL_BACKEND,
-  LOCAL_LOCK_DIR,
-  LOCAL_OBJECT_SUFFIX,
   LocalStore,
   type LocalStoreOptions,
-  toHoldfastError,
 } from "./local.js";

@@ -1,25 +1,25 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes, randomInt } from "node:crypto";
+import type { BigIntStats } from "node:fs";
 import {
   type FileHandle,
   link,
+  lstat,
   mkdir,
   open,
-  readdir,
   rename,
+  rm,
+  rmdir,
   stat,
   unlink,
 } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import {
   type Clock,
   compareKeys,
   type DeleteManyResult,
   type DeleteOptions,
   type GetResult,
-  type HoldfastError,
   holdfastError,
-  isHoldfastError,
   type ListOptions,
   type ListPage,
   type ObjectMeta,
@@ -30,10 +30,21 @@ import {
   type StorageOperation,
   type StoreCapabilities,
   systemClock,
-  validateKey,
   validatePrefix,
 } from "@holdfast/conditional-store";
 import pMap from "p-map";
+import { checkSignal, errnoCode, toHoldfastError } from "./errors.js";
+import {
+  assertNotOldLayout,
+  etagOf,
+  type KeyPaths,
+  keyPaths,
+  LOCAL_INTERNAL_PREFIX,
+  LOCAL_SELF_NAME,
+  lastModifiedOf,
+} from "./layout.js";
+import { walk } from "./listing.js";
+import { type LockRequest, lockPathOf, nativeLocks, withKeyLock } from "./locks.js";
 
 /** Backend name reported by {@link LocalStore}. */
 export const LOCAL_BACKEND = "local";
@@ -73,35 +84,35 @@ export interface LocalStoreOptions {
   lockTimeoutMs?: number;
 }
 
-/** File-name suffix of an object; keeps `a/b` (file `a/b.hfobj`) apart from directory `a/b/`. */
-export const LOCAL_OBJECT_SUFFIX = ".hfobj";
-
-/** Hidden directory (under the root) that holds the per-key lock files. */
-export const LOCAL_LOCK_DIR = ".holdfast-locks";
-
 /**
- * A holdfast `ObjectStore` over node:fs rooted at a directory. Create-only puts are atomic
- * across processes by `link(2)` (which fails with EEXIST); every other mutation of a key
- * runs under a per-key OS-level lock (Linux OFD lock / BSD flock), so compare-and-swap and
- * conditional delete never read-then-overwrite unguarded (SPEC §2, scenario R3).
+ * A holdfast `ObjectStore` over node:fs rooted at a directory, where each key is the plain
+ * file `<root>/<key>` that any other program can read (and files other programs wrote
+ * are objects). Create-only puts are atomic across processes by `link(2)` (which fails
+ * with EEXIST); every other mutation of a key runs under a per-key OS-level lock (Linux
+ * OFD lock / BSD flock), so compare-and-swap and conditional delete never
+ * read-then-overwrite unguarded (scenario R3). Temp and lock files live under
+ * `_holdfast/.local/`, which listing never shows.
  */
 export class LocalStore implements ObjectStore {
   readonly backend = LOCAL_BACKEND;
   readonly location: string;
   readonly capabilities: StoreCapabilities;
   readonly #root: string;
+  readonly #tmpDir: string;
   readonly #fsync: boolean;
   readonly #createRoot: boolean;
   readonly #clock: Clock;
   readonly #pageSize: number;
   readonly #lockTimeoutMs: number;
   #ready: Promise<void> | undefined;
+  #tmpReady: Promise<unknown> | undefined;
 
   constructor(options: LocalStoreOptions) {
     if (typeof options?.root !== "string" || options.root === "") {
       throw holdfastError("invalid-input", "open", "local store needs a root directory");
     }
     this.#root = resolve(options.root);
+    this.#tmpDir = join(this.#root, LOCAL_INTERNAL_PREFIX, "tmp");
     this.#fsync = options.fsync ?? true;
     this.#createRoot = options.createRoot ?? true;
     this.#clock = options.clock ?? systemClock;
@@ -125,30 +136,25 @@ export class LocalStore implements ObjectStore {
     key: string,
     options: { signal?: AbortSignal | undefined } = {},
   ): Promise<GetResult | null> {
-    const paths = this.#paths(key, "get");
+    const paths = keyPaths(this.#root, key, "get");
     checkSignal(options.signal, "get", key);
     await this.#ensureRoot("get");
-    let handle: FileHandle;
+    let opened: { handle: FileHandle; stats: BigIntStats } | null;
     try {
-      handle = await open(paths.file, "r");
+      opened = await openObject(paths);
     } catch (error) {
-      if (errnoCode(error) === "ENOENT") return null;
       throw toHoldfastError(error, "get", key);
     }
+    if (opened === null) return null;
+    const { handle, stats } = opened;
     try {
-      const bytes = await handle.readFile();
-      const info = await handle.stat();
-      const etag = parseHeader(bytes, key, "get");
+      const body = await readExactly(handle, Number(stats.size));
       return {
         key,
-        etag,
-        lastModified: this.#lastModified(info.mtimeMs),
-        size: bytes.byteLength - HEADER_BYTES,
-        body: new Uint8Array(
-          bytes.buffer,
-          bytes.byteOffset + HEADER_BYTES,
-          bytes.byteLength - HEADER_BYTES,
-        ),
+        etag: etagOf(stats),
+        lastModified: this.#lastModified(stats),
+        size: body.byteLength,
+        body,
       };
     } catch (error) {
       throw toHoldfastError(error, "get", key);
@@ -161,14 +167,19 @@ export class LocalStore implements ObjectStore {
     key: string,
     options: { signal?: AbortSignal | undefined } = {},
   ): Promise<ObjectMeta | null> {
-    const paths = this.#paths(key, "head");
+    const paths = keyPaths(this.#root, key, "head");
     checkSignal(options.signal, "head", key);
     await this.#ensureRoot("head");
-    return this.#readMeta(key, paths.file, "head");
+    try {
+      const found = await locateObject(paths);
+      return found === null ? null : this.#meta(key, found.stats);
+    } catch (error) {
+      throw toHoldfastError(error, "head", key);
+    }
   }
 
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
-    const paths = this.#paths(key, "put");
+    const paths = keyPaths(this.#root, key, "put");
     const precondition = options.precondition;
     checkSignal(options.signal, "put", key, precondition);
     if (!(body instanceof Uint8Array)) {
@@ -178,61 +189,41 @@ export class LocalStore implements ObjectStore {
       throw holdfastError("invalid-input", "put", `malformed precondition on ${key}`, { key });
     }
     await this.#ensureRoot("put", precondition);
-    const etag = newEtag();
-    // The temp file lives in the target's directory so link/rename stay on one filesystem.
-    const temp = await this.#writeTemp(paths.dir, etag, body, key, precondition);
+    const { temp, etag } = await this.#writeTemp(body, key, precondition);
+    let consumed = false;
     try {
       if (precondition && "ifNoneMatch" in precondition) {
-        // link(2) fails with EEXIST if the target exists, atomically, across processes:
-        // no check-then-write window.
-        try {
-          await link(temp, paths.file);
-        } catch (error) {
-          throw toHoldfastError(error, "put", key, precondition);
-        }
-        await this.#syncDir(paths.dir, "put", key, precondition);
-        return { etag };
+        await this.#linkIfAbsent(temp, paths, key, precondition);
+      } else {
+        await withKeyLock(
+          lockPathOf(this.#root, key),
+          this.#lockRequest(key, "put", precondition, options.signal),
+          async () => {
+            await this.#replace(temp, paths, key, precondition);
+            return { value: undefined, removeLock: false };
+          },
+        );
+        consumed = true; // renamed into place: the temp name is gone
       }
-      await this.#withKeyLock(
-        key,
-        "put",
-        precondition,
-        options.signal,
-        async () => {
-          if (precondition && "ifMatch" in precondition) {
-            const current = await this.#readMeta(key, paths.file, "put");
-            if (current === null || current.etag !== precondition.ifMatch) {
-              throw holdfastError(
-                "conflict",
-                "put",
-                current === null ? `if-match on absent object ${key}` : `ETag mismatch on ${key}`,
-                { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
-              );
-            }
-          }
-          try {
-            await rename(temp, paths.file);
-          } catch (error) {
-            throw toHoldfastError(error, "put", key, precondition);
-          }
-          await this.#syncDir(paths.dir, "put", key, precondition);
-          return false;
-        },
-        paths.lock,
-      );
       return { etag };
+    } catch (error) {
+      throw toHoldfastError(error, "put", key, precondition);
     } finally {
-      // After link the temp name is a second link to the object; after rename it is gone.
-      await unlink(temp).catch(() => {});
+      // After link the temp name is a second link to the object; drop it.
+      if (!consumed) await unlink(temp).catch(() => {});
     }
   }
 
   async delete(key: string, options: DeleteOptions = {}): Promise<void> {
-    const paths = this.#paths(key, "delete");
+    const paths = keyPaths(this.#root, key, "delete");
     const precondition = options.ifMatch === undefined ? undefined : { ifMatch: options.ifMatch };
     checkSignal(options.signal, "delete", key, precondition);
     await this.#ensureRoot("delete", precondition);
-    await this.#deleteLocked(key, paths, precondition, options.signal);
+    try {
+      await this.#deleteLocked(key, paths, precondition, options.signal);
+    } catch (error) {
+      throw toHoldfastError(error, "delete", key, precondition);
+    }
   }
 
   async deleteMany(
@@ -244,7 +235,7 @@ export class LocalStore implements ObjectStore {
       throw holdfastError("invalid-input", "deleteMany", `batch of ${keys.length} exceeds ${max}`);
     }
     // Validate the whole batch first: a bad key rejects the batch before anything is deleted.
-    const targets = keys.map((key) => ({ key, paths: this.#paths(key, "deleteMany") }));
+    const targets = keys.map((key) => ({ key, paths: keyPaths(this.#root, key, "deleteMany") }));
     checkSignal(options.signal, "deleteMany");
     await this.#ensureRoot("deleteMany");
     const deleted: string[] = [];
@@ -277,57 +268,33 @@ export class LocalStore implements ObjectStore {
     const found: { key: string; file: string }[] = [];
     let more = false;
     try {
-      for await (const entry of walk(this.#root, "", prefix, after)) {
+      for await (const entry of walk(this.#root, "", { prefix, after })) {
         if (found.length === limit) {
           more = true;
           break;
         }
         found.push(entry);
       }
+      const metas = await pMap(
+        found,
+        // A key deleted since the directory was read is simply not listed.
+        async ({ key, file }) => {
+          const stats = await statFile(file);
+          return stats === null ? null : this.#meta(key, stats);
+        },
+        { concurrency: READ_CONCURRENCY },
+      );
+      const objects = metas.filter((m): m is ObjectMeta => m !== null);
+      const last = found.at(-1);
+      return more && last !== undefined
+        ? { objects, nextPageToken: encodePageToken(last.key) }
+        : { objects };
     } catch (error) {
       throw toHoldfastError(error, "list");
     }
-    const metas = await pMap(
-      found,
-      ({ key, file }) =>
-        // A key deleted since the directory was read is simply not listed.
-        this.#readMeta(key, file, "list"),
-      { concurrency: READ_CONCURRENCY },
-    );
-    const objects = metas.filter((m): m is ObjectMeta => m !== null);
-    const last = found.at(-1);
-    return more && last !== undefined
-      ? { objects, nextPageToken: encodePageToken(last.key) }
-      : { objects };
   }
 
   // --- internals ---
-
-  #paths(key: string, operation: StorageOperation): KeyPaths {
-    validateKey(key, operation);
-    const segments = key.split("/").map(encodeSegment);
-    const name = `${segments.pop()!}${LOCAL_OBJECT_SUFFIX}`;
-    for (const segment of [...segments, name]) {
-      if (Buffer.byteLength(segment, "utf8") > MAX_NAME_BYTES) {
-        throw holdfastError(
-          "invalid-input",
-          operation,
-          `key ${JSON.stringify(key)} has a path segment too long for a file name`,
-          {
-            key,
-            hint: `each encoded segment must fit in ${MAX_NAME_BYTES - LOCAL_OBJECT_SUFFIX.length} bytes`,
-          },
-        );
-      }
-    }
-    const dir = join(this.#root, ...segments);
-    const digest = createHash("sha256").update(key, "utf8").digest("hex");
-    return {
-      dir,
-      file: join(dir, name),
-      lock: join(this.#root, LOCAL_LOCK_DIR, digest.slice(0, 2), `${digest}.lock`),
-    };
-  }
 
   #ensureRoot(operation: StorageOperation, precondition?: Precondition): Promise<void> {
     this.#ready ??= (async () => {
@@ -338,6 +305,7 @@ export class LocalStore implements ObjectStore {
           code: "ENOTDIR",
         });
       }
+      await assertNotOldLayout(this.#root, "open");
     })();
     return this.#ready.catch((error: unknown) => {
       this.#ready = undefined;
@@ -345,68 +313,254 @@ export class LocalStore implements ObjectStore {
     });
   }
 
-  #lastModified(mtimeMs: number): Date {
-    const p = this.capabilities.timestampPrecisionMs;
-    return new Date(Math.floor(mtimeMs / p) * p);
+  #meta(key: string, stats: BigIntStats): ObjectMeta {
+    return {
+      key,
+      etag: etagOf(stats),
+      lastModified: this.#lastModified(stats),
+      size: Number(stats.size),
+    };
   }
 
-  async #readMeta(
+  #lastModified(stats: BigIntStats): Date {
+    return lastModifiedOf(stats, this.capabilities.timestampPrecisionMs);
+  }
+
+  #lockRequest(
     key: string,
-    file: string,
     operation: StorageOperation,
-  ): Promise<ObjectMeta | null> {
-    let handle: FileHandle;
-    try {
-      handle = await open(file, "r");
-    } catch (error) {
-      if (errnoCode(error) === "ENOENT") return null;
-      throw toHoldfastError(error, operation, key);
-    }
-    try {
-      const header = Buffer.alloc(HEADER_BYTES);
-      const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, 0);
-      const etag = parseHeader(header.subarray(0, bytesRead), key, operation);
-      const info = await handle.stat();
-      return {
-        key,
-        etag,
-        lastModified: this.#lastModified(info.mtimeMs),
-        size: info.size - HEADER_BYTES,
-      };
-    } catch (error) {
-      throw toHoldfastError(error, operation, key);
-    } finally {
-      await handle.close();
-    }
+    precondition: Precondition | undefined,
+    signal: AbortSignal | undefined,
+  ): LockRequest {
+    return { key, operation, precondition, signal, timeoutMs: this.#lockTimeoutMs };
   }
 
-  /** Writes header + body to a fresh hidden temp file next to the target, stamped and synced. */
+  /**
+   * Writes the body to a fresh temp file under `_holdfast/.local/tmp/`, stamps its mtime
+   * with the clock reading and (with `fsync`) syncs it. Its stat after that is the
+   * object's ETag: linking or renaming it into place keeps inode, size and mtime.
+   */
   async #writeTemp(
-    dir: string,
-    etag: string,
     body: Uint8Array,
     key: string,
     precondition: Precondition | undefined,
-  ): Promise<string> {
-    const temp = join(dir, `.${randomBytes(12).toString("hex")}${TEMP_SUFFIX}`);
+  ): Promise<{ temp: string; etag: string }> {
+    this.#tmpReady ??= mkdir(this.#tmpDir, { recursive: true }).catch((error: unknown) => {
+      this.#tmpReady = undefined;
+      throw error;
+    });
+    const temp = join(this.#tmpDir, `${randomBytes(12).toString("hex")}.tmp`);
     try {
-      await mkdir(dir, { recursive: true });
-      const handle = await open(temp, "wx");
+      await this.#tmpReady;
+      const handle = await open(temp, "wx").catch(async (error: unknown) => {
+        if (errnoCode(error) !== "ENOENT") throw error;
+        // Someone removed the temp folder: make it again, once.
+        await mkdir(this.#tmpDir, { recursive: true });
+        return open(temp, "wx");
+      });
       try {
-        await handle.writeFile(Buffer.concat([encodeHeader(etag), body]));
+        await handle.writeFile(body);
         // Last-Modified is the clock reading taken during this put (as an HTTP store
-        // stamps it), not the kernel's coarse tick. Half a millisecond is added so the
-        // float seconds → nanoseconds conversion can never round it below this ms.
-        const stamp = (this.#clock.now() + 0.5) / 1000;
+        // stamps it), not the kernel's coarse tick; a random 1..999 µs on top keeps the
+        // millisecond and makes the mtime (part of the ETag) differ between writes.
+        const stamp = (Math.floor(this.#clock.now()) + randomInt(1, 1000) / 1000) / 1000;
         await handle.utimes(stamp, stamp);
         if (this.#fsync) await handle.sync();
+        return { temp, etag: etagOf(await handle.stat({ bigint: true })) };
       } finally {
         await handle.close();
       }
-      return temp;
     } catch (error) {
       await unlink(temp).catch(() => {});
       throw toHoldfastError(error, "put", key, precondition);
+    }
+  }
+
+  /**
+   * Create-only: `link(temp, <root>/<key>)` fails with EEXIST if anything is at the path,
+   * atomically across processes, so there is no check-then-write window. When the path is
+   * a directory (other keys live below the key), the object goes to its self file by the
+   * same link; a directory and a file can never share the path, so the key never exists
+   * in both places. A parent directory removed meanwhile is made again.
+   */
+  async #linkIfAbsent(
+    temp: string,
+    paths: KeyPaths,
+    key: string,
+    precondition: Precondition,
+  ): Promise<void> {
+    let target = paths.path;
+    for (let attempt = 0; ; attempt += 1) {
+      if (attempt > MAX_PATH_RETRIES) throw pathRaceError("put", key, precondition);
+      try {
+        await link(temp, target);
+      } catch (error) {
+        const code = errnoCode(error);
+        const missing = code === "ENOENT" || code === "ENOTDIR";
+        if (target === paths.self) {
+          // The directory vanished (or became a file): start over at the plain path.
+          if (missing) target = paths.path;
+          else if (code === "EEXIST") throw conflictError("put", key, precondition);
+          else throw error;
+        } else if (missing) {
+          await this.#makeParents(paths, key, "put", precondition);
+        } else if (code === "EEXIST") {
+          const existing = await lstatOrNull(paths.path);
+          if (existing?.isDirectory()) target = paths.self;
+          else if (existing !== null) throw conflictError("put", key, precondition);
+        } else {
+          throw error;
+        }
+        continue;
+      }
+      await this.#syncDir(dirname(target), "put", key, precondition);
+      return;
+    }
+  }
+
+  /**
+   * Unconditional put or compare-and-swap, under the key's lock: rename the temp into place
+   * (the plain path, or the self file while the path is a directory).
+   */
+  async #replace(
+    temp: string,
+    paths: KeyPaths,
+    key: string,
+    precondition: { ifMatch: string } | undefined,
+  ): Promise<void> {
+    let target = paths.path;
+    if (precondition) {
+      const current = await locateObject(paths);
+      if (current === null || etagOf(current.stats) !== precondition.ifMatch) {
+        throw holdfastError(
+          "conflict",
+          "put",
+          current === null ? `if-match on absent object ${key}` : `ETag mismatch on ${key}`,
+          { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
+        );
+      }
+      // Under the lock the object cannot move or vanish: every other mutation of the key
+      // takes the same lock, and a directory holding its self file is never removed.
+      target = current.file;
+    }
+    for (let attempt = 0; ; attempt += 1) {
+      if (attempt > MAX_PATH_RETRIES || (precondition && attempt > 0)) {
+        throw pathRaceError("put", key, precondition);
+      }
+      try {
+        await rename(temp, target);
+      } catch (error) {
+        const code = errnoCode(error);
+        const missing = code === "ENOENT" || code === "ENOTDIR";
+        if (precondition) throw error;
+        if (target === paths.self) {
+          if (!missing) throw error;
+          target = paths.path; // the directory vanished: start over at the plain path
+        } else if (missing) {
+          await this.#makeParents(paths, key, "put", precondition);
+        } else if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") {
+          target = paths.self; // the path is a directory: the object is its self file
+        } else {
+          throw error;
+        }
+        continue;
+      }
+      await this.#syncDir(dirname(target), "put", key, precondition);
+      return;
+    }
+  }
+
+  /**
+   * Makes the key's parent directories. Where an ancestor path is a file (an object whose
+   * key is a prefix of this one, e.g. `a/b` when writing `a/b/c`), that object becomes a
+   * directory holding it as its self file: under the ancestor key's lock, its self file is
+   * hard-linked into a staged directory that is then atomically exchanged with the file
+   * (renameat2 RENAME_EXCHANGE), so readers and writers of the ancestor always find it,
+   * with an unchanged ETag.
+   */
+  async #makeParents(
+    paths: KeyPaths,
+    key: string,
+    operation: StorageOperation,
+    precondition: Precondition | undefined,
+  ): Promise<void> {
+    const dir = dirname(paths.path);
+    try {
+      const first = await mkdir(dir, { recursive: true });
+      if (first !== undefined) await this.#syncCreated(first, dir, key, operation, precondition);
+      return;
+    } catch (error) {
+      const code = errnoCode(error);
+      // A folder on the way was removed by a concurrent delete: the caller tries again.
+      if (code === "ENOENT") return;
+      if (code !== "EEXIST" && code !== "ENOTDIR") throw error;
+    }
+    for (let depth = 1; depth < paths.segments.length; depth += 1) {
+      const ancestorKey = paths.segments.slice(0, depth).join("/");
+      const ancestor = join(this.#root, ...paths.segments.slice(0, depth));
+      const info = await lstatOrNull(ancestor);
+      if (info === null) return; // removed meanwhile: the caller tries again
+      if (info.isDirectory()) continue;
+      if (!info.isFile()) {
+        throw holdfastError("refused", operation, `${ancestor} is neither a file nor a folder`, {
+          key,
+          precondition,
+          code: "ENOTDIR",
+        });
+      }
+      await this.#fileToDirectory(ancestorKey, ancestor, operation, precondition);
+      return;
+    }
+  }
+
+  async #fileToDirectory(
+    ancestorKey: string,
+    path: string,
+    operation: StorageOperation,
+    precondition: Precondition | undefined,
+  ): Promise<void> {
+    await withKeyLock(
+      lockPathOf(this.#root, ancestorKey),
+      this.#lockRequest(ancestorKey, operation, precondition, undefined),
+      async () => {
+        const info = await lstatOrNull(path);
+        if (info?.isFile()) {
+          await mkdir(this.#tmpDir, { recursive: true });
+          const staged = join(this.#tmpDir, `${randomBytes(12).toString("hex")}.dir`);
+          await mkdir(staged);
+          try {
+            await link(path, join(staged, LOCAL_SELF_NAME));
+            await nativeLocks().swap(path, staged);
+          } finally {
+            // After the exchange `staged` names the old file (still linked as the self file).
+            await rm(staged, { recursive: true, force: true });
+          }
+          await this.#syncDir(dirname(path), operation, ancestorKey, precondition);
+          await this.#syncDir(path, operation, ancestorKey, precondition);
+        }
+        return { value: undefined, removeLock: false };
+      },
+    );
+  }
+
+  /** Syncs the parents of directories `mkdir -p` just created, so their entries are durable. */
+  async #syncCreated(
+    first: string,
+    leaf: string,
+    key: string,
+    operation: StorageOperation,
+    precondition: Precondition | undefined,
+  ): Promise<void> {
+    if (!this.#fsync) return;
+    let dir = dirname(first);
+    const below = relative(first, leaf)
+      .split(sep)
+      .filter((s) => s !== "");
+    await this.#syncDir(dir, operation, key, precondition);
+    dir = first;
+    for (const segment of below) {
+      await this.#syncDir(dir, operation, key, precondition);
+      dir = join(dir, segment);
     }
   }
 
@@ -419,10 +573,17 @@ export class LocalStore implements ObjectStore {
     if (!this.#fsync) return;
     let handle: FileHandle | undefined;
     try {
-      handle = await open(dir, "r");
+      // A concurrent delete may have emptied and removed the folder meanwhile: then its
+      // removal is what must be durable, recorded in the nearest folder still there.
+      for (let current = dir; handle === undefined; current = dirname(current)) {
+        handle = await open(current, "r").catch((error: unknown) => {
+          if (errnoCode(error) === "ENOENT" && current !== this.#root) return undefined;
+          throw error;
+        });
+      }
       await handle.sync();
     } catch (error) {
-      // The object is already visible; only its durability is in doubt.
+      // The change is already visible; only its durability is in doubt.
       throw holdfastError("ambiguous", operation, `could not sync directory of ${key}`, {
         key,
         precondition,
@@ -440,115 +601,47 @@ export class LocalStore implements ObjectStore {
     precondition: { ifMatch: string } | undefined,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    await this.#withKeyLock(
-      key,
-      "delete",
-      precondition,
-      signal,
+    await withKeyLock(
+      lockPathOf(this.#root, key),
+      this.#lockRequest(key, "delete", precondition, signal),
       async () => {
-        if (precondition) {
-          const current = await this.#readMeta(key, paths.file, "delete");
-          if (current === null || current.etag !== precondition.ifMatch) {
-            throw holdfastError(
-              "conflict",
-              "delete",
-              current === null ? `if-match on absent object ${key}` : `ETag mismatch on ${key}`,
-              { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
-            );
+        const current = await locateObject(paths);
+        if (precondition && (current === null || etagOf(current.stats) !== precondition.ifMatch)) {
+          throw holdfastError(
+            "conflict",
+            "delete",
+            current === null ? `if-match on absent object ${key}` : `ETag mismatch on ${key}`,
+            { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
+          );
+        }
+        if (current !== null) {
+          try {
+            await unlink(current.file);
+          } catch (error) {
+            if (errnoCode(error) !== "ENOENT") throw error;
           }
+          await this.#syncDir(dirname(current.file), "delete", key, precondition);
+          await this.#removeEmptyDirs(dirname(current.file));
         }
-        try {
-          await unlink(paths.file);
-        } catch (error) {
-          if (errnoCode(error) === "ENOENT") return true;
-          throw toHoldfastError(error, "delete", key, precondition);
-        }
-        await this.#syncDir(paths.dir, "delete", key, precondition);
         // The key is gone: drop its lock file too, so deleted keys leave nothing behind.
-        return true;
+        return { value: undefined, removeLock: true };
       },
-      paths.lock,
     );
   }
 
   /**
-   * Runs `body` holding the key's lock: first this process's queue for the key (so waiters
-   * do not spin), then an exclusive OS-level lock on the key's lock file, which excludes
-   * other processes and is released by the kernel if the holder dies. When `body` returns
-   * true the lock file is unlinked while still held; waiters holding the old inode notice
-   * the swap and retry on the new file.
+   * Removes `dir` and its ancestors below the root while they are empty. rmdir(2) refuses a
+   * non-empty directory atomically, so this never removes anything another writer put
+   * there; a writer whose parent vanished meanwhile makes it again (ENOENT → mkdir).
    */
-  async #withKeyLock(
-    key: string,
-    operation: StorageOperation,
-    precondition: Precondition | undefined,
-    signal: AbortSignal | undefined,
-    body: () => Promise<boolean>,
-    lockPath: string,
-  ): Promise<void> {
-    await inProcessQueue(lockPath, async () => {
-      const handle = await this.#acquireFileLock(lockPath, key, operation, precondition, signal);
-      let removeLock = false;
+  async #removeEmptyDirs(dir: string): Promise<void> {
+    for (let current = dir; current.startsWith(`${this.#root}${sep}`); ) {
       try {
-        removeLock = await body();
-      } finally {
-        if (removeLock) await unlink(lockPath).catch(() => {});
-        try {
-          nativeLocks().unlock(handle.fd);
-        } finally {
-          await handle.close();
-        }
+        await rmdir(current);
+      } catch {
+        return;
       }
-    });
-  }
-
-  async #acquireFileLock(
-    lockPath: string,
-    key: string,
-    operation: StorageOperation,
-    precondition: Precondition | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<FileHandle> {
-    const deadline = Date.now() + this.#lockTimeoutMs;
-    let pause = 1;
-    for (;;) {
-      let handle: FileHandle;
-      try {
-        await mkdir(dirname(lockPath), { recursive: true });
-        // An exclusive lock needs a writable descriptor; "a+" creates the file if missing.
-        handle = await open(lockPath, "a+");
-      } catch (error) {
-        throw toHoldfastError(error, operation, key, precondition);
-      }
-      try {
-        // tryLock never blocks a libuv thread (waitForLock would, and enough blocked
-        // waiters could starve the pool the lock holder needs to finish its write).
-        while (!nativeLocks().tryLock(handle.fd)) {
-          checkSignal(signal, operation, key, precondition);
-          if (Date.now() > deadline) {
-            throw holdfastError("refused", operation, `timed out waiting for the lock on ${key}`, {
-              key,
-              precondition,
-              code: "ELOCKTIMEOUT",
-              hint: "another process holds this key's lock; nothing was written",
-            });
-          }
-          await sleep(pause + Math.random() * pause);
-          pause = Math.min(pause * 2, 20);
-        }
-        // The previous holder may have unlinked the lock file (key deleted) after we
-        // opened it: then we hold a lock nobody else can see; start over on the new file.
-        const [held, current] = await Promise.all([
-          handle.stat(),
-          stat(lockPath).catch(() => null),
-        ]);
-        if (current !== null && current.ino === held.ino && current.dev === held.dev) return handle;
-      } catch (error) {
-        await handle.close();
-        throw error;
-      }
-      nativeLocks().unlock(handle.fd);
-      await handle.close();
+      current = dirname(current);
     }
   }
 }
@@ -561,168 +654,101 @@ export function createLocalStore(options: LocalStoreOptions): LocalStore {
   return new LocalStore(options);
 }
 
-/**
- * Translates a node:fs failure into the holdfast taxonomy. A local put completes before
- * it answers, so everything but a precondition failure is a refusal, never ambiguous.
- */
-export function toHoldfastError(
-  error: unknown,
-  operation: StorageOperation,
-  key?: string,
-  precondition?: Precondition,
-): HoldfastError {
-  if (isHoldfastError(error)) return error;
-  const code = errnoCode(error);
-  const message = error instanceof Error ? error.message : String(error);
-  const fields = { key, precondition, code, cause: error };
-  switch (code) {
-    case "EEXIST":
-      return precondition && "ifNoneMatch" in precondition
-        ? holdfastError("conflict", operation, `object already exists: ${key}`, fields)
-        : holdfastError("refused", operation, message, fields);
-    case "ENOENT":
-      return precondition && "ifMatch" in precondition
-        ? holdfastError("conflict", operation, `if-match on absent object ${key}`, fields)
-        : holdfastError("refused", operation, message, fields);
-    case "EACCES":
-    case "EPERM":
-      return holdfastError("auth", operation, message, {
-        ...fields,
-        hint: "check the permissions of the store's root directory",
-      });
-    case "ENAMETOOLONG":
-      return holdfastError("invalid-input", operation, message, fields);
-    case "ENOTSUP":
-    case "EOPNOTSUPP":
-    case "EXDEV":
-      return holdfastError("unsupported", operation, message, {
-        ...fields,
-        hint: "the local backend needs hard links, rename and file locks on one filesystem",
-      });
-    case "ABORT_ERR":
-      return holdfastError("aborted", operation, message, fields);
-    default:
-      return holdfastError("refused", operation, message, fields);
-  }
-}
-
 // --- utils ---
 
-interface KeyPaths {
-  /** Directory that holds the object file (created on write). */
-  readonly dir: string;
-  /** The object file, `<encoded segments>/<encoded last>.hfobj`. */
-  readonly file: string;
-  /** The key's lock file under `.holdfast-locks/`, named by the key's SHA-256. */
-  readonly lock: string;
-}
-
-/** `HFO1` + 32 lowercase hex ETag + `\n`: a fixed header so head/list read 37 bytes. */
-const HEADER_MAGIC = "HFO1";
-const ETAG_HEX = 32;
-const HEADER_BYTES = HEADER_MAGIC.length + ETAG_HEX + 1;
-const HEADER_PATTERN = /^HFO1([0-9a-f]{32})\n$/;
-const TEMP_SUFFIX = ".hftmp";
-/** NAME_MAX on Linux, macOS and Windows filesystems. */
-const MAX_NAME_BYTES = 255;
 const DELETE_CONCURRENCY = 8;
 const READ_CONCURRENCY = 16;
+/** Rounds a write retries when directories appear or vanish under it (each round made progress elsewhere). */
+const MAX_PATH_RETRIES = 64;
 
-function newEtag(): string {
-  return randomBytes(ETAG_HEX / 2).toString("hex");
+/** Where the object of a key is now: the plain file, or the self file of the key's directory. */
+async function locateObject(paths: KeyPaths): Promise<{ file: string; stats: BigIntStats } | null> {
+  const atPath = await statFileOrDir(paths.path);
+  if (atPath === null) return null;
+  if (!atPath.isDirectory()) return atPath.isFile() ? { file: paths.path, stats: atPath } : null;
+  const self = await statFile(paths.self);
+  return self === null ? null : { file: paths.self, stats: self };
 }
 
-function encodeHeader(etag: string): Buffer {
-  return Buffer.from(`${HEADER_MAGIC}${etag}\n`, "latin1");
-}
-
-function parseHeader(bytes: Uint8Array, key: string, operation: StorageOperation): string {
-  const header = Buffer.from(
-    bytes.buffer,
-    bytes.byteOffset,
-    Math.min(bytes.byteLength, HEADER_BYTES),
-  );
-  const match = HEADER_PATTERN.exec(header.toString("latin1"));
-  if (!match) {
-    throw holdfastError("refused", operation, `file of ${key} is not a holdfast object`, {
-      key,
-      code: "EBADOBJ",
-      hint: "a file ending in .hfobj was written by something other than the local backend",
+/** Opens the key's file for reading (following it into its directory's self file). */
+async function openObject(
+  paths: KeyPaths,
+): Promise<{ handle: FileHandle; stats: BigIntStats } | null> {
+  for (const file of [paths.path, paths.self]) {
+    let handle: FileHandle;
+    try {
+      handle = await open(file, "r");
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "ENOENT" || code === "ENOTDIR") return null;
+      throw error;
+    }
+    const stats = await handle.stat({ bigint: true }).catch(async (error: unknown) => {
+      await handle.close();
+      throw error;
     });
+    if (stats.isFile()) return { handle, stats };
+    await handle.close();
+    if (!stats.isDirectory()) return null;
   }
-  return match[1]!;
+  return null;
 }
 
-/**
- * Maps one key segment to a file-system name: `%` → `%25`; a leading `.` → `%2E` (hidden
- * names are the store's own: temp files, the lock directory); a trailing `.hfobj` gets its
- * dot escaped, so a directory name never looks like an object file. Injective and reversible.
- */
-export function encodeSegment(segment: string): string {
-  let out = segment.replaceAll("%", "%25");
-  if (out.startsWith(".")) out = `%2E${out.slice(1)}`;
-  if (out.endsWith(LOCAL_OBJECT_SUFFIX)) {
-    out = `${out.slice(0, -LOCAL_OBJECT_SUFFIX.length)}%2E${LOCAL_OBJECT_SUFFIX.slice(1)}`;
-  }
-  return out;
-}
-
-/** Inverse of {@link encodeSegment}. */
-export function decodeSegment(name: string): string {
-  return name.replace(/%(25|2E)/g, (_, hex: string) => (hex === "25" ? "%" : "."));
-}
-
-/**
- * Yields objects under `dir` in UTF-8 byte order of their keys, starting strictly after
- * `after` and only those starting with `prefix`. An object `seg` sorts by `seg`, a
- * directory by `seg/`; since segments hold no `/`, a depth-first walk in that order is
- * global key order. Subtrees entirely outside the prefix or before `after` are skipped.
- */
-async function* walk(
-  dir: string,
-  keyPrefix: string,
-  prefix: string,
-  after: string,
-): AsyncGenerator<{ key: string; file: string }> {
-  let entries: import("node:fs").Dirent[];
+async function statFileOrDir(path: string): Promise<BigIntStats | null> {
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    return await stat(path, { bigint: true });
   } catch (error) {
     const code = errnoCode(error);
-    // A directory removed since its parent was read holds nothing to list.
-    if (code === "ENOENT" || code === "ENOTDIR") return;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw error;
   }
-  const items: { sortKey: string; name: string; isDir: boolean }[] = [];
-  for (const entry of entries) {
-    if (entry.name.startsWith(".")) continue; // temp files, lock directory
-    if (entry.isDirectory()) {
-      items.push({
-        sortKey: `${keyPrefix}${decodeSegment(entry.name)}/`,
-        name: entry.name,
-        isDir: true,
-      });
-    } else if (entry.isFile() && entry.name.endsWith(LOCAL_OBJECT_SUFFIX)) {
-      const segment = decodeSegment(entry.name.slice(0, -LOCAL_OBJECT_SUFFIX.length));
-      items.push({ sortKey: `${keyPrefix}${segment}`, name: entry.name, isDir: false });
-    }
+}
+
+async function statFile(path: string): Promise<BigIntStats | null> {
+  const stats = await statFileOrDir(path);
+  return stats?.isFile() ? stats : null;
+}
+
+async function lstatOrNull(path: string): Promise<import("node:fs").Stats | null> {
+  try {
+    return await lstat(path);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw error;
   }
-  items.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
-  for (const item of items) {
-    const path = join(dir, item.name);
-    if (item.isDir) {
-      const sub = item.sortKey;
-      if (!sub.startsWith(prefix) && !prefix.startsWith(sub)) continue;
-      if (after !== "" && compareKeys(sub, after) < 0 && !after.startsWith(sub)) continue;
-      yield* walk(path, sub, prefix, after);
-    } else {
-      const key = item.sortKey;
-      if (!key.startsWith(prefix)) continue;
-      if (after !== "" && compareKeys(key, after) <= 0) continue;
-      if (!isValidKey(key)) continue; // a foreign file whose name decodes to no valid key
-      yield { key, file: path };
-    }
+}
+
+/** Reads exactly `size` bytes (the size the ETag was taken with) into a fresh buffer. */
+async function readExactly(handle: FileHandle, size: number): Promise<Uint8Array> {
+  const buffer = Buffer.allocUnsafe(size);
+  let offset = 0;
+  while (offset < size) {
+    const { bytesRead } = await handle.read(buffer, offset, size - offset, offset);
+    if (bytesRead === 0) break;
+    offset += bytesRead;
   }
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, offset);
+}
+
+function conflictError(operation: StorageOperation, key: string, precondition: Precondition) {
+  return holdfastError("conflict", operation, `object already exists: ${key}`, {
+    key,
+    precondition,
+    code: "EEXIST",
+  });
+}
+
+function pathRaceError(
+  operation: StorageOperation,
+  key: string,
+  precondition: Precondition | undefined,
+) {
+  return holdfastError("refused", operation, `folders of ${key} kept changing; nothing written`, {
+    key,
+    precondition,
+    code: "EPATHRACE",
+  });
 }
 
 /** `{ ifNoneMatch: "*" }` or `{ ifMatch: <non-empty string> }`, nothing else. */
@@ -731,15 +757,6 @@ function isPrecondition(value: unknown): value is Precondition {
   const p = value as { ifNoneMatch?: unknown; ifMatch?: unknown };
   if ("ifNoneMatch" in p) return p.ifNoneMatch === "*" && !("ifMatch" in p);
   return typeof p.ifMatch === "string" && p.ifMatch !== "";
-}
-
-function isValidKey(key: string): boolean {
-  try {
-    validateKey(key);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function encodePageToken(key: string): string {
@@ -754,26 +771,6 @@ function decodePageToken(token: string): string {
   return key;
 }
 
-function errnoCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
-function checkSignal(
-  signal: AbortSignal | undefined,
-  operation: StorageOperation,
-  key?: string,
-  precondition?: Precondition,
-): void {
-  if (signal?.aborted) {
-    throw holdfastError("aborted", operation, `${operation} aborted`, {
-      key,
-      precondition,
-      cause: signal.reason,
-    });
-  }
-}
-
 function positiveInteger(value: number, name: string): number {
   if (!Number.isInteger(value) || value < 1) {
     throw holdfastError(
@@ -783,41 +780,4 @@ function positiveInteger(value: number, name: string): number {
     );
   }
   return value;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
-}
-
-interface NativeLocks {
-  tryLock(fd: number): boolean;
-  unlock(fd: number): void;
-}
-
-let native: NativeLocks | undefined;
-
-/** Loads the native lock binding on first use (a store that only reads never needs it). */
-function nativeLocks(): NativeLocks {
-  native ??= createRequire(import.meta.url)("fs-native-extensions") as NativeLocks;
-  return native;
-}
-
-const queues = new Map<string, Promise<void>>();
-
-/** Serializes this process's critical sections per lock file, across all store instances. */
-async function inProcessQueue(lockPath: string, run: () => Promise<void>): Promise<void> {
-  const previous = queues.get(lockPath) ?? Promise.resolve();
-  let release!: () => void;
-  const mine = new Promise<void>((done) => {
-    release = done;
-  });
-  const tail = previous.then(() => mine);
-  queues.set(lockPath, tail);
-  await previous;
-  try {
-    await run();
-  } finally {
-    release();
-    if (queues.get(lockPath) === tail) queues.delete(lockPath);
-  }
 }

@@ -8,17 +8,19 @@ const source = readFileSync(
   "utf8",
 );
 
-/** Counts calls of `name(` that are not a method call, a declaration or an import. */
-function calls(name: string): number {
-  return [...source.matchAll(new RegExp(`(?<![.\\w])await ${name}\\(`, "g"))].length;
+/** Counts calls of `name(temp, ...)`: the calls that make a written temp file an object. */
+function callsOnTemp(name: string): number {
+  return [...source.matchAll(new RegExp(`(?<![.\\w])await ${name}\\(temp,`, "g"))].length;
 }
 
 describe("local store write paths", () => {
   it("C9 exactly one create-only call site (link) and one replacing call site (rename)", () => {
     // A second copy of either would be a write path the contract and race tests might miss.
-    expect(calls("link")).toBe(1);
-    expect(calls("rename")).toBe(1);
+    expect(callsOnTemp("link")).toBe(1);
+    expect(callsOnTemp("rename")).toBe(1);
+    // The only other link is the self-file link of a file that becomes a directory.
+    expect([...source.matchAll(/(?<![.\w])await (link|rename)\(/g)].length).toBe(3);
     // Unlinking an object happens in one place, under the key lock.
-    expect([...source.matchAll(/await unlink\(paths\.file\)/g)].length).toBe(1);
+    expect([...source.matchAll(/await unlink\(current\.file\)/g)].length).toBe(1);
   });
 });

@@ -1,12 +1,21 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   createLocalStore,
-  decodeSegment,
-  encodeSegment,
   LOCAL_BACKEND,
-  LOCAL_LOCK_DIR,
+  LOCAL_INTERNAL_PREFIX,
+  LOCAL_SELF_NAME,
   toHoldfastError,
 } from "@holdfast/backends-local";
 import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
@@ -20,6 +29,8 @@ const freshRoot = () => {
   return join(base, `root-${n}`);
 };
 const bytes = (s: string) => new TextEncoder().encode(s);
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+const INTERNAL = LOCAL_INTERNAL_PREFIX.slice(0, -1);
 
 async function keys(store: ObjectStore, prefix = ""): Promise<string[]> {
   const out: string[] = [];
@@ -37,6 +48,26 @@ function tree(dir: string, rel = ""): string[] {
     .sort();
 }
 
+/** The tree without the backend's private folder: what a user of the directory sees. */
+const userTree = (dir: string) => tree(dir).filter((p) => !p.startsWith(`${INTERNAL}/`));
+
+/** Every directory under `dir` (relative), to check that deletes leave no empty folder. */
+function dirs(dir: string, rel = ""): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .flatMap((e) => [`${rel}${e.name}/`, ...dirs(join(dir, e.name), `${rel}${e.name}/`)])
+    .filter((p) => !p.startsWith("_holdfast/"))
+    .sort();
+}
+
+function writeForeign(root: string, key: string, content: string | Buffer): string {
+  const path = join(root, key);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, content);
+  return path;
+}
+
 async function errorOf(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
     (value) => {
@@ -46,105 +77,276 @@ async function errorOf(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
-describe("local store file layout", () => {
+describe("local store file layout: plain files", () => {
   it("describes itself", () => {
     const root = freshRoot();
     const store = createLocalStore({ root });
     expect(store.backend).toBe(LOCAL_BACKEND);
     expect(store.location).toBe(`file://${root}`);
     expect(store.capabilities.requestMode).toBe("completes-before-answer");
+    expect(store.capabilities.etagIsContentHash).toBe(false);
   });
 
-  it("stores `a/b` and `a/b/c` side by side as a/b.hfobj and a/b/c.hfobj", async () => {
+  it("a holdfast-written object is the byte-identical plain file <root>/<key>", async () => {
     const root = freshRoot();
     const store = createLocalStore({ root });
-    await store.put("a/b", bytes("outer"));
-    await store.put("a/b/c", bytes("inner"));
-    expect(tree(root).filter((p) => !p.startsWith(LOCAL_LOCK_DIR))).toEqual([
-      "a/b.hfobj",
-      "a/b/c.hfobj",
+    const body = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7) % 256));
+    await store.put("data/x.lance", body, { precondition: { ifNoneMatch: "*" } });
+    await store.put("_versions/1.manifest", bytes("manifest one"));
+    expect(readFileSync(join(root, "data/x.lance")).equals(body)).toBe(true);
+    expect(readFileSync(join(root, "_versions/1.manifest"), "utf8")).toBe("manifest one");
+    // `cat` reads it like any file: no header, no suffix.
+    expect(execFileSync("cat", [join(root, "data/x.lance")]).equals(body)).toBe(true);
+    expect(userTree(root)).toEqual(["_versions/1.manifest", "data/x.lance"]);
+  });
+
+  it("files written by other programs (cat, fs.writeFile) are listed, read and conditionally replaced", async () => {
+    const root = freshRoot();
+    mkdirSync(join(root, "_versions"), { recursive: true });
+    execFileSync("sh", ["-c", 'cat > "$1"', "sh", join(root, "_versions", "1.manifest")], {
+      input: "written by cat",
+    });
+    writeForeign(root, "data/x.lance", "written by fs.writeFile");
+    writeForeign(root, "_versions/.tmp_abc", "a Lance temp file is a plain key too");
+    const store = createLocalStore({ root });
+    expect(await keys(store)).toEqual([
+      "_versions/.tmp_abc",
+      "_versions/1.manifest",
+      "data/x.lance",
     ]);
-    expect(await keys(store)).toEqual(["a/b", "a/b/c"]);
-    await store.delete("a/b");
-    expect(await keys(store)).toEqual(["a/b/c"]);
+    const got = await store.get("_versions/1.manifest");
+    expect(text(got!.body)).toBe("written by cat");
+    expect(got!.size).toBe(14);
+    const listed = (await store.list("data/")).objects[0]!;
+    const head = await store.head("data/x.lance");
+    expect(head).toEqual(listed);
+    expect((await store.get("data/x.lance"))?.etag).toBe(listed.etag);
+    await expect(
+      store.put("data/x.lance", bytes("other"), { precondition: { ifNoneMatch: "*" } }),
+    ).rejects.toMatchObject({ kind: "conflict" });
+    const swapped = await store.put("data/x.lance", bytes("replaced by holdfast"), {
+      precondition: { ifMatch: listed.etag },
+    });
+    expect(readFileSync(join(root, "data/x.lance"), "utf8")).toBe("replaced by holdfast");
+    expect((await store.head("data/x.lance"))?.etag).toBe(swapped.etag);
   });
 
-  it("encodes segments reversibly, never hidden and never looking like an object file", () => {
-    const samples = [
-      "plain",
-      "%",
-      "%25",
-      "%2E",
-      ".hidden",
-      "...",
-      "x.hfobj",
-      ".hfobj",
-      "a.hfobj.hfobj",
-      "ünï %2e",
-      LOCAL_LOCK_DIR,
-    ];
-    const encoded = samples.map(encodeSegment);
-    expect(new Set(encoded).size).toBe(samples.length);
-    for (const [i, name] of encoded.entries()) {
-      expect(decodeSegment(name)).toBe(samples[i]);
-      expect(name.startsWith(".")).toBe(false);
-      expect(name.endsWith(".hfobj")).toBe(false);
-    }
-  });
-
-  it("segment encoding is injective and reversible on 5,000 seeded random segments", () => {
-    // Alphabet biased towards the characters the encoding treats specially.
-    const alphabet = [..."%.25Eehfobj", "ü", "日", "😀", " ", "-", "_"];
-    let state = 0x9e3779b9;
-    const next = () => {
-      state ^= state << 13;
-      state >>>= 0;
-      state ^= state >>> 17;
-      state ^= state << 5;
-      state >>>= 0;
-      return state;
-    };
-    const seen = new Map<string, string>();
-    for (let i = 0; i < 5000; i += 1) {
-      const length = 1 + (next() % 12);
-      let segment = "";
-      for (let j = 0; j < length; j += 1) segment += alphabet[next() % alphabet.length];
-      if (segment === "." || segment === "..") continue;
-      const name = encodeSegment(segment);
-      expect(decodeSegment(name)).toBe(segment);
-      expect(name.startsWith(".")).toBe(false);
-      expect(name.endsWith(".hfobj")).toBe(false);
-      const previous = seen.get(name);
-      if (previous !== undefined) expect(previous).toBe(segment);
-      seen.set(name, segment);
-    }
-    expect(seen.size).toBeGreaterThan(3000);
-  });
-
-  it("keeps keys that look like the store's own names apart from them", async () => {
+  it("an in-place rewrite by another program that changes the size changes the ETag", async () => {
     const root = freshRoot();
     const store = createLocalStore({ root });
-    const awkward = ["x", "x.hfobj/y", `${LOCAL_LOCK_DIR}/z`, ".tmp.hftmp", "p%2Eq"];
-    for (const key of awkward) await store.put(key, bytes(key));
-    for (const key of awkward) {
-      expect(new TextDecoder().decode((await store.get(key))!.body)).toBe(key);
-    }
-    expect(await keys(store)).toEqual([...awkward].sort());
+    await store.put("k", bytes("v1"));
+    const before = (await store.head("k"))!.etag;
+    writeFileSync(join(root, "k"), "v2 and longer"); // same inode, new size and mtime
+    const after = (await store.head("k"))!.etag;
+    expect(after).not.toBe(before);
+    await expect(
+      store.put("k", bytes("v3"), { precondition: { ifMatch: before } }),
+    ).rejects.toMatchObject({ kind: "conflict" });
   });
 
-  it("leaves no lock file behind a deleted key and no temp file behind a conflict", async () => {
+  it("R9 rewriting identical bytes in the same clock millisecond still changes the ETag (fencing)", async () => {
+    const now = Date.UTC(2026, 10, 30, 12, 0, 0, 456);
+    const store = createLocalStore({ root: freshRoot(), clock: { now: () => now } });
+    const first = await store.put("fence", bytes("identical"));
+    const etags = new Set([first.etag]);
+    let current = first.etag;
+    for (let i = 0; i < 20; i += 1) {
+      current = (
+        await store.put("fence", bytes("identical"), { precondition: { ifMatch: current } })
+      ).etag;
+      etags.add(current);
+    }
+    expect(etags.size).toBe(21);
+    await expect(
+      store.put("fence", bytes("identical"), { precondition: { ifMatch: first.etag } }),
+    ).rejects.toMatchObject({ kind: "conflict" });
+    expect((await store.head("fence"))?.lastModified.getTime()).toBe(now);
+  });
+
+  it("`a/b` and `a/b/c` coexist: `a/b` becomes a folder holding its self file, ETag unchanged", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    const { etag } = await store.put("a/b", bytes("outer"));
+    await store.put("a/b.txt", bytes("sibling between a/b and a/b/"));
+    await store.put("a/b/c", bytes("inner"), { precondition: { ifNoneMatch: "*" } });
+    expect(userTree(root)).toEqual([`a/b.txt`, `a/b/${LOCAL_SELF_NAME}`, "a/b/c"]);
+    expect((await store.head("a/b"))?.etag).toBe(etag);
+    expect(text((await store.get("a/b"))!.body)).toBe("outer");
+    expect(await keys(store)).toEqual(["a/b", "a/b.txt", "a/b/c"]);
+    expect(await keys(store, "a/b")).toEqual(["a/b", "a/b.txt", "a/b/c"]);
+    expect(await keys(store, "a/b/")).toEqual(["a/b/c"]);
+    expect((await store.list("a/", { startAfter: "a/b" })).objects.map((o) => o.key)).toEqual([
+      "a/b.txt",
+      "a/b/c",
+    ]);
+    // The self file is the object: create-only conflicts, compare-and-swap replaces it.
+    await expect(
+      store.put("a/b", bytes("again"), { precondition: { ifNoneMatch: "*" } }),
+    ).rejects.toMatchObject({ kind: "conflict" });
+    const swapped = await store.put("a/b", bytes("outer v2"), { precondition: { ifMatch: etag } });
+    expect(readFileSync(join(root, "a/b", LOCAL_SELF_NAME), "utf8")).toBe("outer v2");
+    await store.put("a/b", bytes("outer v3"));
+    expect(text((await store.get("a/b"))!.body)).toBe("outer v3");
+    expect((await store.head("a/b"))?.etag).not.toBe(swapped.etag);
+    // Deleting the inner key keeps the folder (it holds a/b); deleting a/b removes it.
+    await store.delete("a/b/c");
+    expect(await keys(store, "a/")).toEqual(["a/b", "a/b.txt"]);
+    await store.delete("a/b");
+    expect(userTree(root)).toEqual(["a/b.txt"]);
+    // Now a/b is a plain file again.
+    await store.put("a/b", bytes("plain again"), { precondition: { ifNoneMatch: "*" } });
+    expect(readFileSync(join(root, "a/b"), "utf8")).toBe("plain again");
+  });
+
+  it("while a file becomes a folder, readers always find it and a create-only of it conflicts (40 rounds)", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root, fsync: false });
+    const reader = createLocalStore({ root, fsync: false });
+    for (let round = 0; round < 40; round += 1) {
+      const key = `swap/${round}`;
+      const { etag } = await store.put(key, bytes(`outer ${round}`));
+      const seen: (string | null)[] = [];
+      let converting = true;
+      const readers = Array.from({ length: 4 }, async () => {
+        while (converting) {
+          seen.push((await reader.head(key))?.etag ?? null);
+          seen.push((await reader.get(key))?.etag ?? null);
+        }
+      });
+      const creates = Array.from({ length: 4 }, () =>
+        reader.put(key, bytes("intruder"), { precondition: { ifNoneMatch: "*" } }).then(
+          () => "applied",
+          (e: unknown) => (e as { kind?: string }).kind,
+        ),
+      );
+      await store.put(`${key}/inner`, bytes("inner"), { precondition: { ifNoneMatch: "*" } });
+      converting = false;
+      await Promise.all(readers);
+      expect(await Promise.all(creates)).toEqual(["conflict", "conflict", "conflict", "conflict"]);
+      expect({ round, seen: [...new Set(seen)] }).toEqual({ round, seen: [etag] });
+      expect(text((await store.get(key))!.body)).toBe(`outer ${round}`);
+    }
+  });
+
+  it("a key created after keys below it goes to the folder's self file; listing looks it up between siblings", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    await store.put("t/x/y", bytes("inner"));
+    await store.put("t/x-1", bytes("sorts between t/x and t/x/"));
+    const { etag } = await store.put("t/x", bytes("outer"), { precondition: { ifNoneMatch: "*" } });
+    expect(userTree(root)).toEqual(["t/x-1", `t/x/${LOCAL_SELF_NAME}`, "t/x/y"]);
+    expect(await keys(store)).toEqual(["t/x", "t/x-1", "t/x/y"]);
+    const page = await store.list("t/", { pageSize: 1 });
+    expect(page.objects.map((o) => [o.key, o.etag])).toEqual([["t/x", etag]]);
+    const second = await store.list("t/", { pageSize: 1, pageToken: page.nextPageToken });
+    expect(second.objects.map((o) => o.key)).toEqual(["t/x-1"]);
+  });
+
+  it("deletes remove the folders they empty, and never a folder that still holds something", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    await store.put("x/y/z/k", bytes("1"));
+    await store.put("x/y/other", bytes("2"));
+    await store.put("x/w/k", bytes("3"));
+    await store.delete("x/y/z/k");
+    expect(dirs(root)).toEqual(["x/", "x/w/", "x/y/"]);
+    await store.deleteMany(["x/y/other", "x/w/k"]);
+    expect(dirs(root)).toEqual([]);
+    expect(userTree(root)).toEqual([]);
+  });
+
+  it("concurrent deletes that empty and remove a folder all succeed with fsync on (20 rounds)", async () => {
+    const store = createLocalStore({ root: freshRoot() });
+    for (let round = 0; round < 20; round += 1) {
+      const batch = Array.from({ length: 12 }, (_, i) => `gone/${round}/f/${i}`);
+      for (const key of batch) await store.put(key, bytes(key));
+      const result = await store.deleteMany(batch);
+      expect({ round, failed: result.failed.map((f) => [f.key, f.error.code]) }).toEqual({
+        round,
+        failed: [],
+      });
+      expect(await keys(store, `gone/${round}/`)).toEqual([]);
+    }
+  });
+
+  it("creates whose folders are being emptied and removed meanwhile still land (100 rounds)", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root, fsync: false });
+    const other = createLocalStore({ root, fsync: false });
+    for (let round = 0; round < 100; round += 1) {
+      // The delete removes race/<round>/d/e, then d, then race/<round> while they are empty;
+      // each create makes the folders it needs, some of them at the same moment.
+      await store.put(`race/${round}/d/e/old`, bytes("old"));
+      const fresh = [`race/${round}/d/e/new`, `race/${round}/d/f/new`, `race/${round}/g/new`];
+      const [, ...created] = await Promise.all([
+        store.delete(`race/${round}/d/e/old`),
+        ...fresh.map((key) => other.put(key, bytes("new"), { precondition: { ifNoneMatch: "*" } })),
+      ]);
+      expect(created.every((c) => typeof c.etag === "string")).toBe(true);
+      expect({ round, keys: await keys(store, `race/${round}/`) }).toEqual({
+        round,
+        keys: fresh.sort(),
+      });
+    }
+  });
+
+  it("temp and lock files live under _holdfast/.local/, which is never listed and refuses keys", async () => {
     const root = freshRoot();
     const store = createLocalStore({ root });
     const { etag } = await store.put("k/1", bytes("v1"));
-    await store
-      .put("k/1", bytes("v2"), { precondition: { ifMatch: "0".repeat(32) } })
-      .catch(() => {});
+    await store.put("k/1", bytes("v2"), { precondition: { ifMatch: `${etag}x` } }).catch(() => {});
     await store.put("k/1", bytes("v3"), { precondition: { ifNoneMatch: "*" } }).catch(() => {});
     await store.put("k/1", bytes("v4"), { precondition: { ifMatch: etag } });
+    await store.put("_holdfast/leases/main/1.json", bytes("a holdfast key under _holdfast/"));
+    expect(userTree(root)).toEqual(["_holdfast/leases/main/1.json", "k/1"]);
+    expect(await keys(store)).toEqual(["_holdfast/leases/main/1.json", "k/1"]);
+    expect(tree(join(root, INTERNAL, "tmp"))).toEqual([]);
     await store.delete("k/1");
-    await store.deleteMany(["k/2", "k/3"]);
-    expect(tree(root).filter((p) => p.endsWith(".lock") || p.endsWith(".hftmp"))).toEqual([]);
-    expect(await keys(store)).toEqual([]);
+    await store.deleteMany(["_holdfast/leases/main/1.json", "k/2", "k/3"]);
+    expect(tree(join(root, INTERNAL)).filter((p) => p.endsWith(".lock"))).toEqual([]);
+    for (const key of [`${INTERNAL}/tmp/x`, INTERNAL, `a/${LOCAL_SELF_NAME}`, "old/x.hfobj"]) {
+      const error = await errorOf(store.put(key, bytes("x")));
+      expect({ key, kind: (error as { kind?: string }).kind }).toEqual({
+        key,
+        kind: "invalid-input",
+      });
+    }
+  });
+
+  it("skips names that are no valid key, symlinks and the like; reads nothing outside the root", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    await store.put("dir/real", bytes("real"));
+    writeForeign(root, "dir/back\\slash", "not a valid key");
+    writeForeign(root, "dir/ctl\u0001", "not a valid key");
+    symlinkSync("/etc/hostname", join(root, "dir", "link"));
+    expect(await keys(store)).toEqual(["dir/real"]);
+  });
+
+  it("refuses a root in the old wrapped layout with a typed error that says so", async () => {
+    const layouts: [string, () => void][] = [
+      ["dataset", () => writeForeign(currentRoot, "_holdfast/dataset.json.hfobj", "HFO1...")],
+      ["root object", () => writeForeign(currentRoot, "k.hfobj", "HFO1...")],
+      [
+        "old lock folder",
+        () => mkdirSync(join(currentRoot, ".holdfast-locks"), { recursive: true }),
+      ],
+    ];
+    let currentRoot = "";
+    for (const [what, make] of layouts) {
+      currentRoot = freshRoot();
+      make();
+      const store = createLocalStore({ root: currentRoot });
+      for (const attempt of [store.list(""), store.get("k"), store.put("k", bytes("x"))]) {
+        const error = await errorOf(attempt);
+        expect(isHoldfastError(error, "unsupported")).toBe(true);
+        expect({ what, code: (error as { code?: string }).code }).toEqual({
+          what,
+          code: "LOCAL_OLD_LAYOUT",
+        });
+      }
+      expect(existsSync(join(currentRoot, "k"))).toBe(false);
+    }
   });
 
   it("R3 compare-and-swap cannot resurrect a concurrent delete (one process, two store instances)", async () => {
@@ -166,23 +368,10 @@ describe("local store file layout", () => {
     }
   });
 
-  it("ignores foreign files and refuses a foreign .hfobj file with a typed error", async () => {
-    const root = freshRoot();
-    const store = createLocalStore({ root });
-    await store.put("dir/real", bytes("real"));
-    writeFileSync(join(root, "README.txt"), "not an object");
-    writeFileSync(join(root, "dir", ".partial.hftmp"), "leftover temp");
-    writeFileSync(join(root, "dir", "fake.hfobj"), "no header here");
-    expect(await keys(store, "dir/real")).toEqual(["dir/real"]);
-    const error = await errorOf(store.get("dir/fake"));
-    expect(isHoldfastError(error, "refused")).toBe(true);
-    expect(error).toMatchObject({ code: "EBADOBJ", key: "dir/fake" });
-  });
-
   it("rejects a segment too long for a file name before writing anything", async () => {
     const root = freshRoot();
     const store = createLocalStore({ root });
-    const error = await errorOf(store.put(`long/${"s".repeat(250)}`, bytes("x")));
+    const error = await errorOf(store.put(`long/${"s".repeat(256)}`, bytes("x")));
     expect(isHoldfastError(error, "invalid-input")).toBe(true);
     expect(tree(root)).toEqual([]);
   });
@@ -210,7 +399,7 @@ describe("local store file layout", () => {
     });
     expect(coarse.capabilities.timestampPrecisionMs).toBe(1000);
     await coarse.put("t", bytes("x"));
-    const [listed] = await Promise.all([coarse.list("")]);
+    const listed = await coarse.list("");
     expect(listed.objects[0]?.lastModified.getTime()).toBe(now - 123);
   });
 
@@ -259,5 +448,6 @@ describe("local store file layout", () => {
     expect(await keys(store, "nothing/")).toEqual([]);
     await store.put("deep/er/and/deeper/key", bytes("x"));
     expect(await keys(store, "deep/er/")).toEqual(["deep/er/and/deeper/key"]);
+    expect(readFileSync(join(root, "deep/er/and/deeper/key"), "utf8")).toBe("x");
   });
 });

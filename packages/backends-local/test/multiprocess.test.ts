@@ -143,6 +143,45 @@ describe("local store across processes", () => {
     }
   }, 60_000);
 
+  it("a key that becomes a folder while other processes compare-and-swap it keeps one winner and its bytes", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    const procs = await Promise.all(
+      Array.from({ length: PROCESSES }, (_, i) => startChild(root, i)),
+    );
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const key = `nest/${round}`;
+      const { etag } = await store.put(key, new TextEncoder().encode(`base ${round}`));
+      // Even children swap `nest/<round>`; odd ones create keys below it, which turns the
+      // file into a folder holding it as its self file, under that key's lock.
+      const replies = await Promise.all(
+        procs.map((child, i) => {
+          const reply = nextMessage<RoundReply>(child);
+          child.send(
+            i % 2 === 0
+              ? { op: "cas", round, key, etag, racers: RACERS_PER_PROCESS }
+              : { op: "create", round, key: `${key}/child-${i}`, racers: 1 },
+          );
+          return reply;
+        }),
+      );
+      const swaps = replies.filter((_, i) => i % 2 === 0).flatMap((r) => r.outcomes);
+      const creates = replies.filter((_, i) => i % 2 === 1).flatMap((r) => r.outcomes);
+      const winners = swaps.filter((o) => o.won);
+      expect({ round, winners: winners.length }).toEqual({ round, winners: 1 });
+      expect(swaps.filter((o) => !o.won).map((o) => o.kind)).toEqual(
+        Array(swaps.length - 1).fill("conflict"),
+      );
+      expect(creates.every((o) => o.won)).toBe(true);
+      const stored = await store.get(key);
+      expect(new TextDecoder().decode(stored!.body)).toBe(winners[0]!.body);
+      expect(stored!.etag).toBe(winners[0]!.etag);
+      const listed = [];
+      for await (const meta of listAll(store, `${key}`)) listed.push(meta.key);
+      expect(listed).toEqual([key, `${key}/child-1`, `${key}/child-3`]);
+    }
+  }, 60_000);
+
   it("a SIGKILLed lock holder does not block the next writer", async () => {
     const root = freshRoot();
     const store = createLocalStore({ root });
@@ -237,8 +276,8 @@ describe("local store across processes", () => {
       precondition: { ifMatch: got!.etag },
     });
     expect((await store.head("crash/key"))?.etag).toBe(next.etag);
-    // Leftover temp files (if the kill hit between write and rename) stay hidden.
-    const names = readdirSync(join(root, "crash"));
-    expect(names.filter((name) => !name.startsWith(".")).sort()).toEqual(["key.hfobj"]);
+    // Leftover temp files (if the kill hit between write and rename) stay in the private
+    // folder, never beside the object.
+    expect(readdirSync(join(root, "crash"))).toEqual(["key"]);
   }, 30_000);
 });

@@ -123,9 +123,10 @@ async function runDoctor(cx: CommandContext, target: Target): Promise<number> {
 /** Removes a directory only if it holds nothing but the doctor's own (now empty) probe folders. */
 async function removeProbeDir(dir: string): Promise<void> {
   const top = await readdir(dir).catch(() => null);
-  if (!top?.every((name) => name === "_holdfast" || name === ".holdfast-locks")) return;
+  if (!top?.every((name) => name === "_holdfast")) return;
   const control = await readdir(join(dir, "_holdfast")).catch(() => []);
-  if (!control.every((name) => name === "probe")) return;
+  // `.local` is the local backend's private folder (its temp and lock files).
+  if (!control.every((name) => name === "probe" || name === ".local")) return;
   const probes = await readdir(join(dir, "_holdfast", "probe")).catch(() => []);
   if (probes.length > 0) return;
   await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,100 @@
+import type { Dirent } from "node:fs";
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { compareKeys } from "@holdfast/conditional-store";
+import { isLocalKey, LOCAL_INTERNAL_PREFIX, LOCAL_SELF_NAME } from "./layout.js";
+
+/** One object found by {@link walk}: its key and the file that holds it. */
+export interface ListedFile {
+  readonly key: string;
+  readonly file: string;
+}
+
+/** The part of the key space a listing wants: keys starting with `prefix`, strictly after `after`. */
+export interface ListRange {
+  readonly prefix: string;
+  readonly after: string;
+}
+
+/**
+ * Yields the objects under `dir` in UTF-8 byte order of their keys. A file `seg` sorts by
+ * `seg`, a directory by `seg/`; since segments hold no `/`, a depth-first walk in that
+ * order is global key order. A directory's own object (its self file, when the key is
+ * also the folder of other keys) sorts by `seg`: when no sibling sorts between `seg` and
+ * `seg/`, the directory's own walk yields it first; otherwise it is looked up in place.
+ * Subtrees outside the range, the backend's private folder, and entries that are neither
+ * regular files nor directories (or whose names are no valid key) are skipped.
+ */
+export async function* walk(
+  dir: string,
+  keyPrefix: string,
+  range: ListRange,
+  selfYielded = false,
+): AsyncGenerator<ListedFile> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    // A directory removed (or replaced) since its parent was read holds nothing to list.
+    if (code === "ENOENT" || code === "ENOTDIR") return;
+    throw error;
+  }
+  const items: { sortKey: string; name: string; kind: "file" | "dir" | "self" }[] = [];
+  let hasSelf = false;
+  for (const entry of entries) {
+    const key = `${keyPrefix}${entry.name}`;
+    if (entry.name === LOCAL_SELF_NAME) {
+      hasSelf = entry.isFile();
+    } else if (entry.isDirectory()) {
+      if (`${key}/` === LOCAL_INTERNAL_PREFIX) continue;
+      items.push({ sortKey: `${key}/`, name: entry.name, kind: "dir" });
+      items.push({ sortKey: key, name: entry.name, kind: "self" });
+    } else if (entry.isFile()) {
+      items.push({ sortKey: key, name: entry.name, kind: "file" });
+    }
+  }
+  if (hasSelf && !selfYielded && keyPrefix !== "") {
+    const key = keyPrefix.slice(0, -1);
+    if (inRange(key, range)) yield { key, file: join(dir, LOCAL_SELF_NAME) };
+  }
+  items.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
+  const lookedUp = new Set<string>();
+  for (const [i, item] of items.entries()) {
+    const path = join(dir, item.name);
+    if (item.kind === "dir") {
+      const sub = item.sortKey;
+      if (!sub.startsWith(range.prefix) && !range.prefix.startsWith(sub)) continue;
+      if (range.after !== "" && compareKeys(sub, range.after) < 0 && !range.after.startsWith(sub)) {
+        continue;
+      }
+      yield* walk(path, sub, range, lookedUp.has(item.name));
+    } else if (inRange(item.sortKey, range)) {
+      if (item.kind === "file") {
+        yield { key: item.sortKey, file: path };
+        continue;
+      }
+      // The directory's own object: when the directory itself comes next, its walk
+      // yields the object first; otherwise siblings sort in between, so look it up here.
+      const next = items[i + 1];
+      if (next?.kind === "dir" && next.name === item.name) continue;
+      lookedUp.add(item.name);
+      const self = join(path, LOCAL_SELF_NAME);
+      if (await isFile(self)) yield { key: item.sortKey, file: self };
+    }
+  }
+}
+
+function inRange(key: string, range: ListRange): boolean {
+  if (!key.startsWith(range.prefix)) return false;
+  if (range.after !== "" && compareKeys(key, range.after) <= 0) return false;
+  return isLocalKey(key); // a foreign file whose name is no valid key is not listed
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
