@@ -17,6 +17,7 @@ trap stop_services EXIT
 echo "[test] starting Ceph RGW and Azurite" >&2
 bash tooling/services/rgw-start.sh >&2 || { echo "[test] FAILED: Ceph RGW did not start (see above)" >&2; exit 1; }
 bash tooling/services/azurite-start.sh >&2 || { echo "[test] FAILED: Azurite did not start (see above)" >&2; exit 1; }
+bash tooling/services/chromium-install.sh >&2 || { echo "[test] FAILED: Chromium (browser tests) could not be installed (see above)" >&2; exit 1; }
 set -a
 . "$services_dir/rgw.env"
 . "$services_dir/azurite.env"
