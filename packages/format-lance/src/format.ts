@@ -38,11 +38,8 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
     name: LANCE_FORMAT,
     naming,
     async listBranches(ctx) {
-      for await (const entry of listMainVersions(ctx, naming)) {
-        void entry;
-        return [LANCE_MAIN_BRANCH];
-      }
-      return [];
+      // One manifest is enough to say main has versions: no need to list them all.
+      return (await firstManifest(ctx)) === null ? [] : [LANCE_MAIN_BRANCH];
     },
     async *listVersions(ctx, branch) {
       if (branch !== LANCE_MAIN_BRANCH) return;
@@ -93,19 +90,16 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
 }
 
 /**
- * Detects the manifest naming of the Lance dataset at the store's root from the names in
- * `_versions/` and returns its format. `not-found` when there is no manifest; refuses
- * (UnsupportedLanceDatasetError `mixed-naming`) when both schemes appear.
+ * Detects the manifest naming of the Lance dataset at the store's root from the first
+ * manifest name in `_versions/` and returns its format. `not-found` when there is no
+ * manifest. Its listings refuse (UnsupportedLanceDatasetError `mixed-naming`) a
+ * `_versions/` where both schemes appear.
  */
 export async function openLanceFormat(ctx: ProtocolContext): Promise<LanceFormat> {
-  let naming: LanceNaming | undefined;
-  for await (const meta of listAll(ctx.store, LANCE_VERSIONS_PREFIX)) {
-    const entry = classifyVersionsKey(meta.key);
-    if (entry.kind !== "manifest") continue;
-    if (naming !== undefined && entry.naming !== naming) throw mixedNaming(meta.key);
-    naming = entry.naming;
-  }
-  if (naming === undefined) {
+  // The first manifest name decides; every full listing (listVersions) checks that no
+  // name of the other scheme appears, so a mix is refused before anything is decided.
+  const naming = await firstManifest(ctx);
+  if (naming === null) {
     throw holdfastError("not-found", "open", `no Lance dataset at ${ctx.store.location}`, {
       key: LANCE_VERSIONS_PREFIX,
       code: "DATASET_NOT_FOUND",
@@ -116,6 +110,20 @@ export async function openLanceFormat(ctx: ProtocolContext): Promise<LanceFormat
 }
 
 // --- utils ---
+
+/** The naming of the first manifest listed under `_versions/`, or `null` when there is none. */
+async function firstManifest(ctx: ProtocolContext): Promise<LanceNaming | null> {
+  let pageToken: string | undefined;
+  do {
+    const page = await ctx.store.list(LANCE_VERSIONS_PREFIX, { pageSize: 64, pageToken });
+    for (const meta of page.objects) {
+      const entry = classifyVersionsKey(meta.key);
+      if (entry.kind === "manifest") return entry.naming;
+    }
+    pageToken = page.nextPageToken;
+  } while (pageToken !== undefined);
+  return null;
+}
 
 /**
  * Main's versions in ascending order. Lance's names do not sort by version (V2 sorts newest

@@ -139,6 +139,21 @@ describe("Lance tags and branches in the reference census (RGW)", () => {
   });
 });
 
+describe("Lance manifest naming in a listing (RGW)", () => {
+  it("a _versions/ mixing V1 and V2 names is refused before anything is retired", {
+    timeout: 60_000,
+  }, async () => {
+    const { site, ctx } = await smallTable();
+    const copy = await ctx.store.get(lanceManifestKey("v2", 1));
+    if (!copy) throw new Error("version 1 exists");
+    await ctx.store.put(lanceManifestKey("v1", 1), copy.body);
+    const error = await refusal(cleanupWith(ctx));
+    expect(isUnsupportedLance(error, "mixed-naming")).toBe(true);
+    await ctx.store.delete(lanceManifestKey("v1", 1));
+    expect(await lanceVersions(site, TABLE)).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
 describe("describeLanceDataset (what doctor and status report)", () => {
   it("reports naming, versions, format, flags, tags and branches of a LanceDB table", {
     timeout: 60_000,
