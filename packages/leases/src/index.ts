@@ -8,7 +8,7 @@ export {
   sweepExpiredLeases,
 } from "./census.js";
 export { type KeepLeaseOptions, keepLease, type LeaseKeeper } from "./keeper.js";
-export { branchLeasesPrefix, leaseKey, parseLeaseKey } from "./layout.js";
+export { branchFenceKey, branchLeasesPrefix, leaseKey, parseLeaseKey } from "./layout.js";
 export {
   type AcquireOptions,
   acquireLease,

@@ -30,3 +30,12 @@ export function parseLeaseKey(
   if (!Number.isSafeInteger(version) || version < 1) return null;
   return { branch: match[1]!, version, leaseId: match[3]! };
 }
+
+/**
+ * `_holdfast/refs/fences/{branch}.json`: the termination fence a branch deletion writes
+ * (refs-lifecycle writes it and takes its key from here). An acquirer reads it after its
+ * own lease write, so either it sees the fence or the deletion's lease check sees the lease.
+ */
+export function branchFenceKey(branch: string): string {
+  return `_holdfast/refs/fences/${validateName(branch, "branch")}.json`;
+}

@@ -10,6 +10,7 @@ import {
 } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
+  DEFAULT_BRANCH,
   defaultFormat,
   type ProtocolContext,
   parseStored,
@@ -19,6 +20,7 @@ import {
 } from "@holdfast/dataset";
 import { type AdmissionState, readAdmission } from "@holdfast/retirement";
 import {
+  branchFenceKey,
   branchLeasesPrefix,
   LEASES_PREFIX,
   leaseKey,
@@ -69,8 +71,10 @@ export interface AcquireOptions {
  * removed and `refused` (code RETIRING/SEALED/COMMITTED) or `not-found`
  * (VERSION_NOT_FOUND) is thrown. The manifest is checked after the lease write because a
  * retirement that completes entirely before the write leaves no record to see: only a
- * manifest read after the write proves the version outlives it. 3 requests when no
- * cleanup is in flight. Invariant 1.
+ * manifest read after the write proves the version outlives it. On a branch other than
+ * `main` it also reads the branch's deletion fence after the lease write, and withdraws
+ * (`refused`, BRANCH_DELETING) once a deletion has begun. 3 requests when no cleanup is in
+ * flight (4 off `main`). Invariant 1.
  */
 export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions): Promise<Lease> {
   const branch = validateName(options.branch, "branch");
@@ -119,6 +123,30 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
     // protection. Removing our lease lets the cleaner proceed without retaining for us.
     await removeQuietly(ctx, key);
     throw refusal("acquireLease", branch, version, state, key);
+  }
+  // A branch deletion that has begun (its fence is written) tears the branch down:
+  // withdraw. The default branch cannot be deleted, so it costs nothing there.
+  if (branch !== DEFAULT_BRANCH) {
+    let fence: Awaited<ReturnType<typeof ctx.store.head>>;
+    try {
+      fence = await ctx.store.head(branchFenceKey(branch), { signal: options.signal });
+    } catch (error) {
+      await removeQuietly(ctx, key);
+      throw error;
+    }
+    if (fence) {
+      await removeQuietly(ctx, key);
+      throw holdfastError(
+        "refused",
+        "acquireLease",
+        `branch ${branch} is being deleted; no new leases on it`,
+        {
+          key: branchFenceKey(branch),
+          code: "BRANCH_DELETING",
+          hint: "read another branch; run holdfast recover if a deletion was interrupted",
+        },
+      );
+    }
   }
   let manifest: Awaited<ReturnType<typeof ctx.store.head>>;
   try {

@@ -14,11 +14,12 @@ import {
   listVersions,
   type ProtocolContext,
   resolverOptions,
+  storageNow,
   tryReadManifest,
   validateName,
   versionsPrefix,
 } from "@holdfast/dataset";
-import { branchLeasesPrefix } from "@holdfast/leases";
+import { branchLeasesPrefix, censusLeases, listLeases } from "@holdfast/leases";
 import { retirementPrefix } from "@holdfast/retirement";
 import { canonicalKey, fenceKey, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";
 import {
@@ -39,6 +40,16 @@ import {
 import { documentTarget, intentBound, type MutationOptions } from "./publish.js";
 import { requireAtomicUpdate } from "./references.js";
 import type { BranchDocument, Fence, Intent, ReferenceKind } from "./schema.js";
+
+/** Options of {@link deleteBranch}. */
+export interface DeleteBranchOptions extends MutationOptions {
+  /**
+   * Delete even while readers hold active leases on the branch's versions: their versions
+   * vanish under them (renewals then fail with LEASE_LOST). Without it the deletion is
+   * refused (`conflict`, BRANCH_HAS_LEASES) and nothing is torn down. @default false
+   */
+  readonly force?: boolean | undefined;
+}
 
 /** What a deletion did. */
 export interface DeleteResult {
@@ -70,7 +81,7 @@ export function deleteTag(
 export function deleteBranch(
   ctx: ProtocolContext,
   name: string,
-  options: MutationOptions = {},
+  options: DeleteBranchOptions = {},
 ): Promise<DeleteResult> {
   return deleteReference(ctx, "branch", name, options);
 }
@@ -79,7 +90,7 @@ async function deleteReference(
   ctx: ProtocolContext,
   kind: ReferenceKind,
   rawName: string,
-  options: MutationOptions,
+  options: DeleteBranchOptions,
 ): Promise<DeleteResult> {
   const name = validateName(rawName, kind);
   if (kind === "branch" && name === DEFAULT_BRANCH) {
@@ -137,6 +148,10 @@ async function deleteReference(
   try {
     if (kind === "branch") {
       fenceWriter = await publishFence(ctx, name, current.doc as BranchDocument, intentId);
+      // After the fence (write-then-read against the acquirer's lease-then-fence read):
+      // a lease this listing misses was written after the fence, and its acquirer sees
+      // the fence and withdraws.
+      if (options.force !== true) await requireNoActiveLeases(ctx, name);
     }
     const outcome = await runDeletion(ctx, kind, name, current, intentId, coDeleters);
     if (outcome === "changed") {
@@ -240,6 +255,30 @@ async function fenceCompetingIntents(
       (intent.target?.branch === name || intent.prior?.target?.branch === name);
     if (sameName || onBranch) await fenceIntent(ctx, stored, ownIntentId);
   }
+}
+
+/**
+ * Throws `conflict` (BRANCH_HAS_LEASES) while a lease on the branch is active in storage
+ * time: 1 LIST when the branch has no lease objects, + a storage-time probe and the census
+ * otherwise.
+ */
+async function requireNoActiveLeases(ctx: ProtocolContext, branch: string): Promise<void> {
+  const versions = new Set<number>();
+  for await (const lease of listLeases(ctx, { branch })) versions.add(lease.version);
+  if (versions.size === 0) return;
+  const active = await censusLeases(ctx)(branch, [...versions], await storageNow(ctx));
+  if (active.size === 0) return;
+  const leased = [...active.keys()].sort((a, b) => a - b);
+  throw holdfastError(
+    "conflict",
+    "deleteBranch",
+    `branch ${branch} has active leases on version(s) ${leased.join(", ")}`,
+    {
+      key: branchLeasesPrefix(branch),
+      code: "BRANCH_HAS_LEASES",
+      hint: "wait until its readers release them, or delete with --force (their versions vanish under them)",
+    },
+  );
 }
 
 /**

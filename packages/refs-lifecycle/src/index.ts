@@ -5,7 +5,7 @@ export {
   type ReferenceReason,
   referenceReasons,
 } from "./census.js";
-export { type DeleteResult, deleteBranch, deleteTag } from "./delete.js";
+export { type DeleteBranchOptions, type DeleteResult, deleteBranch, deleteTag } from "./delete.js";
 export {
   BRANCHES_PREFIX,
   canonicalKey,

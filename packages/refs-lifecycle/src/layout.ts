@@ -1,4 +1,5 @@
 import { validateName } from "@holdfast/dataset";
+import { branchFenceKey } from "@holdfast/leases";
 import type { ReferenceKind } from "./schema.js";
 
 /** Folder of canonical tags (released layout). */
@@ -44,5 +45,6 @@ export function intentKey(kind: ReferenceKind, name: string, intentId: string): 
 
 /** `_holdfast/refs/fences/{branch}.json` */
 export function fenceKey(branch: string): string {
-  return `${FENCES_PREFIX}${validateName(branch, "branch")}.json`;
+  // One definition of the key: lease acquirers read it (leases' `branchFenceKey`).
+  return branchFenceKey(branch);
 }

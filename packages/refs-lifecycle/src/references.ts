@@ -5,6 +5,7 @@ import {
   type VersionRef,
   validateName,
   validateVersion,
+  versionsPrefix,
 } from "@holdfast/dataset";
 import { z } from "zod";
 import { listCanonical, readCanonical, type StoredCanonical } from "./objects.js";
@@ -244,6 +245,7 @@ export async function createBranch(
   }
   intentBound(options);
   requireAtomicUpdate(ctx, "createBranch");
+  await requireNoStoredVersions(ctx, name);
   const dependsOn = await dependencyOf(ctx, parent);
   const doc: BranchDocument = {
     schema: 1,
@@ -333,4 +335,25 @@ export async function listBranches(ctx: ProtocolContext): Promise<BranchInfo[]> 
     branches.push(branchInfo(stored.name, stored));
   }
   return branches;
+}
+
+/**
+ * A new branch name must not already have manifests (left by a branch whose reference file
+ * is gone, or committed to without one): the new branch would inherit versions it never
+ * made. One single-key LIST; `conflict` BRANCH_HAS_VERSIONS otherwise.
+ */
+async function requireNoStoredVersions(ctx: ProtocolContext, name: string): Promise<void> {
+  const prefix = versionsPrefix(name);
+  const page = await ctx.store.list(prefix, { pageSize: 1 });
+  if (page.objects.length === 0) return;
+  throw holdfastError(
+    "conflict",
+    "createBranch",
+    `branch name ${name} already has versions stored under ${prefix}`,
+    {
+      key: prefix,
+      code: "BRANCH_HAS_VERSIONS",
+      hint: "choose another name, or commit to that branch as it is",
+    },
+  );
 }

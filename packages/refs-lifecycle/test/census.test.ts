@@ -224,9 +224,10 @@ describe("request counts", () => {
       await count(() => updateTag(ctx, { name: "t", target: { branch: "main", version: 2 } })),
     ).toBe(6);
     expect(await count(() => deleteTag(ctx, "t"))).toBe(5);
+    // createBranch: createTag's 5 + one LIST proving no manifests are stored under the name.
     expect(
       await count(() => createBranch(ctx, { name: "b", parent: { branch: "main", version: 1 } })),
-    ).toBe(5);
+    ).toBe(6);
     expect(await count(() => replaceBranchMetadata(ctx, { name: "b", metadata: { k: "v" } }))).toBe(
       4,
     );
@@ -238,11 +239,11 @@ describe("request counts", () => {
     expect(await count(() => deleteTag(ctx, "on-b"))).toBe(5);
     faults.resetCounts();
     await deleteBranch(ctx, "b");
-    // GET b; W(intent); fence GET + W; LIST intents; dependents: LIST + GET intents
+    // GET b; W(intent); fence GET + W; LIST leases (none); LIST intents; dependents: LIST + GET intents
     // (our own delete intent); LIST + GET branches; LIST tags;
     // lineage: LIST _versions/ (one per branch + 1: 3), LIST main + GET per manifest (2);
     // teardown: 3 LIST + 1 batch DELETE of b's manifest + DELETE of b's head hint; DELETE
     // canonical; fence GET + DELETE; D(intent).
-    expect(Object.values(faults.requestCounts()).reduce((a, b) => a + b, 0)).toBe(25);
+    expect(Object.values(faults.requestCounts()).reduce((a, b) => a + b, 0)).toBe(26);
   });
 });

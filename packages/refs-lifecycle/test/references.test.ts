@@ -285,7 +285,7 @@ describe("branches", () => {
     await acquireLease(ctx, { branch: "dev", version: 2, ttlMs: 60_000 });
     expect(keysUnder(memory, "_holdfast/leases/dev/")).toHaveLength(1);
     await sealVersions(ctx, "dev", [1]);
-    await deleteBranch(ctx, "dev");
+    await deleteBranch(ctx, "dev", { force: true }); // the lease above is still active
     expect(await getBranch(ctx, "dev")).toBeNull();
     expect(keysUnder(memory, "_versions/dev/")).toEqual([]);
     expect(keysUnder(memory, "_holdfast/leases/dev/")).toEqual([]);
