@@ -3,7 +3,7 @@ import { describeDatasetFormatContract } from "@holdfast/format-contract";
 import * as lancedb from "@lancedb/lancedb";
 import { censusLanceReferences, openLanceFormat } from "../src/index.js";
 import { TABLE } from "./history.js";
-import { type LanceSite, rgwSite, rows } from "./sites.js";
+import { type LanceSite, localSite, rgwSite, rows } from "./sites.js";
 
 /** The "any dataset format" contract on tables LanceDB writes (4 versions: create, overwrite, append, delete). */
 function lanceFixture(makeSite: () => LanceSite) {
@@ -22,3 +22,4 @@ function lanceFixture(makeSite: () => LanceSite) {
 }
 
 describeDatasetFormatContract("lance on Ceph RGW (S3)", { create: lanceFixture(rgwSite) });
+describeDatasetFormatContract("lance on local disk", { create: lanceFixture(localSite) });

@@ -3,7 +3,7 @@ import { createContext } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import { censusLanceReferences, openLanceFormat } from "../src/index.js";
 import { readBranch, readVersion, TABLE, writeHistory } from "./history.js";
-import { type LanceSite, lanceVersions, readEveryVersion, rgwSite } from "./sites.js";
+import { type LanceSite, lanceVersions, localSite, readEveryVersion, rgwSite } from "./sites.js";
 
 /**
  * LanceDB is the oracle: it writes the dataset, holdfast cleans it, and LanceDB must then
@@ -69,3 +69,4 @@ function describeInterop(siteName: string, makeSite: () => LanceSite) {
 }
 
 describeInterop("Ceph RGW (S3)", rgwSite);
+describeInterop("local disk", localSite);

@@ -10,6 +10,7 @@ import { TABLE } from "./history.js";
 import {
   type LanceSite,
   lanceVersions,
+  localSite,
   readAll,
   rgwSite,
   rows,
@@ -143,3 +144,4 @@ function describeSeed(siteName: string, makeSite: () => LanceSite) {
 }
 
 describeSeed("Ceph RGW (S3)", rgwSite);
+describeSeed("local disk", localSite);
