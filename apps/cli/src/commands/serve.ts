@@ -14,6 +14,7 @@ import {
 } from "@holdfast/server";
 import { Command } from "commander";
 import { parseCountArg } from "../args.js";
+import { parseDuration } from "../duration.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../output.js";
 import { type Registrar, withStoreOptions } from "../program.js";
@@ -41,7 +42,11 @@ export function registerServe(r: Registrar, program: Command): void {
           .option("--tls-key <file>", "PEM private key for --tls-cert")
           .option("--cors-origin <origin...>", "allow these origins (CORS is off by default)")
           .option("--rate-limit <n>", "requests per minute per token", "600")
-          .option("--replica-id <id>", "name of this replica in job records and the cleanup lock"),
+          .option("--replica-id <id>", "name of this replica in job records and the cleanup lock")
+          .option(
+            "--cleanup-lock-bound <duration>",
+            "storage-time bound of the cleanup lock and run records: a dead replica's cleanup is taken over after it (default 60s)",
+          ),
       ),
       "serve",
       [
@@ -65,6 +70,11 @@ export function registerServe(r: Registrar, program: Command): void {
           ...(tls === undefined ? {} : { https: tls }),
           ...(Array.isArray(opts.corsOrigin) ? { corsOrigins: opts.corsOrigin.map(String) } : {}),
           ...(typeof opts.replicaId === "string" ? { replicaId: opts.replicaId } : {}),
+          ...(opts.cleanupLockBound === undefined
+            ? {}
+            : {
+                lockBoundMs: parseDuration(String(opts.cleanupLockBound), "--cleanup-lock-bound"),
+              }),
           logger: cx.out.json ? false : { level: "info" },
         });
         const address = await app.listen({ host: String(opts.host), port });
