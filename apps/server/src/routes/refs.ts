@@ -16,10 +16,13 @@ import {
   listTags,
   updateTag,
 } from "@holdfast/refs-lifecycle";
+import { z } from "zod";
 import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 const NamedParams = DatasetParams.extend({ name: NameParam });
+/** `force=true` deletes a branch even while leases pin its versions (they end with it). */
+const DeleteQuery = z.strictObject({ force: z.enum(["true", "false"]).optional() });
 
 /** Tags and branches, their whole lifecycle (create, update, delete, list). */
 export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
@@ -121,16 +124,19 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
           tags: [plural],
           security: BEARER,
           params: NamedParams,
+          querystring: DeleteQuery,
           response: withProblems({ 200: JsonShapes[`${kind} delete`] }),
         },
       },
       async (request) => {
         const ds = datasetOf(deps, request);
         await openDataset(ds.ctx);
-        const result = await (kind === "tag" ? deleteTag : deleteBranch)(
-          ds.ctx,
-          request.params.name,
-        );
+        const result =
+          kind === "tag"
+            ? await deleteTag(ds.ctx, request.params.name)
+            : await deleteBranch(ds.ctx, request.params.name, {
+                force: request.query.force === "true",
+              });
         return {
           ok: true as const,
           command: `${kind} delete` as const,
