@@ -276,6 +276,13 @@ class AzureStore implements ObjectStore {
       );
     }
     for (const key of keys) validateKey(key, "deleteMany");
+    // The batch client sends even when the signal has already fired (seen on Azurite with
+    // @azure/storage-blob 12.32): refuse here so an aborted caller deletes nothing.
+    if (options.signal?.aborted) {
+      throw holdfastError("aborted", "deleteMany", "deleteMany aborted by the caller", {
+        cause: options.signal.reason,
+      });
+    }
     const unique = [...new Set(keys)];
     if (unique.length === 0) return { deleted: [], failed: [] };
     const container = this.#container;

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type Clock, systemClock } from "./clock.js";
-import { holdfastError } from "./errors.js";
+import { holdfastError, type StorageOperation } from "./errors.js";
 import { validateKey, validatePrefix } from "./keys.js";
 import type {
   DeleteManyResult,
@@ -73,20 +73,29 @@ export class MemoryStore implements ObjectStore {
     };
   }
 
-  async get(key: string): Promise<GetResult | null> {
+  async get(
+    key: string,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<GetResult | null> {
     validateKey(key, "get");
+    refuseAborted(options.signal, "get", key);
     const entry = this.#objects.get(key);
     return entry ? { ...this.#meta(key, entry), body: entry.body.slice() } : null;
   }
 
-  async head(key: string): Promise<ObjectMeta | null> {
+  async head(
+    key: string,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<ObjectMeta | null> {
     validateKey(key, "head");
+    refuseAborted(options.signal, "head", key);
     const entry = this.#objects.get(key);
     return entry ? this.#meta(key, entry) : null;
   }
 
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
     validateKey(key, "put");
+    refuseAborted(options.signal, "put", key);
     const current = this.#objects.get(key);
     const precondition = options.precondition;
     if (precondition && "ifNoneMatch" in precondition && current) {
@@ -115,6 +124,7 @@ export class MemoryStore implements ObjectStore {
 
   async delete(key: string, options: DeleteOptions = {}): Promise<void> {
     validateKey(key, "delete");
+    refuseAborted(options.signal, "delete", key);
     if (options.ifMatch !== undefined && this.capabilities.atomicConditionalDelete) {
       if (this.#objects.get(key)?.etag !== options.ifMatch) {
         throw holdfastError("conflict", "delete", `ETag mismatch on ${key}`, {
@@ -127,7 +137,10 @@ export class MemoryStore implements ObjectStore {
     if (this.#objects.delete(key)) this.#sorted = undefined;
   }
 
-  async deleteMany(keys: readonly string[]): Promise<DeleteManyResult> {
+  async deleteMany(
+    keys: readonly string[],
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<DeleteManyResult> {
     if (keys.length > this.capabilities.maxBatchDelete) {
       throw holdfastError(
         "invalid-input",
@@ -136,12 +149,14 @@ export class MemoryStore implements ObjectStore {
       );
     }
     for (const key of keys) validateKey(key, "deleteMany");
+    refuseAborted(options.signal, "deleteMany");
     for (const key of keys) if (this.#objects.delete(key)) this.#sorted = undefined;
     return { deleted: [...keys], failed: [] };
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     validatePrefix(prefix);
+    refuseAborted(options.signal, "list");
     const after = options.pageToken ?? options.startAfter ?? "";
     const limit = Math.min(options.pageSize ?? this.#pageSize, this.#pageSize);
     // Sorted once per change of the key set, so paging through n keys stays O(n log n).
@@ -189,6 +204,20 @@ export class MemoryStore implements ObjectStore {
       lastModified: new Date(entry.lastModified),
       size: entry.body.byteLength,
     };
+  }
+}
+
+/** A caller's signal that already fired stops the request before it changes anything. */
+function refuseAborted(
+  signal: AbortSignal | undefined,
+  operation: StorageOperation,
+  key?: string,
+): void {
+  if (signal?.aborted) {
+    throw holdfastError("aborted", operation, `${operation} aborted by the caller`, {
+      key,
+      cause: signal.reason,
+    });
   }
 }
 

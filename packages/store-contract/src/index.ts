@@ -4,7 +4,6 @@ import {
   compareKeys,
   deleteIfMatch,
   type HoldfastErrorKind,
-  isHoldfastError,
   listAll,
   MAX_KEY_BYTES,
   type ObjectMeta,
@@ -15,6 +14,26 @@ import {
 } from "@holdfast/conditional-store";
 import pMap from "p-map";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  assertOneWinner,
+  bytesOf,
+  CONTRACT_RACERS,
+  collect,
+  decode,
+  expectKind,
+  listKeys,
+  listMeta,
+  pseudoRandomBytes,
+  racerBodies,
+  text,
+} from "./assertions.js";
+import {
+  type ArrangeDeleteFailure,
+  describeAbortSignals,
+  describePartialDelete,
+} from "./cancellation.js";
+
+export type { ArrangeDeleteFailure, UndoDeleteFailure } from "./cancellation.js";
 
 /** Options of {@link describeObjectStoreContract}. */
 export interface ObjectStoreContractOptions {
@@ -58,10 +77,14 @@ export interface ObjectStoreContractOptions {
   largeObjectBytes?: number;
   /** Timeout of the heavy tests (many keys, races, large object), in ms. @default 120_000 */
   slowTestTimeoutMs?: number;
+  /**
+   * Makes a later delete of one key fail on this store (e.g. a blob under a lease) and
+   * returns how to undo it. When given, the suite checks that `deleteMany` reports that key
+   * in `failed` with a typed error and still deletes the others.
+   * @default undefined (that test is not registered)
+   */
+  arrangeDeleteFailure?: ArrangeDeleteFailure;
 }
-
-/** Writers racing in each round of the concurrency tests (SPEC §2: exactly one winner). */
-const CONTRACT_RACERS = 8;
 
 /**
  * Registers the shared backend contract suite (vitest `describe`) for one store
@@ -445,6 +468,9 @@ export function describeObjectStoreContract(
       });
     });
 
+    describePartialDelete(() => store, options.arrangeDeleteFailure);
+    describeAbortSignals(() => store);
+
     describe("Last-Modified", () => {
       it("is never in the future and lies within the declared precision of the write", async () => {
         const precision = store.capabilities.timestampPrecisionMs;
@@ -601,90 +627,4 @@ async function deleteEverything(store: ObjectStore): Promise<void> {
     const result = await store.deleteMany(batch);
     if (result.failed.length > 0) throw result.failed[0]!.error;
   }
-}
-
-// --- utils ---
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-function text(value: string): Uint8Array {
-  return encoder.encode(value);
-}
-
-function decode(bytes: Uint8Array): string {
-  return decoder.decode(bytes);
-}
-
-function bytesOf(bytes: Uint8Array): number[] {
-  return Array.from(bytes);
-}
-
-/** Distinct payloads per racer, each naming its writer, as every exclusive claim must. */
-function racerBodies(round: number): Uint8Array[] {
-  return Array.from({ length: CONTRACT_RACERS }, (_, i) => text(`round ${round} racer ${i}`));
-}
-
-/** Asserts exactly one fulfilled put; losers must report one of `loserKinds` (conflict, S3's in-flight 409). */
-function assertOneWinner(
-  results: PromiseSettledResult<unknown>[],
-  round: number,
-  loserKinds: readonly HoldfastErrorKind[],
-): number {
-  const winners = results.flatMap((r, i) => (r.status === "fulfilled" ? [i] : []));
-  expect({ round, winners: winners.length }).toEqual({ round, winners: 1 });
-  for (const result of results) {
-    if (result.status === "rejected") {
-      const kind = isHoldfastError(result.reason) ? result.reason.kind : String(result.reason);
-      expect(loserKinds).toContain(kind);
-    }
-  }
-  return winners[0]!;
-}
-
-async function expectKind(
-  promise: Promise<unknown>,
-  kind: HoldfastErrorKind,
-): Promise<{ kind: string; key?: string | undefined }> {
-  let outcome: unknown;
-  try {
-    outcome = await promise;
-  } catch (error) {
-    expect(isHoldfastError(error), `expected a HoldfastError, got ${String(error)}`).toBe(true);
-    expect((error as { kind: string }).kind).toBe(kind);
-    return error as { kind: string; key?: string };
-  }
-  expect.fail(`expected a ${kind} error, got ${JSON.stringify(outcome)?.slice(0, 200)}`);
-}
-
-async function listMeta(store: ObjectStore, prefix: string): Promise<ObjectMeta[]> {
-  return collect(listAll(store, prefix));
-}
-
-async function listKeys(store: ObjectStore, prefix: string): Promise<string[]> {
-  return (await listMeta(store, prefix)).map((o) => o.key);
-}
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
-
-/** Deterministic bytes (xorshift32), so a failure reproduces exactly. */
-function pseudoRandomBytes(length: number, seed: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let state = seed >>> 0 || 1;
-  for (let i = 0; i < length; i += 4) {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    out[i] = state & 0xff;
-    if (i + 1 < length) out[i + 1] = (state >>> 8) & 0xff;
-    if (i + 2 < length) out[i + 2] = (state >>> 16) & 0xff;
-    if (i + 3 < length) out[i + 3] = state >>> 24;
-  }
-  return out;
 }
