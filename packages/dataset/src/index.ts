@@ -46,6 +46,7 @@ export {
 } from "./layout.js";
 export {
   type DataFile,
+  DataFileSchema,
   type DatasetInfo,
   DatasetInfoSchema,
   type Manifest,
