@@ -19,7 +19,7 @@ const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
 /**
  * Parses a human duration such as `90s`, `15m`, `7d`, `1h30m` or `250ms` into milliseconds.
  * A bare number other than 0 is refused (is `60` seconds or minutes?), so a typo never becomes a TTL
- * or a retention age: throws `invalid-input` before anything is written (SPEC §7.6).
+ * or a retention age: throws `invalid-input` before anything is written (docs/guarantees.md, invariant 6).
  */
 export function parseDuration(text: string, option = "duration"): number {
   const fail = (why: string) =>

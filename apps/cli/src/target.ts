@@ -20,7 +20,7 @@ export interface Target {
 
 /**
  * Validates a URL argument and the storage flags (and their environment fallbacks).
- * Throws `invalid-input` before anything is opened or written (SPEC §7.6).
+ * Throws `invalid-input` before anything is opened or written (docs/guarantees.md, invariant 6).
  */
 export function parseTarget(urlText: string, opts: Record<string, unknown>, io: CliIo): Target {
   const url = parseStorageUrl(urlText, io.cwd);

@@ -53,7 +53,7 @@ const SUPPORTED = "use a local path, file:///abs/path, s3://bucket/prefix or az:
 
 /**
  * Parses a storage URL (bare path, `file://`, `s3://bucket/prefix`, `az://container/prefix`).
- * Malformed input throws `invalid-input` before anything is opened (SPEC §7.6); a URL
+ * Malformed input throws `invalid-input` before anything is opened (docs/guarantees.md, invariant 6); a URL
  * holding credentials is refused without echoing them.
  */
 export function parseStorageUrl(input: string, cwd: string = process.cwd()): StorageUrl {

@@ -403,7 +403,7 @@ interface ErrorContext {
 }
 
 /**
- * The one place Azure failures become holdfast errors (SPEC §2 classification):
+ * The one place Azure failures become holdfast errors (docs/guarantees.md, conditional requests):
  * 412 and 409 BlobAlreadyExists → conflict; a 409 answering an if-match (reported from some
  * emulators) → conflict; 404 BlobNotFound → not-found (conflict under if-match);
  * ContainerNotFound → refused; 401/403 → auth; other 4xx → refused; 408, 429, 5xx, timeouts

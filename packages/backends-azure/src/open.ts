@@ -11,7 +11,7 @@ export interface OpenAzureStoreOptions extends AzureStoreOptions {
 }
 
 /**
- * Creates an Azure store and probes it before any protocol runs (SPEC §2): a create-only put
+ * Creates an Azure store and probes it before any protocol runs (docs/guarantees.md, conditional requests): a create-only put
  * on an existing blob, an if-match put and an if-match delete with a stale ETag must all be
  * refused. A store (or a proxy in between) that ignores them is `unsupported` (invariant 3).
  */

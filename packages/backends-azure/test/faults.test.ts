@@ -1,5 +1,5 @@
 // Lost answers, resets, error answers and stripped headers between the Azure SDK and a real
-// Azurite, through @holdfast/fault-proxy. Scenario ids (SPEC §8) lead the test names.
+// Azurite, through @holdfast/fault-proxy. Scenario ids (docs/guarantees.md) lead the test names.
 import {
   bytesEqual,
   isHoldfastError,
@@ -71,7 +71,7 @@ function seen(method: string, path: RegExp) {
   return proxy.requests.filter((r) => r.method === method && path.test(r.path));
 }
 
-/** Bytes naming their writer, as every exclusive claim's payload must (SPEC §2). */
+/** Bytes naming their writer, as every exclusive claim's payload must (docs/guarantees.md, conditional requests). */
 function claim(label: string): Uint8Array {
   return new TextEncoder().encode(JSON.stringify({ label, writer: ids.next() }));
 }

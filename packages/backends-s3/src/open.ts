@@ -34,7 +34,7 @@ export const S3_PROBE_FOLDER = "_holdfast/probe";
 
 /**
  * Probes the store, then creates an S3 store whose capabilities are what the store really
- * does (SPEC §2): a store that ignores `If-None-Match: *` is refused as `unsupported` before
+ * does (docs/guarantees.md, conditional requests): a store that ignores `If-None-Match: *` is refused as `unsupported` before
  * any protocol runs; `If-Match` quoting and conditional delete are detected unless given in
  * the options (an option that claims more than the store honours is refused, never trusted).
  */

@@ -107,7 +107,7 @@ export async function emptyStore(store: ObjectStore): Promise<void> {
 
 const encoder = new TextEncoder();
 
-/** Bytes that name their writer, as every exclusive claim must (SPEC §2). */
+/** Bytes that name their writer, as every exclusive claim must (docs/guarantees.md, conditional requests). */
 export function claim(writer: string): Uint8Array {
   return encoder.encode(JSON.stringify({ writer }));
 }

@@ -6,7 +6,7 @@ export const MAX_KEY_BYTES = 1024;
 /**
  * Rejects keys that some store would mangle or refuse: empty, too long, a leading or
  * trailing `/`, empty, `.` or `..` segments, backslashes and control characters.
- * Throws `invalid-input` before anything is sent (SPEC §7 invariant 6).
+ * Throws `invalid-input` before anything is sent (docs/guarantees.md, invariant 6).
  */
 export function validateKey(key: string, operation = "validate"): string {
   const fail = (why: string) =>

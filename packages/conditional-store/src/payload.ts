@@ -5,7 +5,7 @@ const decoder = new TextDecoder();
 
 /**
  * Encodes an exclusive claim (lock, intent, lease, retirement record) with a fresh writer
- * id in its bytes, so a read-back of equal bytes proves this writer wrote it (SPEC §2, C2).
+ * id in its bytes, so a read-back of equal bytes proves this writer wrote it (docs/guarantees.md, C2).
  * Returns the id so the caller can recognize its own claim later.
  */
 export function writerPayload<T extends object>(

@@ -2,7 +2,7 @@ import { isHoldfastError } from "./errors.js";
 import type { RequestMode } from "./types.js";
 
 /**
- * The one policy for conditional requests whose answer can be lost (SPEC §2): how many
+ * The one policy for conditional requests whose answer can be lost (docs/guarantees.md, conditional requests): how many
  * times an ambiguous answer is re-issued and how long to pause before each re-issue.
  */
 export interface ReissuePolicy {
@@ -27,7 +27,7 @@ export type AnswerClass =
   | "ambiguous";
 
 /**
- * Classifies a failed request (SPEC §2). Authentication errors are a refusal only on a
+ * Classifies a failed request (docs/guarantees.md, conditional requests). Authentication errors are a refusal only on a
  * single-attempt client: a repeating SDK may have applied an earlier copy and then been
  * refused. On a store whose put completes before it answers, every error is a refusal.
  * `not-found` on a write means the bucket or container is missing (backends report an

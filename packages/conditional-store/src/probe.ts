@@ -53,7 +53,7 @@ export interface StoreProbeReport {
 }
 
 /**
- * Probes what a store really does (SPEC §2 "at start a backend can probe"): create-only
+ * Probes what a store really does (docs/guarantees.md, conditional requests): create-only
  * twice on a fresh key (the second must conflict), if-match with a stale ETag, conditional
  * delete when declared, timestamp precision of head vs list, and clock skew. Removes its
  * probe object. Conditional writes go through the resolver, like every protocol write.
@@ -182,7 +182,7 @@ export async function probeStore(
 }
 
 /**
- * Refuses a store the protocol cannot run on (SPEC §2): one that ignores `If-None-Match`,
+ * Refuses a store the protocol cannot run on (docs/guarantees.md, conditional requests): one that ignores `If-None-Match`,
  * or that declares an atomic conditional update or delete it does not honour. Throws kind
  * `unsupported` before any protocol write; returns the probe report otherwise.
  */

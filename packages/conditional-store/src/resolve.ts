@@ -23,7 +23,7 @@ export interface ResolveOptions {
 }
 
 /**
- * Sends one conditional put and resolves lost answers (SPEC §2): ambiguous answers are
+ * Sends one conditional put and resolves lost answers (docs/guarantees.md, conditional requests): ambiguous answers are
  * re-issued unchanged per the policy, and the key is read back after a conflict an earlier
  * copy may explain and after the last lost re-issue. Equal stored bytes mean this request
  * landed, so payloads of exclusive claims must name their writer (see `writerPayload`).
@@ -231,7 +231,7 @@ export async function deleteIfMatch(
         if (!earlierCopyMayHaveApplied) return { status: "conflict" };
         break;
       }
-      // A first copy's refusal is final; a refused re-issue is re-issued (SPEC §2).
+      // A first copy's refusal is final; a refused re-issue is re-issued (docs/guarantees.md, conditional requests).
       if (answer === "refused" && attempt === 0) throw error;
       if (answer !== "refused") earlierCopyMayHaveApplied = true;
     }
@@ -260,7 +260,7 @@ function unresolvedDelete(key: string, etag: string, cause: unknown): HoldfastEr
   );
 }
 
-/** Rejects a malformed precondition before anything is sent (SPEC §7 invariant 6). */
+/** Rejects a malformed precondition before anything is sent (docs/guarantees.md, invariant 6). */
 function validatePrecondition(key: string, precondition: Precondition, operation = "put"): void {
   const ok =
     precondition !== null &&

@@ -23,7 +23,7 @@ interface UnsettledWrite {
 }
 
 /**
- * A storage scope for long-lived processes (SPEC §2, C3/C4). It remembers keys whose last
+ * A storage scope for long-lived processes (docs/guarantees.md, C3/C4). It remembers keys whose last
  * write ended with an unknown outcome, with that write's precondition. Until the key is
  * settled only a re-issue (same operation, same precondition) is admitted; other writes
  * are refused at once. A refused request leaves the key as it found it: settled stays

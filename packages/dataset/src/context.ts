@@ -13,7 +13,7 @@ import {
 /**
  * What every protocol operation needs: the store (keys relative to the dataset root) and
  * the injected clock, id source and sleep. The clock only drives local timers (a lease
- * keeper's fence); it is never compared with another host's clock (SPEC §3).
+ * keeper's fence); it is never compared with another host's clock (docs/protocol.md §3).
  */
 export interface ProtocolContext {
   readonly store: ObjectStore;

@@ -11,7 +11,7 @@ const NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 /**
  * Checks a branch or tag name: one path segment of 1..128 characters from
  * `[A-Za-z0-9._-]`, not starting with `.` or `-`. Throws `invalid-input` before anything
- * is written (SPEC §7 invariant 6), so a name can never escape its folder in a key.
+ * is written (docs/guarantees.md, invariant 6), so a name can never escape its folder in a key.
  */
 export function validateName(name: unknown, kind: "branch" | "tag"): string {
   const fail = (why: string) =>

@@ -6,7 +6,7 @@ import { clockProbeKey } from "./layout.js";
  * The coarsest timestamp precision holdfast assumes of any store: HTTP Last-Modified is
  * whole seconds, and HEAD and LIST of one object may disagree (RGW: s vs ms). Every
  * storage timestamp is truncated to whole seconds and every expiry gets at least this
- * much slack, so truncation can never shorten an accepted TTL (SPEC §3, L4).
+ * much slack, so truncation can never shorten an accepted TTL (docs/protocol.md §3, L4).
  */
 export const PRECISION_FLOOR_MS = 1000;
 
@@ -44,7 +44,7 @@ export function precisionIntervalMs(precisionMs: number): number {
  * Storage time after which a lease whose object the store stamped `lastModified` may be
  * treated as expired: `truncSec(lastModified) + ttlMs + max(precisionMs, 1000)`.
  * Because stamp <= real write time < truncSec(stamp) + precision interval, the TTL has
- * passed in real time by then (DESIGN-NOTES §3). Invariant 1.
+ * passed in real time by then (docs/protocol.md §3). Invariant 1.
  */
 export function leaseExpiresAt(
   lastModified: Date | number,

@@ -32,7 +32,7 @@ export interface LeaseKeeper {
  * Renews `lease` in the background on the context's clock and sleep, and fences itself on
  * its own timer: when no renewal has succeeded by `writtenAtLocalMs + ttlMs − margin`,
  * `signal` aborts. The fence signal is handed to the resolver, so a re-issue in flight
- * cannot postpone the fence (SPEC §3, C10). A refused or lost renewal aborts at once.
+ * cannot postpone the fence (docs/protocol.md §4, C10). A refused or lost renewal aborts at once.
  */
 export function keepLease(
   ctx: ProtocolContext,

@@ -44,7 +44,7 @@ export interface Lease {
   /**
    * Local clock (ctx.clock) just before the last successful write was sent. The store
    * stamped the write later, so the lease protects its version at least until
-   * `writtenAtLocalMs + ttlMs` of this clock's time (DESIGN-NOTES §3).
+   * `writtenAtLocalMs + ttlMs` of this clock's time (docs/protocol.md §3).
    */
   readonly writtenAtLocalMs: number;
   /**
@@ -66,7 +66,7 @@ export interface AcquireOptions {
 
 /**
  * Acquires a lease on an existing version: create the lease object, THEN read retirement
- * admission (write-then-read, DESIGN-NOTES §1), THEN check the manifest still exists. If
+ * admission (write-then-read, docs/protocol.md §4), THEN check the manifest still exists. If
  * the version is draining, sealed or committed, or its manifest is gone, the lease is
  * removed and `refused` (code RETIRING/SEALED/COMMITTED) or `not-found`
  * (VERSION_NOT_FOUND) is thrown. The manifest is checked after the lease write because a

@@ -3,7 +3,7 @@ import { z } from "zod";
 
 /**
  * Shortest accepted TTL: 100 ms. Sub-second TTLs are safe because expiry always adds a
- * whole second of timestamp precision (SPEC §3, L4); below 100 ms a keeper could not
+ * whole second of timestamp precision (docs/protocol.md §3, L4); below 100 ms a keeper could not
  * renew in time on any real store, so such TTLs are rejected as `invalid-input`.
  */
 export const MIN_TTL_MS = 100;

@@ -16,7 +16,7 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
  * cleaner (W drain, then R leases): the cleaner's two steps are injected before the
  * acquirer's k-th and j-th request (k <= j; 4 = after the acquirer finished).
  */
-describe("acquire vs drain, all interleavings (DESIGN-NOTES §1)", () => {
+describe("acquire vs drain, all interleavings (docs/protocol.md §4)", () => {
   const points = [0, 1, 2, 3, 4];
   for (const k of points) {
     for (const j of points.filter((p) => p >= k)) {
@@ -93,7 +93,7 @@ describe("acquire vs drain, all interleavings (DESIGN-NOTES §1)", () => {
   }
 });
 
-describe("renew vs seal (DESIGN-NOTES §2)", () => {
+describe("renew vs seal (docs/protocol.md §4)", () => {
   for (const k of [0, 1, 2]) {
     it(`seal before renewal request ${k}: a renewal reported successful was written before the seal`, async () => {
       const w = world();

@@ -89,7 +89,7 @@ describe("acquire", () => {
       );
       expect(err).toMatchObject({ kind: "refused", code });
       expect(await collect(listLeases(w.reader))).toEqual([]);
-      // The write came first, then the admission read (DESIGN-NOTES §1).
+      // The write came first, then the admission read (docs/protocol.md §4).
       const ops = w.fault.requests().map((r) => `${r.operation}:${r.key.split("/")[1]}`);
       expect(ops.indexOf("put:leases")).toBeLessThan(ops.indexOf("list:retirement"));
       // Other versions are unaffected.

@@ -27,7 +27,7 @@ const PARENT_CACHE_LIMIT = 100_000;
 
 /**
  * Visits every version a durable reference needs, in the order that closes the
- * intent-vs-commit race (DESIGN-NOTES §4): admission intents first, then canonical tags
+ * intent-vs-commit race (docs/protocol.md, intent vs commit): admission intents first, then canonical tags
  * and branches, then cross-branch parents of every present manifest. Any read or parse
  * error propagates: a census never treats "unreadable" as "unreferenced".
  */

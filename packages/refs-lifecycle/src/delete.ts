@@ -324,7 +324,7 @@ async function requireNoDependents(ctx: ProtocolContext, branch: string): Promis
   }
 }
 
-/** Removes the branch incarnation's manifests, leases and retirement state (SPEC §4, last rule). */
+/** Removes the branch incarnation's manifests, leases and retirement state (docs/protocol.md, References). */
 async function teardownBranch(ctx: ProtocolContext, branch: string): Promise<void> {
   for (const prefix of [
     versionsPrefix(branch),

@@ -111,7 +111,7 @@ export async function rewriteIfMatch<D extends CanonicalDocument>(
  * Removes a canonical only while it is at `etag`. Where the store honours conditional
  * delete this is one `deleteIfMatch`; elsewhere (RGW ignores If-Match on DELETE) it first
  * moves the object to fresh bytes with an if-match rewrite, which fences every stale
- * writer, and then deletes unconditionally (DESIGN-NOTES §6).
+ * writer, and then deletes unconditionally (docs/protocol.md, Retirement).
  */
 export async function removeIfMatch(
   ctx: ProtocolContext,

@@ -87,7 +87,7 @@ export interface PublishPlan<D extends CanonicalDocument> {
 }
 
 /**
- * The publisher (DESIGN-NOTES §4): W(intent) → readAdmission → HEAD(target manifest) →
+ * The publisher (docs/protocol.md, intent vs commit): W(intent) → readAdmission → HEAD(target manifest) →
  * conditional W(canonical) → [post-check] → D(intent) last. The intent covers the target
  * for the cleaner's census (which reads intents before canonical refs) until the canonical
  * is durable. No read-then-overwrite and no unconditional rollback: a publication that

@@ -45,7 +45,7 @@ export interface ReferenceRecoveryReport {
 }
 
 /**
- * Recovers reference lifecycle state (SPEC §5): expired intents are fenced, never replayed
+ * Recovers reference lifecycle state (docs/protocol.md, References): expired intents are fenced, never replayed
  * (R2): a create is left as it landed or not; an update's canonical is fenced with fresh
  * bytes while it is still at the recorded prior ETag (R5, R9); an interrupted deletion
  * resumes (R12). It then censuses canonical tags, branches and descendant lineage, not only

@@ -30,7 +30,7 @@ const SEVERITY: Record<AdmissionState, number> = { open: 0, draining: 1, sealed:
 /**
  * Reads the retirement admission state of `(branch, version)`: one LIST of the branch's
  * records, then a GET of each record whose key range covers the version. The caller writes
- * its own object first, then calls this (write-then-read, DESIGN-NOTES §1), so either it
+ * its own object first, then calls this (write-then-read, docs/protocol.md §4), so either it
  * sees the drain or the cleaner's census sees its write. A drain past its ownership bound
  * (storage time) counts as open; unreadable records throw (fail closed).
  */

@@ -29,7 +29,7 @@ export interface FinalizeResult {
  * the retired versions' leases, then superseded cancelled records, and the committed
  * record LAST, so a crash anywhere before leaves the retry anchor in place (L8). The
  * committed record is terminal, so its delete is unconditional (RGW ignores If-Match on
- * DELETE, DESIGN-NOTES §6).
+ * DELETE, docs/protocol.md, Retirement).
  */
 export async function finalize(
   ctx: RetirementContext,

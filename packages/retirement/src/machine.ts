@@ -218,7 +218,7 @@ export async function confirmCommit(
 /**
  * Cancels a draining or sealed record this process owns and deletes it: the in-process
  * drop of a drain (L5). The rewrite to `cancelled` comes first so the delete can be
- * unconditional (RGW ignores If-Match on DELETE, DESIGN-NOTES §6). A record someone else
+ * unconditional (RGW ignores If-Match on DELETE, docs/protocol.md, Retirement). A record someone else
  * already moved is left alone. Never touches a committed record.
  */
 export async function abandon(ctx: RetirementContext, handle: RetirementHandle): Promise<void> {
@@ -314,7 +314,7 @@ async function transition(
     versions,
   };
   // A fresh writerId changes the bytes on every write, so even an identical transition
-  // changes a content-MD5 ETag and fences whoever holds the old one (DESIGN-NOTES §6).
+  // changes a content-MD5 ETag and fences whoever holds the old one (docs/protocol.md, Retirement).
   const { writerId, bytes } = writerPayload(fields, ctx.ids);
   let outcome: Awaited<ReturnType<typeof putIfMatch>>;
   try {

@@ -51,7 +51,7 @@ export function retirementPrefix(branch: string): string {
 
 /**
  * Key of a record: branch and version range in the key, so an acquirer finds the records
- * that can cover its version with one LIST and reads only those (DESIGN-NOTES §5).
+ * that can cover its version with one LIST and reads only those (docs/protocol.md, Retirement).
  */
 export function retirementKey(
   branch: string,

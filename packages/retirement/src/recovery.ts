@@ -38,7 +38,7 @@ export interface RecoveryReport {
 }
 
 /**
- * Scans all durable retirement state and resolves it (SPEC §4 ownership and recovery):
+ * Scans all durable retirement state and resolves it (docs/protocol.md, Retirement):
  * - cancelled records are deleted (terminal);
  * - a drain past its ownership bound is fenced (fresh-bytes rewrite to `cancelled`, so its
  *   old owner can no longer seal) and deleted; a live drain is left alone (L5);

@@ -138,7 +138,7 @@ interface Protection {
 /**
  * Runs readers (acquire/renew/release), writers (commit), taggers (create/delete tags) and
  * cleaners (cleanup with crashes and lost answers) against one memory store under a seeded
- * scheduler, checking SPEC §7 invariants 1–4 after every step and invariant 5 after a final
+ * scheduler, checking docs/guarantees.md invariants 1–4 after every step and invariant 5 after a final
  * recovery once every ownership bound and TTL has passed.
  */
 export async function runSimulation(config: SimulationConfig): Promise<SimulationResult> {
@@ -558,7 +558,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     // Invariant 1: a version under a lease whose TTL has not passed (real time) exists.
     for (const p of protections) {
       if (now >= p.protectedUntil) continue;
-      // Deleting a branch removes its incarnation's leases (SPEC §4): from the moment a
+      // Deleting a branch removes its incarnation's leases (docs/protocol.md, References): from the moment a
       // deletion is attempted, leases on that branch promise nothing.
       if (p.branch !== BRANCH && branches.find((m) => m.name === p.branch)?.state !== "active") {
         continue;

@@ -4,7 +4,7 @@ import { DEFAULT_SIMULATION, runSimulation } from "../src/index.js";
 const SEEDS = Number(process.env.HOLDFAST_SIM_SEEDS ?? 40);
 const FIRST = Number(process.env.HOLDFAST_SIM_FIRST_SEED ?? 1);
 
-describe("randomized interleavings (SPEC §7 invariants 1–5)", () => {
+describe("randomized interleavings (docs/guarantees.md, invariants 1–5)", () => {
   for (let seed = FIRST; seed < FIRST + SEEDS; seed += 1) {
     it(`seed ${seed}: no invariant is violated`, async () => {
       const result = await runSimulation({ ...DEFAULT_SIMULATION, seed });

@@ -101,7 +101,7 @@ interface RuleState {
  * A scripted fault store for tests: wraps any `ObjectStore` and, per request, can lose an
  * answer after or before applying, refuse, answer S3's 409, let another writer in first,
  * repeat a put, delay, or ignore a precondition. Counts requests by type like
- * `CountingStore`. The scenarios of SPEC §8 (C1–C10) are written against it.
+ * `CountingStore`. The scenarios of docs/guarantees.md (C1–C10) are written against it.
  */
 export class FaultStore implements ObjectStore {
   readonly backend: string;
