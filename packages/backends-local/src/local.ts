@@ -44,7 +44,7 @@ import {
   lastModifiedOf,
 } from "./layout.js";
 import { walk } from "./listing.js";
-import { type LockRequest, lockPathOf, nativeLocks, withKeyLock } from "./locks.js";
+import { lockPathOf, nativeExtensions, withKeyLock } from "./locks.js";
 
 /** Backend name reported by {@link LocalStore}. */
 export const LOCAL_BACKEND = "local";
@@ -195,14 +195,16 @@ export class LocalStore implements ObjectStore {
       if (precondition && "ifNoneMatch" in precondition) {
         await this.#linkIfAbsent(temp, paths, key, precondition);
       } else {
-        await withKeyLock(
-          lockPathOf(this.#root, key),
-          this.#lockRequest(key, "put", precondition, options.signal),
-          async () => {
-            await this.#replace(temp, paths, key, precondition);
-            return { value: undefined, removeLock: false };
-          },
-        );
+        for (let attempt = 0; ; attempt += 1) {
+          const outcome = await this.#withLock(key, "put", precondition, options.signal, () =>
+            this.#replace(temp, paths, key, precondition),
+          );
+          if (outcome === "replaced") break;
+          // Folders are made outside the key's lock: making one may take another key's
+          // lock (a file that becomes a folder), and two keys may share a lock file.
+          if (attempt >= MAX_PATH_RETRIES) throw pathRaceError("put", key, precondition);
+          await this.#makeParents(paths, key, "put", precondition);
+        }
         consumed = true; // renamed into place: the temp name is gone
       }
       return { etag };
@@ -220,7 +222,11 @@ export class LocalStore implements ObjectStore {
     checkSignal(options.signal, "delete", key, precondition);
     await this.#ensureRoot("delete", precondition);
     try {
-      await this.#deleteLocked(key, paths, precondition, options.signal);
+      const folder = await this.#unlinkLocked(key, paths, precondition, options.signal);
+      if (folder !== null) {
+        await this.#syncDir(folder, "delete", key, precondition);
+        await this.#removeEmptyDirs([folder]);
+      }
     } catch (error) {
       throw toHoldfastError(error, "delete", key, precondition);
     }
@@ -240,18 +246,37 @@ export class LocalStore implements ObjectStore {
     await this.#ensureRoot("deleteMany");
     const deleted: string[] = [];
     const failed: DeleteManyResult["failed"] = [];
+    const unlinkedIn = new Map<string, string[]>(); // folder → keys unlinked from it
     await pMap(
       targets,
       async ({ key, paths }) => {
         try {
-          await this.#deleteLocked(key, paths, undefined, options.signal);
-          deleted.push(key);
+          const folder = await this.#unlinkLocked(key, paths, undefined, options.signal);
+          if (folder === null) deleted.push(key);
+          else unlinkedIn.set(folder, [...(unlinkedIn.get(folder) ?? []), key]);
         } catch (error) {
           failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
         }
       },
       { concurrency: DELETE_CONCURRENCY },
     );
+    // One directory sync per folder for the whole batch, after all its unlinks: a key is
+    // reported deleted only once its removal is durable.
+    await pMap(
+      unlinkedIn,
+      async ([folder, folderKeys]) => {
+        try {
+          await this.#syncDir(folder, "deleteMany", folderKeys[0]!, undefined);
+          deleted.push(...folderKeys);
+        } catch (error) {
+          for (const key of folderKeys) {
+            failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
+          }
+        }
+      },
+      { concurrency: DELETE_CONCURRENCY },
+    );
+    await this.#removeEmptyDirs([...unlinkedIn.keys()]);
     return { deleted, failed };
   }
 
@@ -324,15 +349,6 @@ export class LocalStore implements ObjectStore {
 
   #lastModified(stats: BigIntStats): Date {
     return lastModifiedOf(stats, this.capabilities.timestampPrecisionMs);
-  }
-
-  #lockRequest(
-    key: string,
-    operation: StorageOperation,
-    precondition: Precondition | undefined,
-    signal: AbortSignal | undefined,
-  ): LockRequest {
-    return { key, operation, precondition, signal, timeoutMs: this.#lockTimeoutMs };
   }
 
   /**
@@ -427,7 +443,7 @@ export class LocalStore implements ObjectStore {
     paths: KeyPaths,
     key: string,
     precondition: { ifMatch: string } | undefined,
-  ): Promise<void> {
+  ): Promise<"replaced" | "needs-folders"> {
     let target = paths.path;
     if (precondition) {
       const current = await locateObject(paths);
@@ -457,7 +473,7 @@ export class LocalStore implements ObjectStore {
           if (!missing) throw error;
           target = paths.path; // the directory vanished: start over at the plain path
         } else if (missing) {
-          await this.#makeParents(paths, key, "put", precondition);
+          return "needs-folders";
         } else if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") {
           target = paths.self; // the path is a directory: the object is its self file
         } else {
@@ -466,7 +482,7 @@ export class LocalStore implements ObjectStore {
         continue;
       }
       await this.#syncDir(dirname(target), "put", key, precondition);
-      return;
+      return "replaced";
     }
   }
 
@@ -519,28 +535,23 @@ export class LocalStore implements ObjectStore {
     operation: StorageOperation,
     precondition: Precondition | undefined,
   ): Promise<void> {
-    await withKeyLock(
-      lockPathOf(this.#root, ancestorKey),
-      this.#lockRequest(ancestorKey, operation, precondition, undefined),
-      async () => {
-        const info = await lstatOrNull(path);
-        if (info?.isFile()) {
-          await mkdir(this.#tmpDir, { recursive: true });
-          const staged = join(this.#tmpDir, `${randomBytes(12).toString("hex")}.dir`);
-          await mkdir(staged);
-          try {
-            await link(path, join(staged, LOCAL_SELF_NAME));
-            await nativeLocks().swap(path, staged);
-          } finally {
-            // After the exchange `staged` names the old file (still linked as the self file).
-            await rm(staged, { recursive: true, force: true });
-          }
-          await this.#syncDir(dirname(path), operation, ancestorKey, precondition);
-          await this.#syncDir(path, operation, ancestorKey, precondition);
+    await this.#withLock(ancestorKey, operation, precondition, undefined, async () => {
+      const info = await lstatOrNull(path);
+      if (info?.isFile()) {
+        await mkdir(this.#tmpDir, { recursive: true });
+        const staged = join(this.#tmpDir, `${randomBytes(12).toString("hex")}.dir`);
+        await mkdir(staged);
+        try {
+          await link(path, join(staged, LOCAL_SELF_NAME));
+          await nativeExtensions().swap(path, staged);
+        } finally {
+          // After the exchange `staged` names the old file (still linked as the self file).
+          await rm(staged, { recursive: true, force: true });
         }
-        return { value: undefined, removeLock: false };
-      },
-    );
+        await this.#syncDir(dirname(path), operation, ancestorKey, precondition);
+        await this.#syncDir(path, operation, ancestorKey, precondition);
+      }
+    });
   }
 
   /** Syncs the parents of directories `mkdir -p` just created, so their entries are durable. */
@@ -595,18 +606,23 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  async #deleteLocked(
+  /**
+   * Unlinks the key's object under its lock and answers the folder it was unlinked from
+   * (null when the key was absent); syncing that folder is the caller's (once per batch).
+   * Unconditional deletes take the lock too: a compare-and-swap that compared before the
+   * unlink renames after it, and would resurrect the key (R3). The lock costs one open,
+   * two fcntl and one close on a permanent lock file.
+   */
+  async #unlinkLocked(
     key: string,
     paths: KeyPaths,
     precondition: { ifMatch: string } | undefined,
     signal: AbortSignal | undefined,
-  ): Promise<void> {
-    await withKeyLock(
-      lockPathOf(this.#root, key),
-      this.#lockRequest(key, "delete", precondition, signal),
-      async () => {
+  ): Promise<string | null> {
+    return this.#withLock(key, "delete", precondition, signal, async () => {
+      if (precondition) {
         const current = await locateObject(paths);
-        if (precondition && (current === null || etagOf(current.stats) !== precondition.ifMatch)) {
+        if (current === null || etagOf(current.stats) !== precondition.ifMatch) {
           throw holdfastError(
             "conflict",
             "delete",
@@ -614,34 +630,59 @@ export class LocalStore implements ObjectStore {
             { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
           );
         }
-        if (current !== null) {
-          try {
-            await unlink(current.file);
-          } catch (error) {
-            if (errnoCode(error) !== "ENOENT") throw error;
-          }
-          await this.#syncDir(dirname(current.file), "delete", key, precondition);
-          await this.#removeEmptyDirs(dirname(current.file));
-        }
-        // The key is gone: drop its lock file too, so deleted keys leave nothing behind.
-        return { value: undefined, removeLock: true };
-      },
+        return (await unlinkFile(current.file)) ? dirname(current.file) : null;
+      }
+      // Unconditional: no stat first; a folder at the path holds the object as its self file.
+      try {
+        return (await unlinkFile(paths.path)) ? dirname(paths.path) : null;
+      } catch (error) {
+        const code = errnoCode(error);
+        if (code !== "EISDIR" && code !== "EPERM") throw error;
+        if (!(await lstatOrNull(paths.path))?.isDirectory()) throw error;
+        return (await unlinkFile(paths.self)) ? paths.path : null;
+      }
+    });
+  }
+
+  #withLock<T>(
+    key: string,
+    operation: StorageOperation,
+    precondition: Precondition | undefined,
+    signal: AbortSignal | undefined,
+    body: () => Promise<T>,
+  ): Promise<T> {
+    return withKeyLock(
+      lockPathOf(this.#root, key),
+      { key, operation, precondition, signal, timeoutMs: this.#lockTimeoutMs },
+      body,
     );
   }
 
   /**
-   * Removes `dir` and its ancestors below the root while they are empty. rmdir(2) refuses a
-   * non-empty directory atomically, so this never removes anything another writer put
-   * there; a writer whose parent vanished meanwhile makes it again (ENOENT → mkdir).
+   * Removes the given folders and their ancestors below the root while they are empty,
+   * deepest first, trying each folder once. rmdir(2) refuses a non-empty folder
+   * atomically, so this never removes anything another writer put there; a writer whose
+   * folder vanished meanwhile makes it again (ENOENT → mkdir). Best effort: a folder
+   * that stays (or comes back after a crash) is empty and harmless.
    */
-  async #removeEmptyDirs(dir: string): Promise<void> {
-    for (let current = dir; current.startsWith(`${this.#root}${sep}`); ) {
-      try {
-        await rmdir(current);
-      } catch {
-        return;
+  async #removeEmptyDirs(folders: readonly string[]): Promise<void> {
+    const candidates = new Set<string>();
+    for (const folder of folders) {
+      for (let dir = folder; dir.startsWith(`${this.#root}${sep}`); dir = dirname(dir)) {
+        candidates.add(dir);
       }
-      current = dirname(current);
+    }
+    const kept = new Set<string>();
+    for (const dir of [...candidates].sort((a, b) => b.length - a.length)) {
+      if (kept.has(dir)) continue;
+      try {
+        await rmdir(dir);
+      } catch {
+        // Not empty (or gone): neither are its ancestors worth trying.
+        for (let up = dirname(dir); candidates.has(up) && !kept.has(up); up = dirname(up)) {
+          kept.add(up);
+        }
+      }
     }
   }
 }
@@ -715,6 +756,18 @@ async function lstatOrNull(path: string): Promise<import("node:fs").Stats | null
   } catch (error) {
     const code = errnoCode(error);
     if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw error;
+  }
+}
+
+/** Unlinks one object file: true if it was there, false if it was already gone. */
+async function unlinkFile(file: string): Promise<boolean> {
+  try {
+    await unlink(file);
+    return true;
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return false;
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type FileHandle, mkdir, open, stat, unlink } from "node:fs/promises";
+import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import {
@@ -9,10 +9,22 @@ import {
 } from "@holdfast/conditional-store";
 import { LOCAL_INTERNAL_PREFIX } from "./layout.js";
 
-/** Where a key's lock file lives: `_holdfast/.local/locks/<2 hex>/<sha256(key)>.lock`. */
+/** Number of lock files keys are spread over (by hash); keys sharing one only take turns. */
+export const LOCK_STRIPES = 4096;
+
+/** The folder of the lock files, `<root>/_holdfast/.local/locks`. */
+export function locksDirOf(root: string): string {
+  return join(root, LOCAL_INTERNAL_PREFIX, "locks");
+}
+
+/**
+ * The lock file that guards `key`: `_holdfast/.local/locks/<stripe>.lock`, the stripe being
+ * the first 12 bits of SHA-256(key) in hex. The files are permanent and empty, so taking a
+ * lock creates and removes nothing: open, lock, unlock, close.
+ */
 export function lockPathOf(root: string, key: string): string {
   const digest = createHash("sha256").update(key, "utf8").digest("hex");
-  return join(root, LOCAL_INTERNAL_PREFIX, "locks", digest.slice(0, 2), `${digest}.lock`);
+  return join(locksDirOf(root), `${digest.slice(0, 3)}.lock`);
 }
 
 /** What a caller of {@link withKeyLock} says about the request, for errors. */
@@ -25,28 +37,23 @@ export interface LockRequest {
 }
 
 /**
- * Runs `body` holding the key's lock: first this process's queue for the key (so waiters
- * do not spin), then an exclusive OS-level lock on the key's lock file, which excludes
- * other processes and is released by the kernel if the holder dies. When `body` returns
- * true the lock file is unlinked while still held; waiters holding the old inode notice
- * the swap and retry on the new file.
+ * Runs `body` holding the key's lock: first this process's queue for the lock file (so
+ * waiters do not spin), then an exclusive OS-level lock on it, which excludes other
+ * processes and is released by the kernel if the holder dies. `body` must not take
+ * another key's lock (two keys may share a lock file).
  */
 export async function withKeyLock<T>(
   lockPath: string,
   request: LockRequest,
-  body: () => Promise<{ value: T; removeLock: boolean }>,
+  body: () => Promise<T>,
 ): Promise<T> {
   return inProcessQueue(lockPath, async () => {
     const handle = await acquireFileLock(lockPath, request);
-    let removeLock = false;
     try {
-      const outcome = await body();
-      removeLock = outcome.removeLock;
-      return outcome.value;
+      return await body();
     } finally {
-      if (removeLock) await unlink(lockPath).catch(() => {});
       try {
-        nativeLocks().unlock(handle.fd);
+        nativeExtensions().unlock(handle.fd);
       } finally {
         await handle.close();
       }
@@ -56,44 +63,40 @@ export async function withKeyLock<T>(
 
 async function acquireFileLock(lockPath: string, request: LockRequest): Promise<FileHandle> {
   const { key, operation, precondition, signal } = request;
-  const deadline = Date.now() + request.timeoutMs;
-  let pause = 1;
-  for (;;) {
-    await mkdir(dirname(lockPath), { recursive: true });
-    // An exclusive lock needs a writable descriptor; "a+" creates the file if missing.
-    const handle = await open(lockPath, "a+");
-    try {
-      // tryLock never blocks a libuv thread (waitForLock would, and enough blocked
-      // waiters could starve the pool the lock holder needs to finish its write).
-      while (!nativeLocks().tryLock(handle.fd)) {
-        if (signal?.aborted) {
-          throw holdfastError("aborted", operation, `${operation} aborted`, {
-            key,
-            precondition,
-            cause: signal.reason,
-          });
-        }
-        if (Date.now() > deadline) {
-          throw holdfastError("refused", operation, `timed out waiting for the lock on ${key}`, {
-            key,
-            precondition,
-            code: "ELOCKTIMEOUT",
-            hint: "another process holds this key's lock; nothing was written",
-          });
-        }
-        await sleep(pause + Math.random() * pause);
-        pause = Math.min(pause * 2, 20);
+  // An exclusive lock needs a writable descriptor; "a" creates the file on first use.
+  const handle = await open(lockPath, "a").catch(async (error: unknown) => {
+    if ((error as { code?: unknown }).code !== "ENOENT") throw error;
+    await mkdir(dirname(lockPath), { recursive: true }); // first lock of this store
+    return open(lockPath, "a");
+  });
+  try {
+    const deadline = Date.now() + request.timeoutMs;
+    let pause = 1;
+    // tryLock never blocks a libuv thread (waitForLock would, and enough blocked waiters
+    // could starve the pool the lock holder needs to finish its write).
+    while (!nativeExtensions().tryLock(handle.fd)) {
+      if (signal?.aborted) {
+        throw holdfastError("aborted", operation, `${operation} aborted`, {
+          key,
+          precondition,
+          cause: signal.reason,
+        });
       }
-      // The previous holder may have unlinked the lock file (key deleted) after we
-      // opened it: then we hold a lock nobody else can see; start over on the new file.
-      const [held, current] = await Promise.all([handle.stat(), stat(lockPath).catch(() => null)]);
-      if (current !== null && current.ino === held.ino && current.dev === held.dev) return handle;
-    } catch (error) {
-      await handle.close();
-      throw error;
+      if (Date.now() > deadline) {
+        throw holdfastError("refused", operation, `timed out waiting for the lock on ${key}`, {
+          key,
+          precondition,
+          code: "ELOCKTIMEOUT",
+          hint: "another process holds this key's lock; nothing was written",
+        });
+      }
+      await sleep(pause + Math.random() * pause);
+      pause = Math.min(pause * 2, 20);
     }
-    nativeLocks().unlock(handle.fd);
+    return handle;
+  } catch (error) {
     await handle.close();
+    throw error;
   }
 }
 
@@ -106,7 +109,7 @@ interface NativeExtensions {
 let native: NativeExtensions | undefined;
 
 /** Loads the native binding on first use (a store that only reads never needs it). */
-export function nativeLocks(): NativeExtensions {
+export function nativeExtensions(): NativeExtensions {
   native ??= createRequire(import.meta.url)("fs-native-extensions") as NativeExtensions;
   return native;
 }

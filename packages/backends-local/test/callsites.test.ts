@@ -20,7 +20,14 @@ describe("local store write paths", () => {
     expect(callsOnTemp("rename")).toBe(1);
     // The only other link is the self-file link of a file that becomes a directory.
     expect([...source.matchAll(/(?<![.\w])await (link|rename)\(/g)].length).toBe(3);
-    // Unlinking an object happens in one place, under the key lock.
-    expect([...source.matchAll(/await unlink\(current\.file\)/g)].length).toBe(1);
+    // Unlinking an object happens in one helper, called only under the key lock.
+    expect([...source.matchAll(/await unlink\(file\)/g)].length).toBe(1);
+    const locked = source.slice(
+      source.indexOf("async #unlinkLocked("),
+      source.indexOf("#withLock<T>("),
+    );
+    const everywhere = [...source.matchAll(/await unlinkFile\(/g)].length;
+    expect([...locked.matchAll(/await unlinkFile\(/g)].length).toBe(everywhere);
+    expect(everywhere).toBe(3);
   });
 });

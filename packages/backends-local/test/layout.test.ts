@@ -303,7 +303,10 @@ describe("local store file layout: plain files", () => {
     expect(tree(join(root, INTERNAL, "tmp"))).toEqual([]);
     await store.delete("k/1");
     await store.deleteMany(["_holdfast/leases/main/1.json", "k/2", "k/3"]);
-    expect(tree(join(root, INTERNAL)).filter((p) => p.endsWith(".lock"))).toEqual([]);
+    // Lock files are permanent, empty, and spread over at most 4096 names by key hash.
+    const locks = tree(join(root, INTERNAL)).filter((p) => !p.startsWith("tmp/"));
+    expect(locks.length).toBeGreaterThan(0);
+    for (const lock of locks) expect(lock).toMatch(/^locks\/[0-9a-f]{3}\.lock$/);
     for (const key of [`${INTERNAL}/tmp/x`, INTERNAL, `a/${LOCAL_SELF_NAME}`, "old/x.hfobj"]) {
       const error = await errorOf(store.put(key, bytes("x")));
       expect({ key, kind: (error as { kind?: string }).kind }).toEqual({
@@ -365,6 +368,31 @@ describe("local store file layout: plain files", () => {
         if (r.status === "rejected") expect(isHoldfastError(r.reason, "conflict")).toBe(true);
       }
       expect({ round, after: await writer.head("r3/key") }).toEqual({ round, after: null });
+    }
+  });
+
+  it("R3 a batch delete racing compare-and-swaps never leaves the key behind (40 rounds)", async () => {
+    const root = freshRoot();
+    const writer = createLocalStore({ root });
+    const deleter = createLocalStore({ root });
+    for (let round = 0; round < 40; round += 1) {
+      const batch = Array.from({ length: 6 }, (_, i) => `r3/batch/${round}/${i}`);
+      const etags = await Promise.all(batch.map((key) => writer.put(key, bytes(`base ${key}`))));
+      const swaps = batch.flatMap((key, i) =>
+        [1, 2].map((n) =>
+          writer.put(key, bytes(`cas ${n} ${key}`), { precondition: { ifMatch: etags[i]!.etag } }),
+        ),
+      );
+      const [result, ...swapped] = await Promise.allSettled([deleter.deleteMany(batch), ...swaps]);
+      expect(result.status === "fulfilled" && result.value.failed).toEqual([]);
+      for (const r of swapped) {
+        if (r.status === "rejected") expect(isHoldfastError(r.reason, "conflict")).toBe(true);
+      }
+      // Every delete answered success, so no swap may have recreated a key after it.
+      expect({ round, left: await keys(writer, `r3/batch/${round}/`) }).toEqual({
+        round,
+        left: [],
+      });
     }
   });
 
