@@ -49,6 +49,13 @@ export interface KeyPaths {
  * under the backend's private folder. All checked before anything touches the disk.
  */
 export function keyPaths(root: string, key: string, operation: StorageOperation): KeyPaths {
+  const segments = checkLocalKey(key, operation);
+  const path = join(root, ...segments);
+  return { path, self: join(path, LOCAL_SELF_NAME), segments };
+}
+
+/** The key's segments, after the checks {@link keyPaths} documents (throws `invalid-input`). */
+function checkLocalKey(key: string, operation: StorageOperation): string[] {
   validateKey(key, operation);
   const segments = key.split("/");
   const refuse = (why: string, hint?: string) =>
@@ -72,8 +79,7 @@ export function keyPaths(root: string, key: string, operation: StorageOperation)
       throw refuse(`has a segment ending in ${LOCAL_OLD_SUFFIX} (the old layout's marker)`);
     }
   }
-  const path = join(root, ...segments);
-  return { path, self: join(path, LOCAL_SELF_NAME), segments };
+  return segments;
 }
 
 /**
@@ -141,7 +147,7 @@ async function namesIn(dir: string): Promise<string[]> {
 /** True when `key` is a key this backend accepts (used to skip foreign file names). */
 export function isLocalKey(key: string): boolean {
   try {
-    keyPaths("/", key, "list");
+    checkLocalKey(key, "list");
     return true;
   } catch {
     return false;
