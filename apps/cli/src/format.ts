@@ -1,5 +1,10 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import { type DatasetFormat, defaultFormat, type ProtocolContext } from "@holdfast/dataset";
+import {
+  type DatasetFormat,
+  defaultFormat,
+  openDataset,
+  type ProtocolContext,
+} from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
 
 /** Formats the CLI knows: holdfast's own, and Lance tables as LanceDB writes them. */
@@ -48,6 +53,20 @@ export async function resolveFormat(
     referenceCensus: lance.censusLanceReferences(ctx),
     lance: await lance.describeLanceDataset(ctx, format),
   };
+}
+
+/**
+ * Opens an existing dataset of either format: holdfast's checks its identity object and
+ * names its default branch; a Lance table's versions live on `main`.
+ */
+export async function openFormatDataset(
+  ctx: ProtocolContext,
+  forced?: FormatName,
+): Promise<{ resolved: ResolvedFormat; defaultBranch: string }> {
+  const resolved = await resolveFormat(ctx, forced);
+  if (resolved.name === "lance") return { resolved, defaultBranch: "main" };
+  const info = await openDataset(ctx);
+  return { resolved, defaultBranch: info.defaultBranch };
 }
 
 // --- utils ---

@@ -63,6 +63,64 @@ describe("cli on a Lance table (RGW)", () => {
     after.close();
   });
 
+  it("lease acquire pins a Lance version: cleanup keeps it until lease release", {
+    timeout: 120_000,
+  }, async () => {
+    const env = readServiceEnv("rgw");
+    const prefix = `cli-lance-${ulid().toLowerCase()}`;
+    const storageOptions = {
+      aws_endpoint: env.HOLDFAST_S3_ENDPOINT!,
+      aws_access_key_id: env.AWS_ACCESS_KEY_ID!,
+      aws_secret_access_key: env.AWS_SECRET_ACCESS_KEY!,
+      aws_region: env.HOLDFAST_S3_REGION!,
+      allow_http: "true",
+      aws_virtual_hosted_style_request: "false",
+    };
+    const uri = `s3://${env.HOLDFAST_S3_BUCKET}/${prefix}`;
+    const db = await lancedb.connect(uri, { storageOptions });
+    const table = await db.createTable("events", [{ id: 1 }]);
+    for (let i = 2; i <= 4; i += 1) await table.add([{ id: i }], { mode: "overwrite" });
+    table.close();
+    const flags = [
+      "--json",
+      "--endpoint",
+      env.HOLDFAST_S3_ENDPOINT!,
+      "--region",
+      env.HOLDFAST_S3_REGION!,
+      "--path-style",
+    ];
+    const run = async (...args: string[]) => {
+      const done = await cli([...args, ...flags], {
+        env: {
+          AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID!,
+          AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY!,
+        },
+      });
+      if (done.code !== 0) throw new Error(`exit ${done.code}\n${done.stdout}\n${done.stderr}`);
+      const doc = done.json();
+      checkShape(doc);
+      return doc;
+    };
+    const url = `${uri}/events.lance`;
+    const acquired = await run("lease", "acquire", url, "2", "--ttl", "5m");
+    const leaseId = (acquired.lease as { leaseId: string }).leaseId;
+    const during = await run("cleanup", url, "--retain", "1", "--min-age", "0s");
+    const stats = during.stats as {
+      retired: { version: number }[];
+      retained: { version: number; reason: string }[];
+    };
+    expect(stats.retired.map((r) => r.version).sort()).toEqual([1, 3]);
+    expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
+    await run("lease", "release", url, leaseId);
+    const after = await run("cleanup", url, "--retain", "1", "--min-age", "0s");
+    expect(
+      (after.stats as { retired: { version: number }[] }).retired.map((r) => r.version),
+    ).toEqual([2]);
+    const check = await (await lancedb.connect(uri, { storageOptions })).openTable("events");
+    expect((await check.listVersions()).map((v) => v.version)).toEqual([4]);
+    check.close();
+  });
+
   it("--format rejects an unknown name before any request", async () => {
     const run = await cli([
       "cleanup",

@@ -1,10 +1,9 @@
 import { decodeJson, holdfastError, isHoldfastError } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
   isActiveAt,
   leaseExpiresAt,
-  openDataset,
   type ProtocolContext,
-  readManifest,
   storageNow,
   storePrecisionMs,
 } from "@holdfast/dataset";
@@ -22,6 +21,7 @@ import { Command } from "commander";
 import { parseNameArg, parseVersionArg } from "../args.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { ExitCode, exitCodeFor } from "../exit-codes.js";
+import { openFormatDataset, parseFormatOption } from "../format.js";
 import { errorShape } from "../output.js";
 import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
@@ -57,11 +57,16 @@ export function registerLease(r: Registrar, program: Command): void {
           .option(
             "--read-every <duration>",
             "with --hold: read the version's manifest and files on this period, as a reader would",
+          )
+          .option(
+            "--format <name>",
+            "dataset format: holdfast or lance (default: detected from the dataset)",
           ),
       ),
       "lease acquire",
       [
         "holdfast lease acquire ./my-dataset 12 --ttl 60s",
+        "holdfast lease acquire ./db/events.lance 7 --ttl 60s --hold   # a Lance table's version",
         "holdfast lease acquire ./my-dataset 12 --ttl 30s --hold          # renew until Ctrl-C",
         "holdfast lease acquire s3://bucket/ds 3 --branch exp --ttl 5m --json",
       ],
@@ -106,11 +111,13 @@ export function registerLease(r: Registrar, program: Command): void {
             { hint: "leave --renew-every out (a third of the TTL), or shorten it" },
           );
         }
+        const forced = parseFormatOption(opts.format);
         const store = await openTarget(target, cx.io);
         const ctx = contextFor(store);
-        const info = await openDataset(ctx);
-        const branch = branchFlag ?? info.defaultBranch;
-        const acquired = await acquireLease(ctx, { branch, version, ttlMs });
+        const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
+        const format = resolved.format;
+        const branch = branchFlag ?? defaultBranch;
+        const acquired = await acquireLease(ctx, { branch, version, ttlMs, format });
         const shape = await leaseShape(ctx, acquired);
         if (opts.hold !== true) {
           cx.out.result(cx.command, { location: target.display, lease: shape });
@@ -120,7 +127,7 @@ export function registerLease(r: Registrar, program: Command): void {
           cx.out.line(`Release it with: holdfast lease release ${url} ${acquired.leaseId}`);
           return ExitCode.ok;
         }
-        return holdLease(cx, ctx, acquired, shape, { renewEveryMs, readEveryMs });
+        return holdLease(cx, ctx, acquired, shape, { renewEveryMs, readEveryMs, format });
       },
     ),
   );
@@ -147,8 +154,8 @@ export function registerLease(r: Registrar, program: Command): void {
         let branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
         const version = versionText === undefined ? undefined : parseVersionArg(versionText);
         const ctx = contextFor(await openTarget(target, cx.io));
-        const info = await openDataset(ctx);
-        if (version !== undefined) branch ??= info.defaultBranch;
+        const { defaultBranch } = await openFormatDataset(ctx);
+        if (version !== undefined) branch ??= defaultBranch;
         const leases = await describeLeases(ctx, {
           ...(branch === undefined ? {} : { branch }),
           ...(version === undefined ? {} : { version }),
@@ -196,7 +203,7 @@ export function registerLease(r: Registrar, program: Command): void {
           );
         }
         const ctx = contextFor(await openTarget(target, cx.io));
-        await openDataset(ctx);
+        await openFormatDataset(ctx);
         let found: LeaseEntry | undefined;
         for await (const entry of listLeases(ctx)) {
           if (entry.leaseId.toUpperCase() === leaseId!.toUpperCase()) found = entry;
@@ -314,7 +321,11 @@ async function holdLease(
   ctx: ProtocolContext,
   acquired: Lease,
   shape: LeaseShape,
-  options: { renewEveryMs: number | undefined; readEveryMs: number | undefined },
+  options: {
+    renewEveryMs: number | undefined;
+    readEveryMs: number | undefined;
+    format: DatasetFormat;
+  },
 ): Promise<number> {
   let keeper: ReturnType<typeof keepLease>;
   try {
@@ -343,7 +354,12 @@ async function holdLease(
       : (async () => {
           while (!stopReading.signal.aborted && !keeper.signal.aborted) {
             try {
-              const bytes = await readVersion(ctx, acquired.branch, acquired.version);
+              const bytes = await readVersion(
+                ctx,
+                acquired.branch,
+                acquired.version,
+                options.format,
+              );
               reads += 1;
               if (cx.out.json)
                 cx.out.emit({ ok: true, command: cx.command, event: "read", reads, bytes });
@@ -414,9 +430,21 @@ async function holdLease(
   return ExitCode.ok;
 }
 
-/** Reads a version as a reader would: its manifest, then every file it names. Returns bytes read. */
-async function readVersion(ctx: ProtocolContext, branch: string, version: number): Promise<number> {
-  const { manifest } = await readManifest(ctx, branch, version);
+/** Reads a version as a reader would: its manifest (in the dataset's format), then every file it names. Returns bytes read. */
+async function readVersion(
+  ctx: ProtocolContext,
+  branch: string,
+  version: number,
+  format: DatasetFormat,
+): Promise<number> {
+  const manifest = await format.readManifest(ctx, branch, version);
+  if (!manifest) {
+    throw holdfastError("not-found", "read", `version ${version} of ${branch} is gone`, {
+      key: format.manifestKey(branch, version),
+      code: "VERSION_NOT_FOUND",
+      hint: "a version under lease lost its manifest: this is a holdfast bug, please report it",
+    });
+  }
   let bytes = 0;
   for (const file of manifest.files) {
     const got = await ctx.store.get(file.key);
