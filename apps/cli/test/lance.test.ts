@@ -10,7 +10,7 @@ import { checkShape, cli, readServiceEnv } from "./e2e-harness.js";
  */
 describe("cli on a Lance table (RGW)", () => {
   it("cleanup detects the Lance format, keeps the tagged and latest versions, LanceDB agrees", {
-    timeout: 120_000,
+    timeout: 300_000,
   }, async () => {
     const env = readServiceEnv("rgw");
     const prefix = `cli-lance-${ulid().toLowerCase()}`;
@@ -64,7 +64,7 @@ describe("cli on a Lance table (RGW)", () => {
   });
 
   it("lease acquire pins a Lance version: cleanup keeps it until lease release", {
-    timeout: 120_000,
+    timeout: 300_000,
   }, async () => {
     const env = readServiceEnv("rgw");
     const prefix = `cli-lance-${ulid().toLowerCase()}`;
