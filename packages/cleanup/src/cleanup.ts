@@ -171,10 +171,30 @@ function summarize(state: RunState, elapsedMs: number): CleanupStats {
     deleted.probes +
     deleted.expiredLeases +
     deleted.expiredCommitIntents;
-  return {
+  const { retired, finished, ...rest } = stats;
+  const summary = {
     dryRun: state.dryRun,
-    ...stats,
+    ...rest,
+    retiredRanges: retired.ranges(),
+    finishedRanges: finished.ranges(),
     requests: { ...counting.requestCounts(), total: counting.totalRequests() },
     elapsedMs,
+  };
+  // The version lists are built on first read (and kept): a caller that only needs the
+  // ranges or counts never holds one object per version.
+  return Object.defineProperties(summary, {
+    retired: lazyList(() => retired.toList()),
+    finished: lazyList(() => finished.toList()),
+  }) as typeof summary & Pick<CleanupStats, "retired" | "finished">;
+}
+
+function lazyList<T>(build: () => T[]): PropertyDescriptor {
+  let list: T[] | undefined;
+  return {
+    enumerable: true,
+    get: () => {
+      list ??= build();
+      return list;
+    },
   };
 }

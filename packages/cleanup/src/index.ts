@@ -19,3 +19,4 @@ export {
   DEFAULT_ORPHAN_GRACE_MS,
   type RetainReason,
 } from "./policy.js";
+export type { VersionRange } from "./ranges.js";

@@ -9,6 +9,7 @@ import {
   recoverRetirements,
 } from "@holdfast/retirement";
 import { policyRetires, type RetainReason, tooRecent } from "./policy.js";
+import { VersionSet } from "./ranges.js";
 import { addAll, type RunState } from "./run-state.js";
 import { TAGGED_OLD_VERSIONS } from "./types.js";
 
@@ -35,7 +36,7 @@ export interface Plan {
    */
   readonly retainedFiles: Set<string>;
   /** Versions the plan listed, per branch: a later re-listing finds the manifests added since. */
-  readonly listed: Map<string, Set<number>>;
+  readonly listed: Map<string, VersionSet>;
 }
 
 /** Step 1, recovery: resolve what earlier runs left (committed work always completes). */
@@ -92,7 +93,7 @@ export async function planCandidates(state: RunState, interrupted: Interrupted):
   for (const h of committed) addAll(beingDeleted, h.record.branch, activeVersions(h.record));
   const retainedFiles = new Set<string>();
   const candidates: BranchCandidates[] = [];
-  const listed = new Map<string, Set<number>>();
+  const listed = new Map<string, VersionSet>();
   const branches = await format.listBranches(ctx);
   const selected = new Set(policy.branches ?? branches);
   const window = Math.max(1, policy.retainVersions ?? 1);
@@ -107,7 +108,7 @@ export async function planCandidates(state: RunState, interrupted: Interrupted):
     const mine: VersionEntry[] = [];
     const skip = beingDeleted.get(branch);
     const recent: VersionEntry[] = [];
-    const seen = new Set<number>();
+    const seen = new VersionSet();
     listed.set(branch, seen);
     const classify = async (entry: VersionEntry) => {
       if (mode !== "recover" && selected.has(branch) && !busy.get(branch)?.has(entry.version)) {

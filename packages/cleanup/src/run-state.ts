@@ -10,14 +10,16 @@ import { censusReferences } from "@holdfast/refs-lifecycle";
 import type { DeleteLeases, HeldRecord, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
 import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import { TaskPool } from "./pool.js";
+import { RetiredLog } from "./ranges.js";
 import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
 
 export type Mode = "cleanup" | "plan" | "recover";
 
 /** Counters a run fills in as it goes; `run` turns them into {@link CleanupStats}. */
 export interface MutableStats {
-  retired: { branch: string; version: number }[];
-  finished: { branch: string; version: number }[];
+  /** Ranges, not a list: memory stays flat in the number of versions retired. */
+  retired: RetiredLog;
+  finished: RetiredLog;
   retained: RetainedVersion[];
   recovered: { committed: number; cancelled: number; retained: number };
   objectsDeleted: {
@@ -103,8 +105,8 @@ export async function createRunState(
     checkpoint: () => signal?.throwIfAborted(),
     stopping: () => signal?.aborted === true,
     stats: {
-      retired: [],
-      finished: [],
+      retired: new RetiredLog(),
+      finished: new RetiredLog(),
       retained: [],
       recovered: { committed: 0, cancelled: 0, retained: 0 },
       objectsDeleted: {

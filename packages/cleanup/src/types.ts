@@ -2,6 +2,7 @@ import { HoldfastError, type RequestCounts, type Sleep } from "@holdfast/conditi
 import type { DatasetFormat } from "@holdfast/dataset";
 import type { DeleteLeases, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
 import type { RetainReason } from "./policy.js";
+import type { VersionRange } from "./ranges.js";
 
 /** Phases cleanup reports progress for, in order. */
 export type CleanupPhase = "recover" | "plan" | "retire" | "delete" | "orphans";
@@ -69,6 +70,13 @@ export interface CleanupStats {
   readonly retired: { branch: string; version: number }[];
   /** Versions of earlier (crashed or interrupted) runs' committed retirements this run deleted. */
   readonly finished: { branch: string; version: number }[];
+  /**
+   * `retired` and `finished` as runs of consecutive versions: what a run holds while it
+   * works (memory flat in the number of versions). The two lists above are built from
+   * them only when read.
+   */
+  readonly retiredRanges: VersionRange[];
+  readonly finishedRanges: VersionRange[];
   /** Every version kept, with the reason. */
   readonly retained: RetainedVersion[];
   readonly recovered: { committed: number; cancelled: number; retained: number };
