@@ -15,7 +15,7 @@ import { finalizeRetired } from "./finalize.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
 import type { CleanupPolicy } from "./policy.js";
 import { protectLateCommits } from "./protect.js";
-import { retireCandidates } from "./retire.js";
+import { fullRecord, Retirer } from "./retire.js";
 import { createRunState, type Mode, type RunState } from "./run-state.js";
 import { sweepOrphans } from "./sweep.js";
 import { CleanupInterruptedError, type CleanupOptions, type CleanupStats } from "./types.js";
@@ -82,9 +82,20 @@ async function run(
   try {
     const interrupted = await resolveInterrupted(state);
     state.checkpoint();
-    const plan = await planCandidates(state, interrupted);
-    await refuseTaggedCandidates(state, plan);
-    await retireCandidates(state, plan, interrupted);
+    // Tags must fail the run before any retirement write: a first pass over the plan
+    // checks them (only when asked), then the plan streams each record into retirement.
+    if (state.policy.errorIfTaggedOldVersions) {
+      await planCandidates(state, interrupted, {
+        checkOnly: true,
+        sink: (batch) => refuseTaggedCandidates(state, batch),
+      });
+    }
+    const retirer = new Retirer(state, new Set<string>(), interrupted);
+    const plan = await planCandidates(state, interrupted, {
+      retainedFiles: retirer.retainedFiles,
+      sink: (batch) => retirer.retire(batch),
+    });
+    await retirer.finish();
     // The last look, after every commit of this run and before any deletion.
     const late =
       state.dryRun || (mode === "recover" && interrupted.committed.length === 0)
@@ -152,8 +163,10 @@ async function deleteAndFinalize(
 ): Promise<void> {
   state.progress({ phase: "delete", done: 0, total: committed.length });
   let recordsDone = 0;
-  for (const handle of committed) {
+  for (const held of committed) {
     state.checkpoint();
+    const handle = await fullRecord(state, held);
+    if (!handle) continue; // finished by another cleaner meanwhile
     const complete = await deleteRetired(state, handle, retainedFiles, plannedData);
     if (!state.dryRun && complete) await finalizeRetired(state, handle);
     recordsDone += 1;

@@ -85,20 +85,47 @@ export function keepFilesOf(
   });
 }
 
+/** Receives the candidates of one record as soon as the plan has them (see {@link PlanOptions}). */
+export type CandidateSink = (batch: BranchCandidates) => Promise<void>;
+
+export interface PlanOptions {
+  /**
+   * Streams the plan: each record's candidates (at most `maxVersionsPerRecord`) go to the
+   * sink as soon as they are known and are not kept, so a run holds one record's
+   * candidates at a time (memory flat in the number of versions). Without a sink they are
+   * collected in `Plan.candidates`.
+   */
+  readonly sink?: CandidateSink | undefined;
+  /** A pass that only feeds the sink: nothing retained is counted or read. */
+  readonly checkOnly?: boolean | undefined;
+  /** The retained-file set to fill. @default a new set */
+  readonly retainedFiles?: Set<string> | undefined;
+}
+
 /** Step 2, plan: keep the latest / newest N / non-matching; read retained manifests only. */
-export async function planCandidates(state: RunState, interrupted: Interrupted): Promise<Plan> {
+export async function planCandidates(
+  state: RunState,
+  interrupted: Interrupted,
+  options: PlanOptions = {},
+): Promise<Plan> {
   const { ctx, format, policy, mode, now } = state;
   const { committed, busy } = interrupted;
   const beingDeleted = new Map<string, Set<number>>();
   for (const h of committed) addAll(beingDeleted, h.record.branch, activeVersions(h.record));
-  const retainedFiles = new Set<string>();
+  const retainedFiles = options.retainedFiles ?? new Set<string>();
   const candidates: BranchCandidates[] = [];
+  const perRecord = Math.max(1, state.options.maxVersionsPerRecord ?? 10_000);
+  const emit = async (batch: BranchCandidates) => {
+    if (options.sink) await options.sink(batch);
+    else candidates.push(batch);
+  };
   const listed = new Map<string, VersionSet>();
   const branches = await format.listBranches(ctx);
   const selected = new Set(policy.branches ?? branches);
   const window = Math.max(1, policy.retainVersions ?? 1);
   let planned = 0;
   const retain = async (entry: VersionEntry, reason: RetainReason) => {
+    if (options.checkOnly) return;
     state.stats.retained.push({ branch: entry.branch, version: entry.version, reason });
     await keepFilesOf(state, retainedFiles, entry.branch, entry.version);
   };
@@ -114,7 +141,10 @@ export async function planCandidates(state: RunState, interrupted: Interrupted):
       if (mode !== "recover" && selected.has(branch) && !busy.get(branch)?.has(entry.version)) {
         if (policyRetires(policy, entry, now)) {
           if (tooRecent(policy.minVersionAgeMs, entry, now)) await retain(entry, "recent");
-          else mine.push(entry);
+          else {
+            mine.push(entry);
+            if (mine.length >= perRecord) await emit({ branch, entries: mine.splice(0) });
+          }
           return;
         }
         await retain(entry, "policy");
@@ -133,35 +163,32 @@ export async function planCandidates(state: RunState, interrupted: Interrupted):
     for (const [i, entry] of recent.entries()) {
       await retain(entry, i === recent.length - 1 ? "latest" : "policy");
     }
-    const perRecord = Math.max(1, state.options.maxVersionsPerRecord ?? 10_000);
-    for (let i = 0; i < mine.length; i += perRecord) {
-      candidates.push({ branch, entries: mine.slice(i, i + perRecord) });
-    }
+    if (mine.length > 0) await emit({ branch, entries: mine.splice(0) });
     state.progress({ phase: "plan", done: planned });
   }
   await state.pool.drain();
   return { candidates, retainedFiles, listed };
 }
 
-/** Step 3, policy checks that must fail before any new retirement write. */
-export async function refuseTaggedCandidates(state: RunState, plan: Plan): Promise<void> {
-  if (!state.policy.errorIfTaggedOldVersions) return;
-  for (const { branch, entries } of plan.candidates) {
-    const refs = await state.referenceCensus(
-      branch,
-      entries.map((e) => e.version),
+/** Step 3, policy checks that must fail before any new retirement write (one record's candidates). */
+export async function refuseTaggedCandidates(
+  state: RunState,
+  { branch, entries }: BranchCandidates,
+): Promise<void> {
+  const refs = await state.referenceCensus(
+    branch,
+    entries.map((e) => e.version),
+  );
+  const tagged = [...refs].filter(([, reason]) => reason === "tag").map(([v]) => v);
+  if (tagged.length > 0) {
+    throw holdfastError(
+      "refused",
+      "cleanup",
+      `policy would retire tagged version(s) ${tagged.join(", ")} of ${branch}`,
+      {
+        code: TAGGED_OLD_VERSIONS,
+        hint: "delete the tags or turn off errorIfTaggedOldVersions",
+      },
     );
-    const tagged = [...refs].filter(([, reason]) => reason === "tag").map(([v]) => v);
-    if (tagged.length > 0) {
-      throw holdfastError(
-        "refused",
-        "cleanup",
-        `policy would retire tagged version(s) ${tagged.join(", ")} of ${branch}`,
-        {
-          code: TAGGED_OLD_VERSIONS,
-          hint: "delete the tags or turn off errorIfTaggedOldVersions",
-        },
-      );
-    }
   }
 }

@@ -8,34 +8,41 @@ import {
   HeldRecord,
   isFenced,
   type RetirementHandle,
+  readRecord,
   seal,
   UnresolvedTransitionError,
 } from "@holdfast/retirement";
-import { type Interrupted, keepFilesOf, type Plan } from "./plan.js";
+import { type BranchCandidates, type Interrupted, keepFilesOf } from "./plan.js";
 import { merge, type RunState } from "./run-state.js";
 
 /**
  * Step 4, retire: the retirement protocol (docs/protocol.md) per record, all before any
- * deletion: drain → lease census → seal → lease census → reference census → commit.
- * Committed records are appended to `interrupted.committed`; kept versions' files join
- * the plan's retained set. A plan runs the censuses only and writes nothing.
+ * deletion: drain → lease census → seal → lease census → reference census → commit. The
+ * plan streams one record's candidates at a time into {@link Retirer.retire}; committed
+ * records are appended to `interrupted.committed` (this run's own without their version
+ * list, re-read at deletion, so the run never holds every record at once); kept versions'
+ * files join the retained set. A plan runs the censuses only and writes nothing.
  */
-export async function retireCandidates(
-  state: RunState,
-  plan: Plan,
-  interrupted: Interrupted,
-): Promise<void> {
-  const { ctx, stats } = state;
-  const { candidates, retainedFiles } = plan;
-  const { committed } = interrupted;
-  // The record this run is moving and has not carried to commit yet (one at a time);
-  // the run's heartbeat renews it through `state.held`.
-  let current: HeldRecord | undefined;
-  let retiredCount = 0;
-  const totalCandidates = candidates.reduce((n, c) => n + c.entries.length, 0);
-  state.progress({ phase: "retire", done: 0, total: totalCandidates });
-  try {
-    for (const { branch, entries } of candidates) {
+export class Retirer {
+  #retiredCount = 0;
+
+  constructor(
+    private readonly state: RunState,
+    readonly retainedFiles: Set<string>,
+    private readonly interrupted: Interrupted,
+  ) {
+    state.progress({ phase: "retire", done: 0 });
+  }
+
+  /** Retires one record's candidates (every one of them before any deletion of the run). */
+  async retire({ branch, entries }: BranchCandidates): Promise<void> {
+    const { state } = this;
+    const { ctx, stats } = state;
+    const { committed } = this.interrupted;
+    // The record this run is moving and has not carried to commit yet (one at a time);
+    // the run's heartbeat renews it through `state.held`.
+    let current: HeldRecord | undefined;
+    try {
       state.checkpoint();
       const versions = entries.map((e) => e.version);
       let kept: Map<number, string>;
@@ -79,7 +86,7 @@ export async function retireCandidates(
             handle = await current.update((h) => commitOrStop(ctx, h, late));
             merge(kept, late);
           }
-          if (handle.record.state === "committed") committed.push(handle);
+          if (handle.record.state === "committed") committed.push(withoutVersions(handle));
           else await ctx.store.delete(handle.key); // every version kept: cancelled
           current = undefined;
           state.held.current = undefined;
@@ -95,24 +102,53 @@ export async function retireCandidates(
       }
       for (const [version, reason] of kept) {
         stats.retained.push({ branch, version, reason });
-        await keepFilesOf(state, retainedFiles, branch, version);
+        await keepFilesOf(state, this.retainedFiles, branch, version);
       }
-      retiredCount += versions.length - kept.size;
-      state.progress({ phase: "retire", done: retiredCount, total: totalCandidates });
+      this.#retiredCount += versions.length - kept.size;
+      state.progress({ phase: "retire", done: this.#retiredCount });
+    } finally {
+      // A drain or seal this run could not carry to commit (an error, an interrupt) is given
+      // up at once, in-process (L5): nothing it named stays blocked.
+      state.held.current = undefined;
+      if (current)
+        await current
+          .update(async (h) => {
+            await abandon(ctx, h);
+            return h;
+          })
+          .catch(() => {});
     }
-    await state.pool.drain();
-  } finally {
-    // A drain or seal this run could not carry to commit (an error, an interrupt) is given
-    // up at once, in-process (L5): nothing it named stays blocked.
-    state.held.current = undefined;
-    if (current)
-      await current
-        .update(async (h) => {
-          await abandon(ctx, h);
-          return h;
-        })
-        .catch(() => {});
   }
+
+  /** Waits for the kept versions' manifest reads. */
+  async finish(): Promise<void> {
+    await this.state.pool.drain();
+  }
+}
+
+/**
+ * A committed record of this run, without its version list: the deletion step re-reads
+ * it (one GET per record), so the run does not hold every record until then.
+ */
+function withoutVersions(handle: RetirementHandle): RetirementHandle {
+  return { ...handle, record: { ...handle.record, versions: [] } };
+}
+
+/** The full record of a handle held without its versions (see {@link withoutVersions}); `null` when gone. */
+export async function fullRecord(
+  state: RunState,
+  handle: RetirementHandle,
+): Promise<RetirementHandle | null> {
+  if (handle.record.versions.length > 0) return handle;
+  const fresh = await readRecord(state.ctx, handle.key);
+  if (!fresh) return null;
+  if (fresh.record.state !== "committed") {
+    state.stats.warnings.push(
+      `${handle.key}: no longer committed (${fresh.record.state}); skipped`,
+    );
+    return null;
+  }
+  return fresh;
 }
 
 /** Commit; an unknown outcome stops the run unless one read shows the commit landed as ours. */
