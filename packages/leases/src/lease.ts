@@ -1,4 +1,5 @@
 import {
+  deleteIfMatch,
   type HoldfastError,
   holdfastError,
   isHoldfastError,
@@ -19,6 +20,7 @@ import {
   validateVersion,
 } from "@holdfast/dataset";
 import { type AdmissionState, readAdmission } from "@holdfast/retirement";
+import { validateLeaseHandle } from "./handle.js";
 import {
   branchFenceKey,
   branchLeasesPrefix,
@@ -193,6 +195,8 @@ export async function renewLease(
   lease: Lease,
   options: { signal?: AbortSignal } = {},
 ): Promise<Lease> {
+  validateLeaseHandle(lease, "renewLease");
+  validateSignalOption(options, "renewLease");
   // An expired lease is never rewritten: a sweep may be deleting it (see sweepExpiredLeases),
   // and the holder's protection has already lapsed by its own clock.
   if (ctx.clock.now() >= lease.writtenAtLocalMs + lease.ttlMs) {
@@ -279,9 +283,44 @@ export async function renewLease(
   return { ...lease, etag: outcome.etag, renewal, writerId, writtenAtLocalMs };
 }
 
-/** Releases a lease: deletes its object (unconditional: the key is this holder's alone). Idempotent. */
+/**
+ * Releases a lease: deletes its object, and only it. The handle is checked first (its key
+ * must be the lease key of its own branch, version and leaseId: anything else is refused
+ * with `invalid-input` before any request). Where the store honours conditional DELETE the
+ * delete is if-match on the handle's ETag; a mismatch (an own renewal whose answer was
+ * lost) is settled by reading the object: our lease at another ETag is deleted at that
+ * ETag, anything else is left alone (`conflict`). Elsewhere (RGW) the delete is
+ * unconditional on the checked key, which only this holder ever writes. Idempotent.
+ */
 export async function releaseLease(ctx: ProtocolContext, lease: Lease): Promise<void> {
-  await ctx.store.delete(lease.key);
+  validateLeaseHandle(lease, "releaseLease");
+  if (!ctx.store.capabilities.atomicConditionalDelete) {
+    await ctx.store.delete(lease.key);
+    return;
+  }
+  const first = await deleteIfMatch(ctx.store, lease.key, lease.etag, resolverOptions(ctx));
+  if (first.status === "applied") return;
+  const current = await ctx.store.get(lease.key);
+  if (current === null) return;
+  if (isOwnLease(current.body, lease)) {
+    const again = await deleteIfMatch(ctx.store, lease.key, current.etag, resolverOptions(ctx));
+    if (again.status === "applied") return;
+  }
+  throw holdfastError("conflict", "releaseLease", `${lease.key} is not this lease any more`, {
+    key: lease.key,
+    precondition: { ifMatch: lease.etag },
+    code: "LEASE_LOST",
+  });
+}
+
+function validateSignalOption(options: unknown, operation: string): void {
+  if (options === null || typeof options !== "object") {
+    throw holdfastError("invalid-input", operation, "options must be an object");
+  }
+  const { signal } = options as { signal?: unknown };
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw holdfastError("invalid-input", operation, "signal must be an AbortSignal");
+  }
 }
 
 /** One listed lease object (from the listing only: its TTL is in the body). */

@@ -140,7 +140,7 @@ describe("request counts (no cleanup in flight)", () => {
       list: 1,
     });
     counting.resetCounts();
-    await renewLease(ctx, lease);
+    const renewed = await renewLease(ctx, lease);
     expect(counting.requestCounts()).toEqual({
       get: 0,
       head: 0,
@@ -150,7 +150,7 @@ describe("request counts (no cleanup in flight)", () => {
       list: 1,
     });
     counting.resetCounts();
-    await releaseLease(ctx, lease);
+    await releaseLease(ctx, renewed);
     expect(counting.requestCounts()).toEqual({
       get: 0,
       head: 0,
