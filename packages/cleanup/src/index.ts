@@ -17,6 +17,8 @@ export {
   type CleanupPolicy,
   DEFAULT_MIN_VERSION_AGE_MS,
   DEFAULT_ORPHAN_GRACE_MS,
+  MIN_ORPHAN_GRACE_MS,
+  ORPHAN_GRACE_BELOW_FLOOR,
   type RetainReason,
 } from "./policy.js";
 export type { VersionRange } from "./ranges.js";

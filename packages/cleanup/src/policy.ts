@@ -5,6 +5,20 @@ import { validateName, validateVersion } from "@holdfast/dataset";
 export const DEFAULT_ORPHAN_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
+ * One hour: the smallest orphan grace accepted while a writer may be active. A commit
+ * sends its manifest less than `FRESH_FILE_WINDOW_MS` (15 min, `@holdfast/dataset`, local
+ * timer) after writing the fresh files it names (older files are covered by a commit
+ * intent instead), and the manifest lands within the re-issue window (seconds). A file is
+ * swept only when older than the grace at the run's start, by which time its manifest has
+ * landed and the plan lists it. The margin (45 min) absorbs clock-rate error and slow
+ * requests. Below it, `noWriterActive: true` must state that no commit can be in flight.
+ */
+export const MIN_ORPHAN_GRACE_MS = 60 * 60 * 1000;
+
+/** Error code of an orphan grace below {@link MIN_ORPHAN_GRACE_MS} without `noWriterActive`. */
+export const ORPHAN_GRACE_BELOW_FLOOR = "ORPHAN_GRACE_BELOW_FLOOR";
+
+/**
  * Five minutes: a version younger than this (storage time) is never retired, whatever the
  * policy. A writer whose commit answer was lost re-issues the same create-only put for a
  * few seconds (resolver pauses 0.2–1.6 s plus request timeouts); if the version were
@@ -32,8 +46,16 @@ export interface CleanupPolicy {
    * in flight. @default DEFAULT_MIN_VERSION_AGE_MS (5 min)
    */
   readonly minVersionAgeMs?: number | undefined;
-  /** Data files no manifest names are deleted only once older than this (storage time). @default 7 days */
+  /**
+   * Data files no manifest names are deleted only once older than this (storage time).
+   * Below {@link MIN_ORPHAN_GRACE_MS} (1 h) only with `noWriterActive`. @default 7 days
+   */
   readonly orphanGraceMs?: number | undefined;
+  /**
+   * The caller states that no writer can have a commit in flight on this dataset for the
+   * whole run: allows an `orphanGraceMs` below {@link MIN_ORPHAN_GRACE_MS}.
+   */
+  readonly noWriterActive?: boolean | undefined;
   /** Plan only: the same decisions, no writes. */
   readonly dryRun?: boolean | undefined;
   /** Retire versions of these branches only (the others are still read: their files stay protected). @default every branch */
@@ -61,6 +83,26 @@ export function validatePolicy(
   if (orphanGraceMs !== undefined && !(Number.isSafeInteger(orphanGraceMs) && orphanGraceMs >= 0)) {
     throw bad(`orphanGraceMs ${orphanGraceMs} is not a non-negative integer`);
   }
+  for (const flag of ["noWriterActive", "errorIfTaggedOldVersions", "dryRun"] as const) {
+    if (policy[flag] !== undefined && typeof policy[flag] !== "boolean") {
+      throw bad(`${flag} is not a boolean`);
+    }
+  }
+  if (
+    orphanGraceMs !== undefined &&
+    orphanGraceMs < MIN_ORPHAN_GRACE_MS &&
+    policy.noWriterActive !== true
+  ) {
+    throw holdfastError(
+      "invalid-input",
+      "cleanup",
+      `orphanGraceMs ${orphanGraceMs} is below the ${MIN_ORPHAN_GRACE_MS} ms floor: with a writer running, the sweep could delete data files of a commit in flight whose manifest has not landed yet`,
+      {
+        code: ORPHAN_GRACE_BELOW_FLOOR,
+        hint: "use a grace of at least 1 hour, or state noWriterActive (CLI: --no-writer-active) when no commit can be in flight",
+      },
+    );
+  }
   const { minVersionAgeMs } = policy;
   if (
     minVersionAgeMs !== undefined &&
@@ -70,6 +112,9 @@ export function validatePolicy(
   }
   if (olderThanMs === undefined && beforeVersion === undefined && retainVersions === undefined) {
     throw bad("name at least one of olderThanMs, beforeVersion, retainVersions");
+  }
+  if (policy.branches !== undefined && !Array.isArray(policy.branches)) {
+    throw bad("branches is not an array of branch names");
   }
   for (const branch of policy.branches ?? []) validateName(branch, "branch");
   return {

@@ -8,6 +8,7 @@ import {
 import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
 import { censusReferences } from "@holdfast/refs-lifecycle";
 import type { DeleteLeases, HeldRecord, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
+import { validateOptions } from "./options.js";
 import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import { TaskPool } from "./pool.js";
 import { RetiredLog } from "./ranges.js";
@@ -76,6 +77,7 @@ export async function createRunState(
   mode: Mode,
 ): Promise<RunState> {
   const policy = validatePolicy(policyIn);
+  validateOptions(options);
   const dryRun = mode === "plan";
   const counting = new CountingStore(baseCtx.store);
   const ctx: ProtocolContext = { ...baseCtx, store: counting };

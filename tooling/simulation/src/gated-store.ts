@@ -42,6 +42,8 @@ export class GatedStore implements ObjectStore {
     private readonly scheduler: Scheduler,
     private readonly actor: string,
     private readonly faults: FaultRates,
+    /** Called when a write is released and again once it applied (the simulation skips checks while nothing changed). */
+    private readonly onWrite: () => void = () => {},
   ) {
     this.backend = inner.backend;
     this.location = inner.location;
@@ -61,6 +63,7 @@ export class GatedStore implements ObjectStore {
 
   async #write<T>(label: string, key: string, send: () => Promise<T>): Promise<T> {
     await this.#enter(label, key);
+    this.onWrite();
     const r = this.scheduler.random();
     if (r < this.faults.loseBefore) {
       this.scheduler.trace?.(`  ${this.actor}: lost before applying`);
@@ -69,6 +72,7 @@ export class GatedStore implements ObjectStore {
       });
     }
     const result = await send();
+    this.onWrite();
     if (r < this.faults.loseBefore + this.faults.applyThenLose) {
       this.scheduler.trace?.(`  ${this.actor}: applied, answer lost`);
       throw holdfastError("ambiguous", label, `simulated lost answer (applied) on ${key}`, { key });

@@ -1,4 +1,4 @@
-import { cleanup, recover } from "@holdfast/cleanup";
+import { cleanup, MIN_ORPHAN_GRACE_MS, ORPHAN_GRACE_BELOW_FLOOR, recover } from "@holdfast/cleanup";
 import {
   decodeJson,
   type HoldfastError,
@@ -13,6 +13,7 @@ import {
   initDataset,
   manifestKey,
   type ProtocolContext,
+  tryReadManifest,
   type VersionRef,
   writeDataFile,
 } from "@holdfast/dataset";
@@ -43,6 +44,14 @@ export interface SimulationConfig {
    * may be live, being deleted or deleted already: a reader with a stale name).
    */
   branchReadShare: number;
+  /** Writers that restore an old main version: its files committed again as the newest (sometimes holding a lease on the source). */
+  restorers: number;
+  /** Writers that fork by manifest only: a new branch whose first version names a main version's files and parent. */
+  forkers: number;
+  /** Writers that commit many files, sometimes stalling longer than the orphan grace before the commit. */
+  bulkWriters: number;
+  /** Actors that call renewLease/releaseLease with forged handles (a manifest's key and ETag). */
+  forgers: number;
   /** Operations per actor. */
   rounds: number;
   faults: FaultRates;
@@ -59,6 +68,10 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
   taggers: 1,
   branchers: 1,
   branchReadShare: 0.25,
+  restorers: 1,
+  forkers: 1,
+  bulkWriters: 1,
+  forgers: 1,
   rounds: 10,
   faults: { applyThenLose: 0.04, loseBefore: 0.03, crash: 0.006 },
   maxClockSkewMs: 120_000,
@@ -69,8 +82,14 @@ export const STRESS_SIMULATION: Omit<SimulationConfig, "seed"> = {
   ...DEFAULT_SIMULATION,
   taggers: 2,
   branchers: 2,
+  restorers: 2,
   faults: { applyThenLose: 0.1, loseBefore: 0.06, crash: 0.01 },
 };
+
+/** The settings of a named profile (`default` or `stress`). */
+export function profileConfig(profile: "default" | "stress"): Omit<SimulationConfig, "seed"> {
+  return profile === "stress" ? STRESS_SIMULATION : DEFAULT_SIMULATION;
+}
 
 /** A broken invariant, with the step it was seen at (rerun the seed to reproduce). */
 export interface Violation {
@@ -93,8 +112,8 @@ const NEVER_BEATS = (_ms: number, signal?: AbortSignal) =>
   new Promise<void>((_, reject) => {
     signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
   });
-/** Data files younger than this are never orphans: a commit writes them before its manifest. */
-const ORPHAN_GRACE_MS = 60_000;
+/** Data files younger than this are never orphans: the floor cleanup accepts with writers running. */
+const ORPHAN_GRACE_MS = MIN_ORPHAN_GRACE_MS;
 /** Longer than a writer's whole re-issue window (0.2+0.4+0.8+1.6 s): see cleanup's minVersionAgeMs. */
 const MIN_VERSION_AGE_MS = 10_000;
 
@@ -161,7 +180,9 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   const note = (line: string) => sched.trace?.(`  => ${line}`);
 
   const contextFor = (actor: string, faults: FaultRates, skewMs = 0): ProtocolContext => {
-    const store = new GatedStore(memory, sched, actor, faults);
+    const store = new GatedStore(memory, sched, actor, faults, () => {
+      writes += 1;
+    });
     gatedStores.set(actor, store);
     return createContext(store, {
       clock: { now: () => sched.clock.now() + skewMs },
@@ -179,6 +200,8 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   const branchCommitted = new Map<string, string>(); // "branch@version" -> txnId
   const failedCommitFiles: string[] = []; // data files of commits reported as definite failures
   let running = 0;
+  /** Writes released or applied so far (any actor): the newest-version check runs only after one. */
+  let writes = 0;
 
   // Seed the dataset without faults.
   const setup = createContext(memory, {
@@ -216,14 +239,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
         files: [file],
         ...(parent ? { parent } : {}),
       });
-      const ledger = branch === BRANCH ? committed : branchCommitted;
-      const slot = branch === BRANCH ? result.version : `${branch}@${result.version}`;
-      const other = (ledger as Map<unknown, string>).get(slot);
-      if (other !== undefined && other !== result.txnId) {
-        violate(3, `two commits both won version ${result.version} of ${branch}`);
-      }
-      (ledger as Map<unknown, string>).set(slot, result.txnId);
-      note(`commit ${branch}@${result.version} ok`);
+      recordCommit(branch, result);
       bump(branch === BRANCH ? "commits" : "branchCommits");
       return true;
     } catch (error) {
@@ -235,6 +251,39 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
         bump("commitsFailed");
         bumpError("commitsFailed", error);
       } else throw error;
+      return false;
+    }
+  }
+
+  /** Records a commit that returned success; two winners of one version break invariant 3. */
+  function recordCommit(branch: string, result: { version: number; txnId: string }): void {
+    const ledger = branch === BRANCH ? committed : branchCommitted;
+    const slot = branch === BRANCH ? result.version : `${branch}@${result.version}`;
+    const other = (ledger as Map<unknown, string>).get(slot);
+    if (other !== undefined && other !== result.txnId) {
+      violate(3, `two commits both won version ${result.version} of ${branch}`);
+    }
+    (ledger as Map<unknown, string>).set(slot, result.txnId);
+    note(`commit ${branch}@${result.version} ok`);
+  }
+
+  /** A commit of files the writer did not just write (restore, fork, stalled bulk commit). */
+  async function commitReusing(
+    ctx: ProtocolContext,
+    what: string,
+    options: Parameters<typeof commitVersion>[1],
+  ): Promise<boolean> {
+    try {
+      const result = await commitVersion(ctx, options);
+      recordCommit(options.branch, result);
+      bump(`${what}Committed`);
+      return true;
+    } catch (error) {
+      rethrowIfCrashed(ctx, error);
+      if (!isExpected(error)) throw error;
+      note(`${what} on ${options.branch}: ${describe(error)}`);
+      bump(`${what}Failed`);
+      bumpError(`${what}Failed`, error);
       return false;
     }
   }
@@ -266,6 +315,160 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
         for (let r = 0; r < config.rounds; r += 1) {
           await sched.sleep(sched.int(0, 3000));
           await commitOne(ctx);
+        }
+      }),
+    );
+  }
+
+  /** Reads a main version's manifest through `ctx`: the files a restore or fork names again. */
+  const readSource = async (ctx: ProtocolContext, version: number) => {
+    const record = await tryReadManifest(ctx, BRANCH, version);
+    return record?.manifest.files ?? null;
+  };
+
+  for (let w = 0; w < config.restorers; w += 1) {
+    const name = `restorer-${w}`;
+    const ctx = contextFor(name, config.faults);
+    actors.push(
+      actor(name, async () => {
+        for (let r = 0; r < config.rounds; r += 1) {
+          await sched.sleep(sched.int(0, 3000));
+          const source = { branch: BRANCH, version: sched.int(1, latestMain()) };
+          // Half the time the writer holds a lease on the source across its read and commit.
+          let lease: Lease | undefined;
+          if (sched.random() < 0.5) {
+            try {
+              lease = await acquireLease(ctx, { ...source, ttlMs: 60_000 });
+            } catch (error) {
+              rethrowIfCrashed(ctx, error);
+              if (!isExpected(error)) throw error;
+              bump("restoreLeaseRefused");
+              continue;
+            }
+          }
+          try {
+            const files = await readSource(ctx, source.version);
+            if (!files) {
+              bump("restoreSourceGone");
+              continue;
+            }
+            // A restore: the old version's files, committed again as the newest version.
+            await commitReusing(ctx, "restore", { branch: BRANCH, files, sources: [source] });
+          } catch (error) {
+            rethrowIfCrashed(ctx, error);
+            if (!isExpected(error)) throw error;
+            bump("restoreReadFailed");
+          } finally {
+            if (lease) await releaseLease(ctx, lease).catch(() => {});
+          }
+        }
+      }),
+    );
+  }
+
+  for (let w = 0; w < config.forkers; w += 1) {
+    const name = `forker-${w}`;
+    const ctx = contextFor(name, config.faults);
+    actors.push(
+      actor(name, async () => {
+        for (let r = 0; r < config.rounds; r += 1) {
+          await sched.sleep(sched.int(0, 3000));
+          const source = { branch: BRANCH, version: sched.int(1, latestMain()) };
+          let files: Awaited<ReturnType<typeof readSource>>;
+          try {
+            files = await readSource(ctx, source.version);
+          } catch (error) {
+            rethrowIfCrashed(ctx, error);
+            if (!isExpected(error)) throw error;
+            continue;
+          }
+          if (!files) continue;
+          // A fork written as a manifest only: version 1 of a new branch names the source
+          // as parent and its files, with no reference file.
+          const branch = `f${config.seed}-${w}-${r}`;
+          if (
+            (await commitReusing(ctx, "fork", {
+              branch,
+              files,
+              parent: source,
+              sources: [source],
+            })) &&
+            sched.random() < 0.5
+          ) {
+            await commitOne(ctx, branch);
+          }
+        }
+      }),
+    );
+  }
+
+  for (let w = 0; w < config.bulkWriters; w += 1) {
+    const name = `bulk-writer-${w}`;
+    const ctx = contextFor(name, config.faults);
+    actors.push(
+      actor(name, async () => {
+        for (let r = 0; r < Math.max(1, Math.floor(config.rounds / 3)); r += 1) {
+          await sched.sleep(sched.int(0, 3000));
+          const files = [];
+          try {
+            for (let f = sched.int(5, 30); f > 0; f -= 1) {
+              files.push(await writeDataFile(ctx, new TextEncoder().encode(`bulk-${f}`)));
+              await sched.sleep(sched.int(0, 200));
+            }
+          } catch (error) {
+            rethrowIfCrashed(ctx, error);
+            if (!isExpected(error)) throw error;
+            continue;
+          }
+          // Sometimes the writer stalls past the fresh window, or past the orphan grace
+          // (cleaners may sweep the files meanwhile: the commit must then refuse).
+          if (sched.random() < 0.3) {
+            await sched.sleep(sched.pick([20 * 60_000, ORPHAN_GRACE_MS + 10 * 60_000]));
+          }
+          await commitReusing(ctx, "bulk", { branch: BRANCH, files });
+        }
+      }),
+    );
+  }
+
+  for (let w = 0; w < config.forgers; w += 1) {
+    const name = `forger-${w}`;
+    const ctx = contextFor(name, config.faults);
+    actors.push(
+      actor(name, async () => {
+        for (let r = 0; r < config.rounds; r += 1) {
+          await sched.sleep(sched.int(0, 3000));
+          const version = sched.int(1, latestMain());
+          let lease: Lease;
+          try {
+            lease = await acquireLease(ctx, { branch: BRANCH, version, ttlMs: 20_000 });
+          } catch (error) {
+            rethrowIfCrashed(ctx, error);
+            if (!isExpected(error)) throw error;
+            continue;
+          }
+          // A handle whose key and ETag are a manifest's: release must not delete it and
+          // renew must not overwrite it.
+          const target = manifestKey(BRANCH, sched.int(1, latestMain()));
+          const before = await memory.head(target);
+          const forged = { ...lease, key: target, etag: before?.etag ?? lease.etag };
+          for (const call of [() => releaseLease(ctx, forged), () => renewLease(ctx, forged)]) {
+            try {
+              await call();
+              violate(1, `a forged lease handle naming ${target} was accepted`);
+            } catch (error) {
+              rethrowIfCrashed(ctx, error);
+              if (isHoldfastError(error, "invalid-input")) bump("forgeryRefused");
+              else throw error;
+            }
+          }
+          const after = await memory.head(target);
+          if (before && after && after.etag !== before.etag) {
+            violate(1, `${target} was rewritten through a forged lease handle`);
+          }
+          await releaseLease(ctx, lease).catch((error: unknown) => {
+            rethrowIfCrashed(ctx, error);
+          });
         }
       }),
     );
@@ -508,12 +711,14 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
       actor(name, async () => {
         for (let r = 0; r < Math.max(1, Math.floor(config.rounds / 2)); r += 1) {
           await sched.sleep(sched.int(500, 6000));
+          // Now and then a cleaner asks for a grace below the floor: it must be refused.
+          const short = sched.random() < 0.1;
           try {
             const result = await cleanup(
               ctx,
               {
                 retainVersions: sched.int(1, 3),
-                orphanGraceMs: ORPHAN_GRACE_MS,
+                orphanGraceMs: short ? sched.pick([0, 60_000]) : ORPHAN_GRACE_MS,
                 minVersionAgeMs: MIN_VERSION_AGE_MS,
               },
               {
@@ -526,9 +731,15 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
               },
             );
             stats.retired = (stats.retired ?? 0) + result.retired.length;
+            if (short) violate(4, `${name}'s cleanup accepted an orphan grace below the floor`);
             bump("cleanups");
           } catch (error) {
             rethrowIfCrashed(ctx, error);
+            if (short && isHoldfastError(error, "invalid-input")) {
+              if (error.code !== ORPHAN_GRACE_BELOW_FLOOR) throw error;
+              bump("graceRefused");
+              continue;
+            }
             if (!isExpected(error)) throw error;
             bump("cleanupFailed");
             bumpError("cleanupFailed", error);
@@ -553,7 +764,40 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     for (const file of files) if (!(await memory.head(file))) return `data file ${file}`;
     return null;
   };
+  const brokenNewest = new Set<string>();
+  let writesChecked = -1;
   const checkStep = async () => {
+    if (writes !== writesChecked) {
+      writesChecked = writes;
+      await checkNewest();
+    }
+    await checkRest();
+  };
+  const checkNewest = async () => {
+    // The newest manifest of every branch names only files that exist: cleanup never
+    // retires a newest version, so a missing file there is a commit that named a deleted
+    // file (a restore, fork or stalled bulk commit racing a cleanup). Branches whose
+    // deletion was attempted are skipped (their teardown removes manifests newest-first).
+    const newest = new Map<string, number>();
+    for (const key of memory.keys()) {
+      const match = /^_versions\/([^/]+)\/(\d{20})\.json$/.exec(key);
+      if (!match) continue;
+      const version = Number(match[2]);
+      if (version > (newest.get(match[1]!) ?? 0)) newest.set(match[1]!, version);
+    }
+    for (const [branch, version] of newest) {
+      const model = branches.find((m) => m.name === branch);
+      if (model && model.state !== "active") continue;
+      const slot = `${branch}@${version}`;
+      if (brokenNewest.has(slot)) continue;
+      const missing = await missingPart(version, branch);
+      if (missing && missing !== "its manifest") {
+        brokenNewest.add(slot);
+        violate(1, `the newest version ${slot} names a deleted ${missing}`);
+      }
+    }
+  };
+  const checkRest = async () => {
     const now = sched.clock.now();
     // Invariant 1: a version under a lease whose TTL has not passed (real time) exists.
     for (const p of protections) {
@@ -704,7 +948,8 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
       });
       await cleanup(
         finalCtx,
-        { retainVersions: Number.MAX_SAFE_INTEGER, orphanGraceMs: 0 },
+        // Every actor has stopped: no commit can be in flight.
+        { retainVersions: Number.MAX_SAFE_INTEGER, orphanGraceMs: 0, noWriterActive: true },
         { referenceCensus: censusReferences(finalCtx), heartbeatSleep: NEVER_BEATS },
       );
     } catch (error) {

@@ -70,6 +70,10 @@ export function registerCleanup(r: Registrar, program: Command): void {
             "7d",
           )
           .option(
+            "--no-writer-active",
+            "state that no writer can be committing during this run: allows --orphan-grace below 1h",
+          )
+          .option(
             "--min-age <duration>",
             "never retire versions younger than this (storage time): a writer whose commit answer was lost may still be re-issuing it",
             "5m",
@@ -238,6 +242,7 @@ function parsePolicy(opts: Record<string, unknown>): CleanupPolicy {
   if (Array.isArray(opts.branch))
     policy.branches = opts.branch.map((b) => parseNameArg(b, "branch"));
   if (opts.errorIfTagged === true) policy.errorIfTaggedOldVersions = true;
+  if (opts.writerActive === false) policy.noWriterActive = true;
   if (opts.dryRun === true) policy.dryRun = true;
   if (
     policy.olderThanMs === undefined &&

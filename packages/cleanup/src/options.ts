@@ -1,0 +1,71 @@
+import { holdfastError } from "@holdfast/conditional-store";
+import type { CleanupOptions } from "./types.js";
+
+/**
+ * Checks every cleanup option before the first request, including the storage-time probe
+ * (invariant 6): a wrong type, an invalid date, a non-positive or non-integer count or
+ * bound is `invalid-input` naming the option, and nothing is sent.
+ */
+export function validateOptions(options: unknown): CleanupOptions {
+  const bad = (why: string) =>
+    holdfastError("invalid-input", "cleanup", `invalid cleanup option: ${why}`, {
+      code: "INVALID_OPTION",
+    });
+  if (options === null || typeof options !== "object") throw bad("options is not an object");
+  const o = options as Record<string, unknown>;
+  const fn = (name: string) => {
+    if (o[name] !== undefined && typeof o[name] !== "function") {
+      throw bad(`${name} is not a function`);
+    }
+  };
+  const bool = (name: string) => {
+    if (o[name] !== undefined && typeof o[name] !== "boolean")
+      throw bad(`${name} is not a boolean`);
+  };
+  const positiveInt = (name: string) => {
+    const v = o[name];
+    if (v !== undefined && !(typeof v === "number" && Number.isSafeInteger(v) && v >= 1)) {
+      throw bad(`${name} ${String(v)} is not a positive integer`);
+    }
+  };
+  for (const name of [
+    "onProgress",
+    "leaseCensus",
+    "referenceCensus",
+    "deleteLeases",
+    "heartbeatSleep",
+  ]) {
+    fn(name);
+  }
+  for (const name of ["concurrent", "waitForLock"]) bool(name);
+  for (const name of ["concurrency", "ownershipBoundMs", "maxVersionsPerRecord"]) positiveInt(name);
+  const { storageNow, signal, format } = o;
+  if (
+    storageNow !== undefined &&
+    !(storageNow instanceof Date && Number.isFinite(storageNow.getTime()))
+  ) {
+    // An invalid date would turn every storage-time comparison false: no guard would hold.
+    throw bad(`storageNow ${String(storageNow)} is not a valid Date`);
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw bad("signal is not an AbortSignal");
+  }
+  if (format !== undefined) {
+    const f = format as Record<string, unknown> | null;
+    if (f === null || typeof f !== "object") throw bad("format is not an object");
+    for (const method of [
+      "listBranches",
+      "listVersions",
+      "readManifest",
+      "manifestKey",
+      "parseManifestKey",
+      "isDataKey",
+    ]) {
+      if (typeof f[method] !== "function") throw bad(`format.${method} is not a function`);
+    }
+    if (typeof f.dataPrefix !== "string" || f.dataPrefix.length === 0) {
+      throw bad("format.dataPrefix is not a non-empty string");
+    }
+  }
+  return options as CleanupOptions;
+}

@@ -1,0 +1,123 @@
+import { parseArgs } from "node:util";
+
+/** A bad command line: the CLI prints the message and exits 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+export type Profile = "default" | "stress";
+
+export type Command =
+  | { kind: "run"; count: number; first: number; profile: Profile; trace: boolean }
+  | {
+      kind: "soak";
+      durationMs: number;
+      workers: number;
+      first: number;
+      profile: Profile;
+      shrink: boolean;
+    }
+  | { kind: "replay"; seed: number; profile: Profile; shrink: boolean }
+  | { kind: "help" };
+
+export const USAGE = `usage:
+  simulate [run] [COUNT] [FIRST]        run COUNT seeds (default 200) from FIRST (default 1)
+  simulate soak --duration 10m [--workers 2] [--first 1]
+                                         seeds across worker processes until the duration ends
+  simulate replay --seed N [--no-shrink] rerun one seed, then shrink it to a minimal schedule
+options: --profile default|stress (or HOLDFAST_SIM_PROFILE), --trace (run with COUNT 1)`;
+
+/** Parses argv (without node and script). A leading "--" (pnpm passes it through) is dropped. */
+export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Command {
+  const args = argv[0] === "--" ? argv.slice(1) : [...argv];
+  let parsed: ReturnType<typeof parseWith>;
+  try {
+    parsed = parseWith(args);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: "help" };
+  const profile = parseProfile(values.profile ?? env.HOLDFAST_SIM_PROFILE ?? "default");
+  const verb =
+    positionals[0] === "soak" || positionals[0] === "replay" || positionals[0] === "run"
+      ? positionals.shift()
+      : "run";
+  if (verb === "soak") {
+    if (positionals.length > 0) throw new UsageError(`soak takes no positional arguments`);
+    if (values.duration === undefined)
+      throw new UsageError("soak needs --duration (e.g. 90s, 10m)");
+    return {
+      kind: "soak",
+      durationMs: parseDuration(values.duration),
+      workers: positiveInt("--workers", values.workers ?? "2"),
+      first: positiveInt("--first", values.first ?? "1"),
+      profile,
+      shrink: !values["no-shrink"],
+    };
+  }
+  if (verb === "replay") {
+    if (positionals.length > 0) throw new UsageError(`replay takes no positional arguments`);
+    if (values.seed === undefined) throw new UsageError("replay needs --seed N");
+    return {
+      kind: "replay",
+      seed: nonNegativeInt("--seed", values.seed),
+      profile,
+      shrink: !values["no-shrink"],
+    };
+  }
+  if (positionals.length > 2) throw new UsageError(`unexpected argument ${positionals[2]}`);
+  const count = positiveInt("COUNT", positionals[0] ?? values.count ?? "200");
+  const first = nonNegativeInt("FIRST", positionals[1] ?? values.first ?? "1");
+  const trace = values.trace === true || Boolean(env.HOLDFAST_SIM_TRACE);
+  return { kind: "run", count, first, profile, trace };
+}
+
+function parseWith(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      count: { type: "string" },
+      first: { type: "string" },
+      seed: { type: "string" },
+      duration: { type: "string" },
+      workers: { type: "string" },
+      profile: { type: "string" },
+      trace: { type: "boolean" },
+      "no-shrink": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+function parseProfile(value: string): Profile {
+  if (value === "default" || value === "stress") return value;
+  throw new UsageError(`--profile must be default or stress, not ${JSON.stringify(value)}`);
+}
+
+function positiveInt(name: string, value: string): number {
+  const n = nonNegativeInt(name, value);
+  if (n < 1) throw new UsageError(`${name} must be at least 1`);
+  return n;
+}
+
+function nonNegativeInt(name: string, value: string): number {
+  if (!/^\d+$/.test(value))
+    throw new UsageError(`${name} must be a whole number, not ${JSON.stringify(value)}`);
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${name} is too large`);
+  return n;
+}
+
+/** "90s", "10m", "1h", "1500ms" or plain seconds. */
+export function parseDuration(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  if (!match)
+    throw new UsageError(`--duration must look like 90s, 10m or 1h, not ${JSON.stringify(value)}`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? "s"]!;
+  const ms = Number(match[1]) * unit;
+  if (!(ms > 0)) throw new UsageError("--duration must be positive");
+  return ms;
+}

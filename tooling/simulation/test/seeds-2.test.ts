@@ -1,0 +1,6 @@
+import { describe } from "vitest";
+import { SLICES, seedSlice } from "./seed-range.js";
+
+describe(`randomized interleavings, slice 2 of ${SLICES} (docs/protocol.md, randomized interleavings)`, () => {
+  seedSlice(1);
+});
