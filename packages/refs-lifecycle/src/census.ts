@@ -1,3 +1,4 @@
+import { holdfastError, listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
@@ -5,8 +6,44 @@ import {
   type VersionRef,
 } from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
-import { INTENTS_PREFIX } from "./layout.js";
-import { listCanonical, listIntents } from "./objects.js";
+import { BRANCHES_PREFIX, canonicalPrefix, INTENTS_PREFIX, TAGS_PREFIX } from "./layout.js";
+import { listIntents, parseCanonical } from "./objects.js";
+import type { BranchDocument, TagDocument } from "./schema.js";
+
+/** Root of the released reference folders. */
+export const REFS_ROOT = "_refs/";
+
+/** Error code: an object under `_refs/` that is not a reference the census can read. */
+export const FOREIGN_REFERENCE_OBJECT = "FOREIGN_REFERENCE_OBJECT";
+
+/**
+ * The kind of a key under `_refs/`: `_refs/tags/{name}.json` or `_refs/branches/{name}.json`,
+ * where the released schema allows any non-empty name, subfolders included
+ * (`_refs/tags/release/1.0.json`). Anything else (no `.json`, `.JSON`, an empty name or
+ * path segment, a key outside the two folders) throws `invalid-input` naming the key: a
+ * census cannot know what such an object protects, so it never treats it as nothing.
+ */
+export function referenceKindOf(key: string): "tag" | "branch" {
+  const foreign = (why: string) =>
+    holdfastError("invalid-input", "censusReferences", `${key} under ${REFS_ROOT} ${why}`, {
+      key,
+      code: FOREIGN_REFERENCE_OBJECT,
+      hint: "references are _refs/tags/<name>.json and _refs/branches/<name>.json; move or remove this object, then re-run",
+    });
+  const kind = key.startsWith(TAGS_PREFIX)
+    ? "tag"
+    : key.startsWith(BRANCHES_PREFIX)
+      ? "branch"
+      : null;
+  if (kind === null) throw foreign("is outside _refs/tags/ and _refs/branches/");
+  const rest = key.slice(canonicalPrefix(kind).length);
+  if (!rest.endsWith(".json")) throw foreign("does not end in .json");
+  const name = rest.slice(0, -".json".length);
+  if (name.length === 0 || name.split("/").some((segment) => segment.length === 0)) {
+    throw foreign("has an empty name or path segment");
+  }
+  return kind;
+}
 
 /** Why a reference census keeps a version (cleanup reports these in its stats). */
 export const referenceReasons = ["intent", "tag", "branch-lineage"] as const;
@@ -43,9 +80,19 @@ export async function scanReferences(
     const prior = stored.intent.prior?.target;
     if (prior) visit(prior, "intent", stored.key);
   }
-  for await (const tag of listCanonical(ctx, "tag")) visit(tag.doc.target, "tag", tag.name);
-  for await (const branch of listCanonical(ctx, "branch")) {
-    if (branch.doc.parent) visit(branch.doc.parent, "branch-lineage", branch.name);
+  // Every object under `_refs/` is a reference or stops the census (docs/protocol.md,
+  // "Reference census"): nothing there is ever skipped.
+  for await (const meta of listAll(ctx.store, REFS_ROOT)) {
+    const kind = referenceKindOf(meta.key);
+    const got = await ctx.store.get(meta.key);
+    if (!got) continue; // deleted between list and get
+    const stored = parseCanonical(kind, got);
+    const name = meta.key.slice(canonicalPrefix(kind).length, -".json".length);
+    if (kind === "tag") visit((stored.doc as TagDocument).target, "tag", name);
+    else {
+      const parent = (stored.doc as BranchDocument).parent;
+      if (parent) visit(parent, "branch-lineage", name);
+    }
   }
   const cache = options.cache ?? new Map();
   for (const branch of await format.listBranches(ctx)) {

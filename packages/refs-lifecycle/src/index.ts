@@ -1,8 +1,11 @@
 export {
   censusReferences,
+  FOREIGN_REFERENCE_OBJECT,
   listReferencedVersions,
+  REFS_ROOT,
   type ReferencedVersion,
   type ReferenceReason,
+  referenceKindOf,
   referenceReasons,
 } from "./census.js";
 export { type DeleteBranchOptions, type DeleteResult, deleteBranch, deleteTag } from "./delete.js";
