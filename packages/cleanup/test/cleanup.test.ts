@@ -7,6 +7,7 @@ import {
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { commitVersion, writeDataFile } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
+import { censusReferences } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {
   cleanup,
@@ -14,15 +15,7 @@ import {
   planCleanup,
   TAGGED_OLD_VERSIONS,
 } from "../src/index.js";
-import {
-  DAY,
-  fileReferenceCensus,
-  keysUnder,
-  MINUTE,
-  seedDataset,
-  versionsOf,
-  world,
-} from "./helpers.js";
+import { DAY, keysUnder, MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
 
 describe("cleanup", () => {
   it("retires by retainVersions, deletes unreferenced files, keeps shared ones, leaves no metadata", async () => {
@@ -33,7 +26,7 @@ describe("cleanup", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 2 },
-      { referenceCensus: fileReferenceCensus(ctx), onProgress: (p) => progress.push(p.phase) },
+      { referenceCensus: censusReferences(ctx), onProgress: (p) => progress.push(p.phase) },
     );
     expect(versionsOf(store)).toEqual([4, 5]);
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2, 3]);
@@ -147,7 +140,7 @@ describe("cleanup", () => {
     const error = await cleanup(
       ctx,
       { retainVersions: 1, errorIfTaggedOldVersions: true },
-      { referenceCensus: fileReferenceCensus(ctx) },
+      { referenceCensus: censusReferences(ctx) },
     ).catch((e) => e);
     expect(isHoldfastError(error, "refused")).toBe(true);
     expect(error.code).toBe(TAGGED_OLD_VERSIONS);
@@ -157,7 +150,7 @@ describe("cleanup", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 1 },
-      { referenceCensus: fileReferenceCensus(ctx) },
+      { referenceCensus: censusReferences(ctx) },
     );
     expect(versionsOf(store)).toEqual([1, 3]);
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
@@ -203,14 +196,17 @@ describe("cleanup", () => {
     await seedDataset(ctx, time, { versions: 6, shared: true });
     await writeDataFile(ctx, new Uint8Array(3)); // an orphan
     await time.advance(8 * DAY);
-    await store.put("_refs/tags/t.json", encodeJson({ target: { branch: "main", version: 2 } }));
+    await store.put(
+      "_refs/tags/t.json",
+      encodeJson({ schema: 1, name: "t", target: { branch: "main", version: 2 } }),
+    );
     const counting = new CountingStore(store);
     const planCtx = { ...ctx, store: counting };
     const plan = await planCleanup(
       planCtx,
       { retainVersions: 2 },
       {
-        referenceCensus: fileReferenceCensus(planCtx),
+        referenceCensus: censusReferences(planCtx),
         storageNow: new Date(time.now()),
       },
     );
@@ -220,7 +216,7 @@ describe("cleanup", () => {
     const real = await cleanup(
       ctx,
       { retainVersions: 2 },
-      { referenceCensus: fileReferenceCensus(ctx) },
+      { referenceCensus: censusReferences(ctx) },
     );
     expect(plan.retired).toEqual(real.retired);
     expect(sortRetained(plan.retained)).toEqual(sortRetained(real.retained));

@@ -1,23 +1,12 @@
 import {
   CountingStore,
-  decodeJson,
   HoldfastError,
-  listAll,
   MemoryStore,
   type ObjectStore,
   seededIds,
 } from "@holdfast/conditional-store";
 import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
-import {
-  commitVersion,
-  initDataset,
-  listBranchesWithVersions,
-  listVersions,
-  type ProtocolContext,
-  readManifest,
-  writeDataFile,
-} from "@holdfast/dataset";
-import type { ReferenceCensus } from "@holdfast/retirement";
+import { commitVersion, initDataset, type ProtocolContext, writeDataFile } from "@holdfast/dataset";
 import { DEFAULT_MIN_VERSION_AGE_MS } from "../src/policy.js";
 
 export const MINUTE = 60_000;
@@ -59,41 +48,6 @@ export async function seedDataset(
   // Every seeded version is past the minimum age at which cleanup may retire it.
   await time.advance(DEFAULT_MIN_VERSION_AGE_MS);
   return { sharedFile: first! };
-}
-
-/**
- * A stand-in reference census (until the real one is wired in): tags under `_refs/tags/`
- * and branches whose manifests name a version as parent. Reads intents first like the real
- * one: `_holdfast/refs/intents/*.json` with a `target`.
- */
-export function fileReferenceCensus(ctx: ProtocolContext): ReferenceCensus {
-  return async (branch, versions) => {
-    const wanted = new Set(versions);
-    const found = new Map<number, string>();
-    const scan = async (prefix: string, reason: string) => {
-      for await (const meta of listAll(ctx.store, prefix)) {
-        const got = await ctx.store.get(meta.key);
-        if (!got) continue;
-        const body = decodeJson(got.body) as { target?: { branch: string; version: number } };
-        const t = body.target;
-        if (t && t.branch === branch && wanted.has(t.version) && !found.has(t.version)) {
-          found.set(t.version, reason);
-        }
-      }
-    };
-    await scan("_holdfast/refs/intents/", "intent");
-    await scan("_refs/tags/", "tag");
-    for (const other of await listBranchesWithVersions(ctx)) {
-      for await (const entry of listVersions(ctx, other)) {
-        const { manifest } = await readManifest(ctx, other, entry.version);
-        const p = manifest.parent;
-        if (p && p.branch === branch && p.branch !== other && wanted.has(p.version)) {
-          if (!found.has(p.version)) found.set(p.version, "branch-lineage");
-        }
-      }
-    }
-    return found;
-  };
 }
 
 /** Keys under a prefix (sorted). */

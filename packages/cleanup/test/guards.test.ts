@@ -1,0 +1,84 @@
+import { encodeJson, seededIds } from "@holdfast/conditional-store";
+import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
+import { manifestKey, type ProtocolContext, readManifest, writeDataFile } from "@holdfast/dataset";
+import { acquireLease, renewLease } from "@holdfast/leases";
+import { censusReferences } from "@holdfast/refs-lifecycle";
+import { describe, expect, it } from "vitest";
+import { cleanup } from "../src/index.js";
+import { seedDataset, versionsOf, world } from "./helpers.js";
+
+// The two guards issue 9 found deletable with the suite green, each pinned here.
+describe("retirement guards that only one interleaving needs", () => {
+  it("census 2: a lease census 1 saw as expired, renewed before the seal, keeps its version", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 3 });
+    // The reader's host clock runs 20 s behind: by its own timer the lease is still live
+    // when, in storage time, it has already expired.
+    const readerTime = new FakeTime(time.now() - 20_000);
+    const reader: ProtocolContext = {
+      store,
+      clock: readerTime,
+      ids: seededIds(77),
+      sleep: recordingSleep(),
+    };
+    let lease = await acquireLease(reader, { branch: "main", version: 1, ttlMs: 15_000 });
+    await time.advance(18_000);
+    await readerTime.advance(10_000);
+    // Census 1 (after the drain) sees the lease expired; the renewal lands before the seal.
+    const cleaner = new FaultStore(store);
+    cleaner.on(
+      { operation: "put", key: /^_holdfast\/retirement\//, precondition: "if-match", nth: 1 },
+      {
+        type: "before",
+        run: async () => {
+          lease = await renewLease(reader, lease);
+        },
+      },
+    );
+    const stats = await cleanup(
+      { ...ctx, store: cleaner },
+      { retainVersions: 1 },
+      {
+        referenceCensus: censusReferences(ctx),
+      },
+    );
+    expect(lease.renewal).toBe(1);
+    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
+    expect(versionsOf(store)).toEqual([1, 3]);
+  });
+
+  it("ETag identity: a manifest re-created at a retired version's key after the drain is kept with its files", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 3 });
+    const key = manifestKey("main", 1);
+    const { manifest } = await readManifest(ctx, "main", 1);
+    let fresh: { key: string; size: number } | undefined;
+    const cleaner = new FaultStore(store);
+    // Between the drain and the commit, version 1 is replaced by another manifest (a late
+    // re-issue or a new incarnation): not the manifest the record drained.
+    cleaner.on(
+      { operation: "put", key: /^_holdfast\/retirement\//, precondition: "if-match", nth: 2 },
+      {
+        type: "before",
+        run: async () => {
+          fresh = await writeDataFile(ctx, new Uint8Array([9]));
+          await store.delete(key);
+          await store.put(
+            key,
+            encodeJson({ ...manifest, files: [{ key: fresh.key, size: fresh.size }] }),
+          );
+        },
+      },
+    );
+    const stats = await cleanup(
+      { ...ctx, store: cleaner },
+      { retainVersions: 1 },
+      {
+        referenceCensus: censusReferences(ctx),
+      },
+    );
+    expect(stats.warnings.join("\n")).toContain("manifest changed since it was drained");
+    expect(await store.head(key)).not.toBeNull();
+    expect(await store.head(fresh!.key)).not.toBeNull();
+  });
+});
