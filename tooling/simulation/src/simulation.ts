@@ -333,7 +333,11 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
       actor(name, async () => {
         for (let r = 0; r < config.rounds; r += 1) {
           await sched.sleep(sched.int(0, 3000));
-          const source = { branch: BRANCH, version: sched.int(1, latestMain()) };
+          // Mostly a version just behind the newest: what a cleanup retires next.
+          const top = latestMain();
+          const version =
+            sched.random() < 0.8 ? Math.max(1, top - sched.int(2, 8)) : sched.int(1, top);
+          const source = { branch: BRANCH, version };
           // Half the time the writer holds a lease on the source across its read and commit.
           let lease: Lease | undefined;
           if (sched.random() < 0.5) {
