@@ -11,9 +11,9 @@ import {
   deleteTag,
   getTag,
   INTENTS_PREFIX,
+  REFS_ROOT,
   referenceReasons,
   replaceBranchMetadata,
-  TAGS_PREFIX,
   updateTag,
 } from "../src/index.js";
 import { commits, gate, keysUnder, world } from "./support.js";
@@ -85,8 +85,9 @@ describe("censusReferences", () => {
         listed.add(prefix);
       },
     });
-    faults.on({ operation: "list", key: TAGS_PREFIX }, between(TAGS_PREFIX, INTENTS_PREFIX));
-    faults.on({ operation: "list", key: INTENTS_PREFIX }, between(INTENTS_PREFIX, TAGS_PREFIX));
+    // Canonical tags and branches are listed together under _refs/.
+    faults.on({ operation: "list", key: REFS_ROOT }, between(REFS_ROOT, INTENTS_PREFIX));
+    faults.on({ operation: "list", key: INTENTS_PREFIX }, between(INTENTS_PREFIX, REFS_ROOT));
     const found = await censusReferences(ctx)("main", [1, 2]);
     expect(keysUnder(memory, INTENTS_PREFIX)).toEqual([]); // it did finish in between
     expect(found.get(1)).toBeDefined();
