@@ -1,8 +1,9 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
+import { censusReferences } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup, TAGGED_OLD_VERSIONS } from "../src/index.js";
-import { fileReferenceCensus, keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
+import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 
 // Memory flat in the number of versions (docs/protocol.md, cleanup "Memory"): the plan
 // streams each record's candidates into retirement, so a run never holds every
@@ -16,7 +17,7 @@ describe("streamed plan", () => {
     const stats = await cleanup(
       { ...ctx, store: fault },
       { retainVersions: 1, minVersionAgeMs: 0 },
-      { maxVersionsPerRecord: 10, referenceCensus: fileReferenceCensus(ctx) },
+      { maxVersionsPerRecord: 10, referenceCensus: censusReferences(ctx) },
     );
     expect(stats.retiredRanges).toEqual([{ branch: "main", from: 1, to: 39 }]);
     expect(stats.retired).toHaveLength(39);
@@ -49,7 +50,7 @@ describe("streamed plan", () => {
     const error = await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0, errorIfTaggedOldVersions: true },
-      { maxVersionsPerRecord: 10, referenceCensus: fileReferenceCensus(ctx) },
+      { maxVersionsPerRecord: 10, referenceCensus: censusReferences(ctx) },
     ).catch((e) => e);
     expect(isHoldfastError(error, "refused")).toBe(true);
     expect(error.code).toBe(TAGGED_OLD_VERSIONS);
