@@ -11,6 +11,7 @@ import {
   rmdir,
   stat,
   unlink,
+  utimes,
 } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import {
@@ -189,7 +190,9 @@ export class LocalStore implements ObjectStore {
       throw holdfastError("invalid-input", "put", `malformed precondition on ${key}`, { key });
     }
     await this.#ensureRoot("put", precondition);
-    const { temp, etag } = await this.#writeTemp(body, key, precondition);
+    const written = await this.#writeTemp(body, key, precondition);
+    const temp = written.temp;
+    let etag = written.etag;
     let consumed = false;
     try {
       if (precondition && "ifNoneMatch" in precondition) {
@@ -199,7 +202,10 @@ export class LocalStore implements ObjectStore {
           const outcome = await this.#withLock(key, "put", precondition, options.signal, () =>
             this.#replace(temp, paths, key, precondition),
           );
-          if (outcome === "replaced") break;
+          if (outcome !== "needs-folders") {
+            etag = outcome.etag;
+            break;
+          }
           // Folders are made outside the key's lock: making one may take another key's
           // lock (a file that becomes a folder), and two keys may share a lock file.
           if (attempt >= MAX_PATH_RETRIES) throw pathRaceError("put", key, precondition);
@@ -443,10 +449,15 @@ export class LocalStore implements ObjectStore {
     paths: KeyPaths,
     key: string,
     precondition: { ifMatch: string } | undefined,
-  ): Promise<"replaced" | "needs-folders"> {
+  ): Promise<{ etag: string } | "needs-folders"> {
     let target = paths.path;
+    const current = await locateObject(paths);
+    // Under the lock every write of this key sees the one before it: stamping strictly
+    // later than it keeps the key's ETags strictly increasing, so an ETag the key had
+    // earlier never comes back even when the filesystem hands a freed inode number to
+    // the new file within the same millisecond (R9: a stale owner's if-match must fail).
+    const etag = await stampAfter(temp, current?.stats ?? null);
     if (precondition) {
-      const current = await locateObject(paths);
       if (current === null || etagOf(current.stats) !== precondition.ifMatch) {
         throw holdfastError(
           "conflict",
@@ -482,7 +493,7 @@ export class LocalStore implements ObjectStore {
         continue;
       }
       await this.#syncDir(dirname(target), "put", key, precondition);
-      return "replaced";
+      return { etag };
     }
   }
 
@@ -701,6 +712,26 @@ const DELETE_CONCURRENCY = 8;
 const READ_CONCURRENCY = 16;
 /** Rounds a write retries when directories appear or vanish under it (each round made progress elsewhere). */
 const MAX_PATH_RETRIES = 64;
+
+/**
+ * Restamps the temp file a few microseconds after `previous` when its own stamp is not later
+ * (a tight loop of writes within one millisecond), and answers the temp's ETag.
+ */
+async function stampAfter(temp: string, previous: BigIntStats | null): Promise<string> {
+  const own = await stat(temp, { bigint: true });
+  if (previous === null || own.mtimeNs > previous.mtimeNs) return etagOf(own);
+  // Node passes whole microseconds and a double may lose one of them: step by three.
+  const micros = previous.mtimeNs / 1000n + 3n;
+  const seconds = Number(micros / 1_000_000n) + Number(micros % 1_000_000n) / 1e6;
+  await utimes(temp, seconds, seconds);
+  const restamped = await stat(temp, { bigint: true });
+  if (restamped.mtimeNs <= previous.mtimeNs) {
+    throw holdfastError("refused", "put", "could not stamp a write later than the last one", {
+      code: "STAMP_NOT_MONOTONIC",
+    });
+  }
+  return etagOf(restamped);
+}
 
 /** Where the object of a key is now: the plain file, or the self file of the key's directory. */
 async function locateObject(paths: KeyPaths): Promise<{ file: string; stats: BigIntStats } | null> {
