@@ -35,7 +35,7 @@ describe("Python client (standard library only) against a live server", () => {
         "--version",
         "1",
         "--ttl-ms",
-        "900",
+        "6000",
         "--reads",
         "6",
       ],
