@@ -8,10 +8,10 @@ let interrupted = 0;
 const onSignal = (signal: NodeJS.Signals) => {
   interrupted += 1;
   if (interrupted > 1) process.exit(130);
-  // Commands that hold something (lease --hold) release it; others finish their current
-  // protocol step rather than stop in the middle of one.
+  // Commands that hold something (lease --hold) release it; a cleanup stops at its next
+  // safe point and gives up the retirement it has in flight (docs/operations.md).
   process.stderr.write(
-    "holdfast: interrupted; finishing safely (press Ctrl-C again to exit at once)\n",
+    "holdfast: interrupted; stopping at the next safe point (press Ctrl-C again to exit at once)\n",
   );
   interrupt.abort(new Error(`interrupted by ${signal}`));
 };

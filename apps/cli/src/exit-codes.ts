@@ -38,7 +38,7 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
 }
 
 /** Error codes the protocol packages use for "refused: the version is being retired". */
-const RETIRING_CODES = new Set(["RETIRING", "SEALED", "COMMITTED", "DRAINING"]);
+const RETIRING_CODES = new Set(["RETIRING", "SEALED", "COMMITTED", "DRAINING", "BRANCH_DELETING"]);
 
 export function exitCodeForKind(kind: HoldfastErrorKind): ExitCodeValue {
   switch (kind) {

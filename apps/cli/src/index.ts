@@ -6,6 +6,7 @@ import { registerDoctor } from "./commands/doctor.js";
 import { registerLease } from "./commands/lease.js";
 import { registerBranch, registerTag } from "./commands/refs.js";
 import { registerServe } from "./commands/serve.js";
+import { registerStatus } from "./commands/status.js";
 import type { CliIo } from "./output.js";
 import { type Registrar, runCli } from "./program.js";
 import { CLI_VERSION } from "./version.js";
@@ -26,6 +27,7 @@ export function registerAll(r: Registrar, program: Command): void {
   registerTag(r, program);
   registerBranch(r, program);
   registerCleanup(r, program);
+  registerStatus(r, program);
   registerDoctor(r, program);
   registerServe(r, program);
 }

@@ -3,6 +3,10 @@ import { Command, CommanderError } from "commander";
 import { ExitCode } from "./exit-codes.js";
 import { type CliIo, Output } from "./output.js";
 
+/** Where every `--help` points for exit codes, error kinds and stuck states. */
+export const OPERATIONS_POINTER =
+  "Exit codes, errors and stuck states explained: docs/operations.md (holdfast repository).";
+
 /** What a command handler receives besides its arguments. */
 export interface CommandContext {
   readonly io: CliIo;
@@ -38,6 +42,14 @@ export function withStoreOptions(command: Command): Command {
     .option(
       "--path-style",
       "address S3 buckets by path, as most S3-compatible stores need (env HOLDFAST_S3_PATH_STYLE=true)",
+    )
+    .option(
+      "--account <name>",
+      "Azure storage account for az:// URLs without a connection string: signs in with DefaultAzureCredential (env AZURE_STORAGE_ACCOUNT)",
+    )
+    .option(
+      "--blob-endpoint <url>",
+      "Azure blob endpoint for --account (default https://<account>.blob.core.windows.net)",
     );
 }
 
@@ -74,6 +86,8 @@ export async function runCli(
       "after",
       "\nExit codes: 0 ok, 1 failure, 2 usage/invalid input, 3 conflict, 4 unknown outcome (run recover),\n" +
         "            5 store unsupported, 130 interrupted.\n" +
+        "What each exit code and error kind means, and what to do when something is stuck:\n" +
+        "            docs/operations.md in the holdfast repository.\n" +
         "Every command accepts --json (one JSON document on stdout) and --help.\n" +
         "Start here: holdfast demo ./holdfast-demo",
     );
@@ -85,6 +99,7 @@ export async function runCli(
       if (examples.length > 0) {
         command.addHelpText("after", `\nExamples:\n${examples.map((e) => `  $ ${e}`).join("\n")}`);
       }
+      command.addHelpText("after", `\n${OPERATIONS_POINTER}`);
       command.action(async (...params: unknown[]) => {
         const self = params.at(-1) as Command;
         const opts = self.opts() as Record<string, unknown>;

@@ -1,6 +1,11 @@
 import { stat } from "node:fs/promises";
 import { holdfastError, isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext, type ProtocolContext } from "@holdfast/dataset";
+import {
+  type AzureFlags,
+  chooseAzureCredentials,
+  openWithDefaultCredential,
+} from "./azure-credentials.js";
 import type { CliIo } from "./output.js";
 import {
   formatStorageUrl,
@@ -14,6 +19,8 @@ import {
 export interface Target {
   readonly url: StorageUrl;
   readonly options: StoreOptions;
+  /** `--account` / `--blob-endpoint` for `az://` URLs. */
+  readonly azure: AzureFlags;
   /** Printable location, never with credentials. */
   readonly display: string;
 }
@@ -26,6 +33,17 @@ export function parseTarget(urlText: string, opts: Record<string, unknown>, io: 
   const url = parseStorageUrl(urlText, io.cwd);
   const flag = (name: string) =>
     typeof opts[name] === "string" ? (opts[name] as string) : undefined;
+  if (url.scheme !== "az") {
+    const misplaced = ["account", "blobEndpoint"].find((name) => flag(name) !== undefined);
+    if (misplaced !== undefined) {
+      throw holdfastError(
+        "invalid-input",
+        "parse",
+        `--${misplaced === "account" ? "account" : "blob-endpoint"} applies only to az:// URLs, not ${formatStorageUrl(url)}`,
+        { hint: "remove the flag, or use an az://container/prefix URL" },
+      );
+    }
+  }
   if (url.scheme !== "s3") {
     // Flags for another backend are a mistake worth reporting, not ignoring.
     const misplaced =
@@ -48,7 +66,8 @@ export function parseTarget(urlText: string, opts: Record<string, unknown>, io: 
           pathStyle: opts.pathStyle === true ? true : parseBoolEnv(io.env.HOLDFAST_S3_PATH_STYLE),
         })
       : {};
-  return { url, options, display: formatStorageUrl(url) };
+  const azure: AzureFlags = { account: flag("account"), blobEndpoint: flag("blobEndpoint") };
+  return { url, options, azure, display: formatStorageUrl(url) };
 }
 
 export interface OpenOptions {
@@ -71,9 +90,21 @@ export async function openTarget(
   const { url } = target;
   switch (url.scheme) {
     case "file": {
+      const info = await stat(url.root).catch(() => null);
+      if (info && !info.isDirectory()) {
+        throw holdfastError(
+          "invalid-input",
+          "open",
+          `${url.root} is a file, not a dataset directory`,
+          {
+            key: url.root,
+            code: "NOT_A_DIRECTORY",
+            hint: "give the directory that holds (or will hold) the dataset",
+          },
+        );
+      }
       if (!options.create) {
-        const info = await stat(url.root).catch(() => null);
-        if (!info?.isDirectory()) {
+        if (!info) {
           throw holdfastError("not-found", "open", `no dataset at ${url.root}`, {
             hint: `create one with: holdfast init ${url.root}`,
           });
@@ -117,13 +148,28 @@ export async function openTarget(
       });
     }
     case "az": {
-      const connectionString = azureConnectionString(io.env);
+      // Chosen before anything loads or is sent (docs/operations.md, "Credentials").
+      const choice = chooseAzureCredentials(io.env, target.azure);
       const { openAzureStore, createAzureStore } = await import("@holdfast/backends-azure");
       const open =
         options.probe === false
           ? async (o: Parameters<typeof createAzureStore>[0]) => createAzureStore(o)
           : openAzureStore;
-      return open({ container: url.container, prefix: url.prefix, connectionString });
+      if (choice.kind === "connection-string") {
+        return open({
+          container: url.container,
+          prefix: url.prefix,
+          connectionString: choice.connectionString,
+        });
+      }
+      return openWithDefaultCredential(choice, (credential) =>
+        open({
+          container: url.container,
+          prefix: url.prefix,
+          accountUrl: choice.accountUrl,
+          credential: credential as Parameters<typeof createAzureStore>[0]["credential"],
+        }),
+      );
     }
   }
 }
@@ -134,23 +180,6 @@ export function contextFor(store: ObjectStore): ProtocolContext {
 }
 
 // --- utils ---
-
-/**
- * Azure credentials from the standard environment: a connection string, or an account
- * name and key. Missing credentials fail before any request, and nothing is echoed.
- */
-function azureConnectionString(env: CliIo["env"]): string {
-  const direct = env.AZURE_STORAGE_CONNECTION_STRING;
-  if (direct) return direct;
-  const account = env.AZURE_STORAGE_ACCOUNT;
-  const key = env.AZURE_STORAGE_KEY ?? env.AZURE_STORAGE_ACCESS_KEY;
-  if (account && key) {
-    return `DefaultEndpointsProtocol=https;AccountName=${account};AccountKey=${key};EndpointSuffix=core.windows.net`;
-  }
-  throw holdfastError("auth", "open", "no Azure credentials found", {
-    hint: "set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY",
-  });
-}
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;

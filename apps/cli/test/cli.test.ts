@@ -305,7 +305,7 @@ describe("a cleanup in flight", () => {
       retirements: [{ branch: "main", state: "draining", versions: [1], abandoned: false }],
     });
     expect(await run(["status", ds]).then((r) => r.stdout)).toMatch(
-      /Retirements in flight \(1\)\nBRANCH\s+STATE/,
+      /Retirements in flight \(1\)\nID\s+BRANCH\s+STATE/,
     );
 
     // Past its bound the drain no longer blocks, and recover removes it.

@@ -151,15 +151,29 @@ export const JsonShapes = {
     policy: z.record(z.string(), z.unknown()),
     stats: CleanupStatsShape,
   }),
-  recover: ok("recover", {
-    location: z.string(),
-    references: z.record(z.string(), z.number()),
-    retirements: z.object({ committed: z.number(), cancelled: z.number(), retained: z.number() }),
-    retired: z.array(RefShape),
-    objectsDeleted: z.looseObject({ total: z.number() }),
-    bytesDeleted: z.number(),
-    warnings: z.array(z.string()),
-  }),
+  recover: z.union([
+    ok("recover", {
+      location: z.string(),
+      references: z.record(z.string(), z.number()),
+      retirements: z.object({ committed: z.number(), cancelled: z.number(), retained: z.number() }),
+      retired: z.array(RefShape),
+      /** Versions of earlier runs' committed retirements this recovery finished. */
+      finished: z.array(RefShape).optional(),
+      objectsDeleted: z.looseObject({ total: z.number() }),
+      bytesDeleted: z.number(),
+      warnings: z.array(z.string()),
+    }),
+    // recover --abandon <id>
+    ok("recover", {
+      location: z.string(),
+      abandoned: z.object({
+        key: z.string(),
+        branch: z.string(),
+        previousState: z.enum(["draining", "sealed", "cancelled"]),
+        versions: z.array(z.number().int()),
+      }),
+    }),
+  ]),
   status: ok("status", {
     location: z.string(),
     datasetId: z.string(),
@@ -186,6 +200,15 @@ export const JsonShapes = {
         expired: z.boolean(),
       }),
     ),
+    cleanupLock: z
+      .object({
+        owner: z.string(),
+        since: z.string().nullable(),
+        lastModified: z.string(),
+        stale: z.boolean(),
+      })
+      .nullable()
+      .optional(),
   }),
   doctor: ok("doctor", {
     location: z.string(),

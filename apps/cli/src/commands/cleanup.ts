@@ -1,30 +1,16 @@
 import {
+  CLEANUP_INTERRUPTED,
+  type CleanupOptions,
   type CleanupPolicy,
   type CleanupStats,
   cleanup,
   planCleanup,
   recover,
 } from "@holdfast/cleanup";
-import { decodeJson, holdfastError, listAll } from "@holdfast/conditional-store";
-import {
-  latestVersion,
-  listBranchesWithVersions,
-  openDataset,
-  type ProtocolContext,
-  storageNow,
-} from "@holdfast/dataset";
-import {
-  INTENTS_PREFIX,
-  IntentSchema,
-  listTags,
-  recoverReferences,
-} from "@holdfast/refs-lifecycle";
-import {
-  activeVersions,
-  parseRetirementKey,
-  RETIREMENT_ROOT,
-  readRecord,
-} from "@holdfast/retirement";
+import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
+import { openDataset, type ProtocolContext } from "@holdfast/dataset";
+import { recoverReferences } from "@holdfast/refs-lifecycle";
+import { abandonRetirement } from "@holdfast/retirement";
 import { Command } from "commander";
 import { parseCountArg, parseNameArg, parseVersionArg } from "../args.js";
 import { formatBytes, formatDuration, parseDuration } from "../duration.js";
@@ -34,7 +20,6 @@ import type { Output } from "../output.js";
 import { type Registrar, withStoreOptions } from "../program.js";
 import { formatRanges, ProgressView } from "../progress.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
-import { describeLeases } from "./lease.js";
 
 /** What each retention reason means, in the words the summary prints. */
 export const REASON_TEXT: Record<string, string> = {
@@ -47,7 +32,7 @@ export const REASON_TEXT: Record<string, string> = {
   recent: "younger than --min-age (a lost commit answer could still be re-issued)",
 };
 
-/** `cleanup`, `recover`, `status`. */
+/** `cleanup`, `recover` (`status` is in status.ts). */
 export function registerCleanup(r: Registrar, program: Command): void {
   program.addCommand(
     r.leaf(
@@ -82,10 +67,23 @@ export function registerCleanup(r: Registrar, program: Command): void {
             "--error-if-tagged",
             "fail (writing nothing) if a tag names a version the policy would retire",
           )
-          .option("--dry-run", "plan only: show what would be retired and kept, write nothing")
+          .option(
+            "--dry-run",
+            "plan only: show what would be retired and kept; writes only one storage-time probe, so the plan judges leases by the store's clock exactly as the run will",
+          )
           .option(
             "--format <name>",
             "dataset format: holdfast or lance (default: detected from the dataset)",
+          )
+          .option("--wait", "wait for another cleanup of this dataset to finish instead of exiting")
+          .option(
+            "--concurrent",
+            "run even while another cleanup holds the dataset's lock (safe, but both do the work)",
+          )
+          .addHelpText(
+            "after",
+            '\nOne cleanup runs at a time per dataset: a second exits 3 with "another cleanup is running\n' +
+              '(owner, since)". Ctrl-C stops at the next safe point (exit 130); a second Ctrl-C exits at once.',
           ),
       ),
       "cleanup",
@@ -111,7 +109,11 @@ export function registerCleanup(r: Registrar, program: Command): void {
             onProgress: (p) => view.update(p),
             format: resolved.format,
             referenceCensus: resolved.referenceCensus,
+            ...runOptions(opts, cx.interrupt),
           });
+        } catch (error) {
+          view.stop();
+          return reportInterrupted(cx.out, cx.command, error);
         } finally {
           view.stop();
         }
@@ -134,20 +136,47 @@ export function registerCleanup(r: Registrar, program: Command): void {
           .description(
             "finish or undo interrupted work: retirements, tag and branch operations (safe to run any time)",
           )
-          .argument("<url>", "storage URL"),
+          .argument("<url>", "storage URL")
+          .option(
+            "--abandon <id>",
+            "end one retirement now (its ID from holdfast status): only draining or sealed ones; committed ones run to completion",
+          )
+          .option("--wait", "wait for a running cleanup to finish instead of exiting")
+          .option("--concurrent", "run even while a cleanup holds the dataset's lock")
+          .addHelpText(
+            "after",
+            "\n--abandon <id> is safe for a retirement that is draining or sealed (pre-commit): cancelling\n" +
+              "keeps every version, and an owner still running fails its next conditional write and stops\n" +
+              "without deleting anything. A committed retirement is refused (exit 1, RETIREMENT_COMMITTED):\n" +
+              "its versions are already decided and plain `holdfast recover` finishes it. Without --abandon,\n" +
+              "a crashed cleaner's record stops blocking leases about a minute after its last renewal.",
+          ),
       ),
       "recover",
-      ["holdfast recover ./my-dataset", "holdfast recover s3://bucket/ds --json"],
+      [
+        "holdfast recover ./my-dataset",
+        "holdfast recover s3://bucket/ds --json",
+        "holdfast recover ./my-dataset --abandon 01JD5X2Q7Z3V8M4K6N1P9R0S2T",
+      ],
       async ([url], opts, cx) => {
         const t = parseTarget(url!, opts, cx.io);
+        const abandonId =
+          typeof opts.abandon === "string" ? parseAbandonId(opts.abandon) : undefined;
         const ctx = contextFor(await openTarget(t, cx.io));
         await openDataset(ctx);
+        if (abandonId !== undefined) return abandonOne(ctx, abandonId, t.display, cx.out);
         // References first: a retirement's recovery censuses them, so settle their intents.
         const refs = await recoverReferences(ctx);
         const view = new ProgressView(cx.out);
         let stats: CleanupStats;
         try {
-          stats = await recover(ctx, { onProgress: (p) => view.update(p) });
+          stats = await recover(ctx, {
+            onProgress: (p) => view.update(p),
+            ...runOptions(opts, cx.interrupt),
+          });
+        } catch (error) {
+          view.stop();
+          return reportInterrupted(cx.out, cx.command, error);
         } finally {
           view.stop();
         }
@@ -165,6 +194,7 @@ export function registerCleanup(r: Registrar, program: Command): void {
           references,
           retirements: stats.recovered,
           retired: stats.retired,
+          finished: stats.finished,
           objectsDeleted: stats.objectsDeleted,
           bytesDeleted: stats.bytesDeleted,
           warnings: stats.warnings,
@@ -179,29 +209,6 @@ export function registerCleanup(r: Registrar, program: Command): void {
         );
         for (const warning of stats.warnings)
           cx.out.line(cx.out.paint("yellow", `warning: ${warning}`));
-        return ExitCode.ok;
-      },
-    ),
-  );
-
-  program.addCommand(
-    r.leaf(
-      withStoreOptions(
-        new Command("status")
-          .description(
-            "show branches, tags, active leases, retirements in flight and pending reference intents",
-          )
-          .argument("<url>", "storage URL"),
-      ),
-      "status",
-      ["holdfast status ./my-dataset", "holdfast status az://container/ds --json"],
-      async ([url], opts, cx) => {
-        const t = parseTarget(url!, opts, cx.io);
-        const ctx = contextFor(await openTarget(t, cx.io));
-        const info = await openDataset(ctx);
-        const status = await collectStatus(ctx);
-        cx.out.result(cx.command, { location: t.display, datasetId: info.datasetId, ...status });
-        printStatus(cx.out, t.display, status);
         return ExitCode.ok;
       },
     ),
@@ -223,6 +230,66 @@ function warnLanceAutoCleanup(out: Output, resolved: ResolvedFormat): void {
       `warning: this Lance table turns on Lance's automatic cleanup (${settings}): writers run a second cleaner that ignores holdfast's leases; turn it off`,
     ),
   );
+}
+
+/** Options both `cleanup` and `recover` take: the interrupt, the lock flags. */
+function runOptions(opts: Record<string, unknown>, interrupt: AbortSignal): CleanupOptions {
+  return {
+    signal: interrupt,
+    concurrent: opts.concurrent === true,
+    waitForLock: opts.wait === true,
+  };
+}
+
+/**
+ * A run stopped by Ctrl-C/SIGTERM at a safe point: print what it did before, then the
+ * error (exit 130). Any other error is rethrown to the uniform handler.
+ */
+function reportInterrupted(out: Output, command: string, error: unknown): number {
+  if (!isHoldfastError(error, "aborted") || error.code !== CLEANUP_INTERRUPTED) throw error;
+  const stats = (error as unknown as { stats?: CleanupStats }).stats;
+  if (stats && !out.json) {
+    printStats(out, stats);
+    out.line(
+      out.paint(
+        "yellow",
+        "Interrupted at a safe point: the retirement in flight was given up (nothing blocks leases); committed work left behind is finished by holdfast recover.",
+      ),
+    );
+  }
+  return out.error(command, error);
+}
+
+/** Ends one pre-commit retirement now (`recover --abandon`). */
+async function abandonOne(
+  ctx: ProtocolContext,
+  id: string,
+  location: string,
+  out: Output,
+): Promise<number> {
+  const done = await abandonRetirement(ctx, id);
+  out.result("recover", {
+    location,
+    abandoned: {
+      key: done.key,
+      branch: done.branch,
+      previousState: done.previousState,
+      versions: done.versions,
+    },
+  });
+  out.line(
+    `Abandoned retirement ${id} (${done.previousState}) of ${done.branch}: versions ${formatRanges(done.versions)} are open again.`,
+  );
+  return ExitCode.ok;
+}
+
+function parseAbandonId(text: string): string {
+  if (!/^[0-9A-Za-z]+$/.test(text)) {
+    throw holdfastError("invalid-input", "parse", `--abandon takes a retirement ID, got ${text}`, {
+      hint: "holdfast status lists retirements in flight with their IDs",
+    });
+  }
+  return text;
 }
 
 function parsePolicy(opts: Record<string, unknown>): CleanupPolicy {
@@ -303,139 +370,6 @@ export function printStats(out: Output, stats: CleanupStats): void {
   );
   out.line(`Elapsed: ${formatDuration(stats.elapsedMs)}.`);
   for (const warning of stats.warnings) out.line(out.paint("yellow", `warning: ${warning}`));
-}
-
-interface StatusShape {
-  branches: { name: string; latestVersion: number | null }[];
-  tags: { name: string; target: { branch: string; version: number } }[];
-  leases: Awaited<ReturnType<typeof describeLeases>>;
-  retirements: {
-    key: string;
-    branch: string;
-    opId: string;
-    state: string;
-    versions: number[];
-    cancelledVersions: number[];
-    lastModified: string;
-    ownershipBoundMs: number;
-    abandoned: boolean;
-  }[];
-  intents: {
-    key: string;
-    kind: string;
-    name: string;
-    op: string;
-    state: string;
-    lastModified: string;
-    expired: boolean;
-  }[];
-}
-
-/** Reads what a person checking on a dataset wants to know; read-only except one clock probe. */
-async function collectStatus(ctx: ProtocolContext): Promise<StatusShape> {
-  const branchNames = await listBranchesWithVersions(ctx);
-  const branches = await Promise.all(
-    branchNames.map(async (name) => ({ name, latestVersion: await latestVersion(ctx, name) })),
-  );
-  const tags = (await listTags(ctx)).map((t) => ({ name: t.name, target: t.target }));
-  const leases = (await describeLeases(ctx)).filter((l) => l.active);
-  const now = await storageNow(ctx);
-  const retirements: StatusShape["retirements"] = [];
-  for await (const meta of listAll(ctx.store, RETIREMENT_ROOT)) {
-    if (!parseRetirementKey(meta.key)) continue;
-    const handle = await readRecord(ctx, meta.key);
-    if (!handle) continue;
-    const record = handle.record;
-    const stamp = handle.lastModified ?? meta.lastModified;
-    const bound = stamp.getTime() + record.ownershipBoundMs + 1000;
-    retirements.push({
-      key: meta.key,
-      branch: record.branch,
-      opId: record.opId,
-      state: record.state,
-      versions: activeVersions(record),
-      cancelledVersions: record.versions.filter((v) => v.cancelled).map((v) => v.version),
-      lastModified: stamp.toISOString(),
-      ownershipBoundMs: record.ownershipBoundMs,
-      abandoned: record.state === "draining" && bound < now.getTime(),
-    });
-  }
-  const intents: StatusShape["intents"] = [];
-  for await (const meta of listAll(ctx.store, INTENTS_PREFIX)) {
-    if (!meta.key.endsWith(".json")) continue;
-    const got = await ctx.store.get(meta.key);
-    if (!got) continue;
-    let parsed: ReturnType<typeof IntentSchema.safeParse>;
-    try {
-      parsed = IntentSchema.safeParse(decodeJson(got.body));
-    } catch {
-      continue;
-    }
-    if (!parsed.success) continue;
-    const intent = parsed.data;
-    intents.push({
-      key: meta.key,
-      kind: intent.kind,
-      name: intent.name,
-      op: intent.op,
-      state: intent.state,
-      lastModified: got.lastModified.toISOString(),
-      expired: got.lastModified.getTime() + intent.ownershipBoundMs + 1000 < now.getTime(),
-    });
-  }
-  return { branches, tags, leases, retirements, intents };
-}
-
-function printStatus(out: Output, location: string, s: StatusShape): void {
-  out.line(out.paint("bold", `holdfast status ${location}`));
-  out.line();
-  out.line(out.paint("bold", "Branches"));
-  out.table(
-    ["BRANCH", "LATEST VERSION"],
-    s.branches.map((b) => [b.name, String(b.latestVersion ?? "-")]),
-  );
-  out.line();
-  out.line(out.paint("bold", `Tags (${s.tags.length})`));
-  if (s.tags.length > 0)
-    out.table(
-      ["TAG", "VERSION"],
-      s.tags.map((t) => [t.name, `${t.target.branch}@${t.target.version}`]),
-    );
-  out.line();
-  out.line(out.paint("bold", `Active leases (${s.leases.length})`));
-  if (s.leases.length > 0) {
-    out.table(
-      ["LEASE", "VERSION", "EXPIRES (storage time)"],
-      s.leases.map((l) => [l.leaseId, `${l.branch}@${l.version}`, l.expiresAt ?? "?"]),
-    );
-  }
-  out.line();
-  out.line(out.paint("bold", `Retirements in flight (${s.retirements.length})`));
-  if (s.retirements.length > 0) {
-    out.table(
-      ["BRANCH", "STATE", "VERSIONS", "SINCE (storage time)"],
-      s.retirements.map((r) => [
-        r.branch,
-        r.abandoned ? `${r.state} (abandoned: run holdfast recover)` : r.state,
-        formatRanges(r.versions),
-        r.lastModified,
-      ]),
-    );
-  }
-  out.line();
-  out.line(out.paint("bold", `Pending reference intents (${s.intents.length})`));
-  if (s.intents.length > 0) {
-    out.table(
-      ["KIND", "NAME", "OP", "STATE", "SINCE (storage time)"],
-      s.intents.map((i) => [
-        i.kind,
-        i.name,
-        i.op,
-        i.expired ? `${i.state} (expired: run holdfast recover)` : i.state,
-        i.lastModified,
-      ]),
-    );
-  }
 }
 
 function minVersion(list: readonly { version: number }[]): number {

@@ -188,7 +188,7 @@ export function registerBranch(r: Registrar, program: Command): void {
     deleteCommand(
       r,
       "branch",
-      "delete a branch with its versions, leases and retirement state (refused while others depend on it)",
+      "delete a branch with its versions, leases and retirement state (refused while others depend on it or readers hold leases on it)",
       ["holdfast branch delete ./my-dataset experiment"],
     ),
   );
@@ -277,10 +277,19 @@ function deleteCommand(
 ): Command {
   return r.leaf(
     withStoreOptions(
-      new Command("delete")
-        .description(description)
-        .argument("<url>", "storage URL")
-        .argument("<name>", `${kind} name`),
+      kind === "branch"
+        ? new Command("delete")
+            .description(description)
+            .argument("<url>", "storage URL")
+            .argument("<name>", `${kind} name`)
+            .option(
+              "--force",
+              "delete even while readers hold active leases on its versions (they vanish under them); without it the deletion is refused",
+            )
+        : new Command("delete")
+            .description(description)
+            .argument("<url>", "storage URL")
+            .argument("<name>", `${kind} name`),
     ),
     `${kind} delete`,
     examples,
@@ -289,7 +298,10 @@ function deleteCommand(
       const name = parseNameArg(nameText, kind);
       const ctx = contextFor(await openTarget(t, cx.io));
       await openDataset(ctx);
-      const result = await (kind === "tag" ? deleteTag : deleteBranch)(ctx, name);
+      const result =
+        kind === "tag"
+          ? await deleteTag(ctx, name)
+          : await deleteBranch(ctx, name, { force: opts.force === true });
       cx.out.result(cx.command, {
         location: t.display,
         deleted: { name: result.name, resumed: result.resumed },

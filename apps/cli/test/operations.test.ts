@@ -1,0 +1,145 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLocalStore } from "@holdfast/backends-local";
+import { createContext, readManifest } from "@holdfast/dataset";
+import { acquireCleanupLock, commit, drain, seal } from "@holdfast/retirement";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { checkShape } from "./e2e-harness.js";
+import { run } from "./run.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "holdfast-ops-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A local dataset with `n` versions on main. */
+async function dataset(n: number): Promise<string> {
+  const ds = join(dir, "ds");
+  expect((await run(["init", ds])).code).toBe(0);
+  await writeFile(join(dir, "f.txt"), "x");
+  for (let i = 0; i < n; i += 1)
+    expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
+  return ds;
+}
+
+function contextOf(ds: string) {
+  return createContext(createLocalStore({ root: ds }));
+}
+
+async function drained(ds: string, versions: number[]) {
+  const ctx = contextOf(ds);
+  const entries = [];
+  for (const version of versions) {
+    entries.push({ version, manifestEtag: (await readManifest(ctx, "main", version)).etag });
+  }
+  return {
+    ctx,
+    handle: await drain(ctx, { branch: "main", versions: entries, owner: "01DEADCLEANER" }),
+  };
+}
+
+describe("--help points to docs/operations.md", () => {
+  it("the program and every command that can get stuck", async () => {
+    for (const args of [
+      ["--help"],
+      ["cleanup", "--help"],
+      ["recover", "--help"],
+      ["status", "--help"],
+      ["lease", "acquire", "--help"],
+    ]) {
+      const r = await run(args);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("docs/operations.md");
+    }
+    const recover = await run(["recover", "--help"]);
+    expect(recover.stdout).toMatch(/--abandon <id>/);
+    expect(recover.stdout).toMatch(/committed retirement is refused/);
+  });
+});
+
+describe("init on a regular file", () => {
+  it("says it is a file, exits 2, and leaves the file alone", async () => {
+    const file = join(dir, "file");
+    await writeFile(file, "not a dataset");
+    const r = await run(["init", file, "--json"]);
+    expect(r.code).toBe(2);
+    expect(r.json()).toMatchObject({
+      ok: false,
+      error: { kind: "invalid-input", code: "NOT_A_DIRECTORY" },
+    });
+    const text = await run(["init", file]);
+    expect(text.stderr).toMatch(/is a file, not a dataset directory/);
+    expect(text.stderr).not.toMatch(/already exists/);
+  });
+});
+
+describe("one cleanup at a time", () => {
+  it("a second cleanup exits 3 naming the owner; --concurrent runs", async () => {
+    const ds = await dataset(3);
+    await acquireCleanupLock(contextOf(ds), { owner: "01OTHERCLEANER" });
+    const r = await run(["cleanup", ds, "--retain", "1", "--min-age", "0", "--json"]);
+    expect(r.code).toBe(3);
+    expect(r.json()).toMatchObject({ error: { kind: "conflict", code: "CLEANUP_RUNNING" } });
+    expect((r.json().error as { message: string }).message).toMatch(
+      /another cleanup is running \(owner 01OTHERCLEANER, since /,
+    );
+    const status = await run(["status", ds, "--json"]);
+    checkShape(status.json());
+    expect(status.json().cleanupLock).toMatchObject({ owner: "01OTHERCLEANER", stale: false });
+    const ok = await run([
+      "cleanup",
+      ds,
+      "--retain",
+      "1",
+      "--min-age",
+      "0",
+      "--concurrent",
+      "--json",
+    ]);
+    expect(ok.code).toBe(0);
+    expect((ok.json().stats as { retired: unknown[] }).retired).toHaveLength(2);
+  });
+});
+
+describe("recover --abandon", () => {
+  it("ends a live drain now; a committed retirement is refused (exit 1)", async () => {
+    const ds = await dataset(3);
+    const { ctx, handle } = await drained(ds, [1]);
+    const status = await run(["status", ds]);
+    expect(status.stdout).toContain(handle.record.opId);
+    const leaseBlocked = await run(["lease", "acquire", ds, "1", "--ttl", "30s"]);
+    expect(leaseBlocked.code).toBe(3);
+    const r = await run(["recover", ds, "--abandon", handle.record.opId, "--json"]);
+    expect(r.code).toBe(0);
+    checkShape(r.json());
+    expect(r.json()).toMatchObject({ abandoned: { previousState: "draining", versions: [1] } });
+    expect((await run(["lease", "acquire", ds, "1", "--ttl", "30s"])).code).toBe(0);
+
+    const committed = await commit(ctx, await seal(ctx, (await drained(ds, [2])).handle));
+    const refused = await run(["recover", ds, "--abandon", committed.record.opId, "--json"]);
+    expect(refused.code).toBe(1);
+    expect(refused.json()).toMatchObject({
+      error: { kind: "refused", code: "RETIREMENT_COMMITTED" },
+    });
+  });
+});
+
+describe("branch delete with live leases", () => {
+  it("is refused (exit 3) unless --force", async () => {
+    const ds = await dataset(1);
+    expect((await run(["branch", "create", ds, "dev", "--from", "1"])).code).toBe(0);
+    await writeFile(join(dir, "g.txt"), "y");
+    expect((await run(["commit", ds, "g.txt", "--branch", "dev"], { cwd: dir })).code).toBe(0);
+    expect((await run(["lease", "acquire", ds, "1", "--branch", "dev", "--ttl", "10m"])).code).toBe(
+      0,
+    );
+    const refused = await run(["branch", "delete", ds, "dev", "--json"]);
+    expect(refused.code).toBe(3);
+    expect(refused.json()).toMatchObject({ error: { code: "BRANCH_HAS_LEASES" } });
+    expect((await run(["branch", "delete", ds, "dev", "--force"])).code).toBe(0);
+  });
+});
