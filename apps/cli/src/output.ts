@@ -69,7 +69,7 @@ export class Output {
   error(command: string, error: unknown): number {
     const code = exitCodeFor(error);
     const shape = errorShape(error);
-    shape.hint ??= FALLBACK_HINT[shape.kind]?.(command);
+    shape.hint ??= CODE_HINT[shape.code ?? ""] ?? FALLBACK_HINT[shape.kind]?.(command);
     if (this.json) {
       this.emit({ ok: false, command, error: shape, exitCode: code });
     } else {
@@ -89,6 +89,15 @@ export class Output {
     for (const line of renderTable(headers, rows)) this.line(line);
   }
 }
+
+/** Hints for local filesystem refusals, which the generic "refused" hint would misdirect. */
+const CODE_HINT: Record<string, string> = {
+  EROFS: "the filesystem is mounted read-only: remount it writable (nothing was changed)",
+  EACCES: "this user may not write there: check the directory's owner and permissions",
+  EPERM: "the operating system refused the operation: check permissions and file attributes",
+  ENOSPC:
+    "the disk is full: free space, then run holdfast recover <url> if a cleanup was interrupted",
+};
 
 /** A hint for errors raised without one, so every error line comes with a next step. */
 const FALLBACK_HINT: Record<string, (command: string) => string> = {

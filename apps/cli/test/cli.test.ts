@@ -369,3 +369,32 @@ describe("lease acquire --hold when protection ends", () => {
     expect(events.at(-1)).toMatchObject({ ok: false, event: "fenced", error: { kind: "refused" } });
   });
 });
+
+describe("filesystem refusals", () => {
+  it("a read-only or unwritable local store gets a hint that names the cause, not the bucket", async () => {
+    const { holdfastError } = await import("@holdfast/conditional-store");
+    const { Output } = await import("../src/output.js");
+    const cases = [
+      ["EROFS", /mounted read-only/],
+      ["EACCES", /permissions/],
+      ["ENOSPC", /disk is full/],
+    ] as const;
+    for (const [code, hint] of cases) {
+      let stderr = "";
+      const out = new Output(
+        {
+          stdout: { write: () => {} },
+          stderr: { write: (s: string) => (stderr += s) },
+          env: {},
+          cwd: dir,
+        },
+        { json: false },
+      );
+      const error = holdfastError("refused", "put", `${code}: open '${dir}/x.tmp'`, { code });
+      expect(out.error("cleanup", error)).toBe(1);
+      expect(stderr).toMatch(new RegExp(`error: ${code}:`));
+      expect(stderr).toMatch(hint);
+      expect(stderr).not.toMatch(/bucket or container/);
+    }
+  });
+});
