@@ -63,9 +63,9 @@ export function validateOptions(options: unknown): CleanupOptions {
     ]) {
       if (typeof f[method] !== "function") throw bad(`format.${method} is not a function`);
     }
-    if (typeof f.dataPrefix !== "string" || f.dataPrefix.length === 0) {
-      throw bad("format.dataPrefix is not a non-empty string");
-    }
+    // "" is valid: a format whose files live under several folders (Lance: data/,
+    // _deletions/, _indices/) sweeps the whole root and lets isDataKey choose.
+    if (typeof f.dataPrefix !== "string") throw bad("format.dataPrefix is not a string");
   }
   return options as CleanupOptions;
 }

@@ -104,7 +104,7 @@ describe("cleanup options are validated before any request", () => {
     ["a non-boolean waitForLock", { waitForLock: 1 }],
     ["a non-signal signal", { signal: {} }],
     ["a format without methods", { format: { name: "x" } }],
-    ["a format without a data prefix", { format: { ...defaultFormat, dataPrefix: "" } }],
+    ["a format whose data prefix is not a string", { format: { ...defaultFormat, dataPrefix: 7 } }],
   ];
   for (const [what, options] of badOptions) {
     it(`refuses ${what} with invalid-input and sends nothing (cleanup, plan, recover)`, async () => {
