@@ -525,14 +525,16 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
               break;
             }
           }
+          // The reader is done reading: it claims no protection from the moment it starts
+          // releasing, since the release's delete may land long before its answer does
+          // (seed 298: a lost answer and re-issues kept the call open after the lease was gone).
+          protection.protectedUntil = Math.min(protection.protectedUntil, sched.clock.now());
           try {
             await releaseLease(ctx, lease);
           } catch (error) {
             rethrowIfCrashed(ctx, error);
             if (!isExpected(error)) throw error;
           }
-          // Protection is no longer claimed once release was attempted.
-          protection.protectedUntil = Math.min(protection.protectedUntil, sched.clock.now());
         }
       }),
     );
