@@ -6,8 +6,15 @@ import {
   type ProtocolContext,
   storePrecisionMs,
 } from "@holdfast/dataset";
-import { acquireLease, type Lease, leaseKey, releaseLease, renewLease } from "@holdfast/leases";
-import type { LeaseView } from "./views.js";
+import {
+  acquireLease,
+  describeLease,
+  type Lease,
+  type LeaseView,
+  leaseKey,
+  releaseLease,
+  renewLease,
+} from "@holdfast/leases";
 
 /**
  * Leases over HTTP. The server keeps nothing: the client holds a handle (the library's
@@ -23,7 +30,7 @@ export async function acquireHandle(
   request: { branch: string; version: number; ttlMs: number },
 ): Promise<{ handle: LeaseHandle; lease: LeaseView }> {
   const lease = await acquireLease(ctx, request);
-  return { handle: toHandle(lease), lease: await viewOf(ctx, lease) };
+  return { handle: toHandle(lease), lease: await describeLease(ctx, lease) };
 }
 
 /**
@@ -113,22 +120,5 @@ function toHandle(lease: Lease): LeaseHandle {
     etag: lease.etag,
     renewal: lease.renewal,
     writerId: lease.writerId,
-  };
-}
-
-async function viewOf(ctx: ProtocolContext, lease: Lease): Promise<LeaseView> {
-  const meta = await ctx.store.head(lease.key);
-  const precision = storePrecisionMs(ctx);
-  return {
-    leaseId: lease.leaseId,
-    branch: lease.branch,
-    version: lease.version,
-    key: lease.key,
-    ttlMs: lease.ttlMs,
-    lastModified: meta ? meta.lastModified.toISOString() : "",
-    expiresAt: meta
-      ? leaseExpiresAt(meta.lastModified, lease.ttlMs, precision).toISOString()
-      : null,
-    active: meta !== null,
   };
 }

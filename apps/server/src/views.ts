@@ -1,34 +1,6 @@
-import { decodeJson, listAll, probeStore } from "@holdfast/conditional-store";
-import {
-  isActiveAt,
-  latestVersion,
-  leaseExpiresAt,
-  listBranchesWithVersions,
-  listVersions,
-  type ProtocolContext,
-  storageNow,
-  storePrecisionMs,
-} from "@holdfast/dataset";
-import { LeaseBodySchema, type LeaseEntry, listLeases } from "@holdfast/leases";
-import { INTENTS_PREFIX, IntentSchema, listTags } from "@holdfast/refs-lifecycle";
-import {
-  activeVersions,
-  parseRetirementKey,
-  RETIREMENT_ROOT,
-  readRecord,
-} from "@holdfast/retirement";
-
-/** A lease as the CLI's `lease list` and `status` show it (`LeaseShape`). */
-export interface LeaseView {
-  leaseId: string;
-  branch: string;
-  version: number;
-  key: string;
-  ttlMs: number | null;
-  lastModified: string;
-  expiresAt: string | null;
-  active: boolean;
-}
+import { probeStore } from "@holdfast/conditional-store";
+import { listVersions, type ProtocolContext } from "@holdfast/dataset";
+import { listTags } from "@holdfast/refs-lifecycle";
 
 /** One version row of the `versions` document. */
 export interface VersionView {
@@ -73,86 +45,6 @@ export async function versionsPage(
     });
   }
   return { versions, nextAfter: more ? (versions.at(-1)?.version ?? null) : null };
-}
-
-/** Lists leases with their TTL (from each body) and activity judged in storage time. */
-export async function describeLeases(
-  ctx: ProtocolContext,
-  filter: { branch?: string; version?: number } = {},
-): Promise<LeaseView[]> {
-  const entries: LeaseEntry[] = [];
-  for await (const entry of listLeases(ctx, filter)) entries.push(entry);
-  if (entries.length === 0) return [];
-  // "Now" is the store's own clock (a probe object's Last-Modified), never this host's.
-  const now = await storageNow(ctx);
-  const precision = storePrecisionMs(ctx);
-  const views: LeaseView[] = [];
-  for (const entry of entries) {
-    const ttlMs = await readTtl(ctx, entry.key);
-    views.push({
-      leaseId: entry.leaseId,
-      branch: entry.branch,
-      version: entry.version,
-      key: entry.key,
-      ttlMs,
-      lastModified: entry.lastModified.toISOString(),
-      expiresAt:
-        ttlMs === null ? null : leaseExpiresAt(entry.lastModified, ttlMs, precision).toISOString(),
-      // An unreadable body counts as active: showing a lease as expired must never be a guess.
-      active: ttlMs === null ? true : isActiveAt(entry.lastModified, ttlMs, precision, now),
-    });
-  }
-  return views;
-}
-
-/** What `status` reports: branches, tags, active leases, retirements and intents in flight. */
-export async function collectStatus(ctx: ProtocolContext) {
-  const branchNames = await listBranchesWithVersions(ctx);
-  const branches = await Promise.all(
-    branchNames.map(async (name) => ({ name, latestVersion: await latestVersion(ctx, name) })),
-  );
-  const tags = (await listTags(ctx)).map((t) => ({ name: t.name, target: t.target }));
-  const leases = (await describeLeases(ctx)).filter((l) => l.active);
-  const now = await storageNow(ctx);
-  const retirements = [];
-  for await (const meta of listAll(ctx.store, RETIREMENT_ROOT)) {
-    if (!parseRetirementKey(meta.key)) continue;
-    const handle = await readRecord(ctx, meta.key);
-    if (!handle) continue;
-    const record = handle.record;
-    const stamp = handle.lastModified ?? meta.lastModified;
-    const bound = stamp.getTime() + record.ownershipBoundMs + 1000;
-    retirements.push({
-      key: meta.key,
-      branch: record.branch,
-      opId: record.opId,
-      state: record.state,
-      versions: activeVersions(record),
-      cancelledVersions: record.versions.filter((v) => v.cancelled).map((v) => v.version),
-      lastModified: stamp.toISOString(),
-      ownershipBoundMs: record.ownershipBoundMs,
-      abandoned: record.state === "draining" && bound < now.getTime(),
-    });
-  }
-  const intents = [];
-  for await (const meta of listAll(ctx.store, INTENTS_PREFIX)) {
-    if (!meta.key.endsWith(".json")) continue;
-    const got = await ctx.store.get(meta.key);
-    if (!got) continue;
-    const parsed = IntentSchema.safeParse(safeDecode(got.body));
-    if (!parsed.success) continue;
-    const intent = parsed.data;
-    intents.push({
-      key: meta.key,
-      kind: intent.kind,
-      name: intent.name,
-      op: intent.op,
-      state: intent.state,
-      lastModified: got.lastModified.toISOString(),
-      expired: got.lastModified.getTime() + intent.ownershipBoundMs + 1000 < now.getTime(),
-    });
-  }
-  return { branches, tags, leases, retirements, intents, storageNow: now.toISOString() };
 }
 
 type CheckId =
@@ -228,21 +120,4 @@ export async function diagnoseStore(ctx: ProtocolContext) {
     clockSkewMs: report.clockSkewMs,
     guarantees,
   } as const;
-}
-
-// --- utils ---
-
-async function readTtl(ctx: ProtocolContext, key: string): Promise<number | null> {
-  const got = await ctx.store.get(key);
-  if (!got) return null;
-  const parsed = LeaseBodySchema.safeParse(safeDecode(got.body));
-  return parsed.success ? parsed.data.ttlMs : null;
-}
-
-function safeDecode(bytes: Uint8Array): unknown {
-  try {
-    return decodeJson(bytes);
-  } catch {
-    return null;
-  }
 }

@@ -154,7 +154,10 @@ export const JsonShapes = {
   recover: z.union([
     ok("recover", {
       location: z.string(),
+      /** How many references each outcome of the reference recovery touched. */
       references: z.record(z.string(), z.number()),
+      /** The objects behind those counts (intent, canonical and fence keys), by outcome. */
+      referenceKeys: z.record(z.string(), z.array(z.string())).optional(),
       retirements: z.object({ committed: z.number(), cancelled: z.number(), retained: z.number() }),
       retired: z.array(RefShape),
       /** Versions of earlier runs' committed retirements this recovery finished. */

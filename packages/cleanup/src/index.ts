@@ -22,3 +22,4 @@ export {
   type RetainReason,
 } from "./policy.js";
 export type { VersionRange } from "./ranges.js";
+export { collectStatus, type DatasetStatus } from "./status.js";

@@ -7,6 +7,7 @@ export {
   LEASE_REASON,
   sweepExpiredLeases,
 } from "./census.js";
+export { describeLease, describeLeases, type LeaseView } from "./describe.js";
 export { INVALID_LEASE_HANDLE, validateLeaseHandle } from "./handle.js";
 export { type KeepLeaseOptions, keepLease, type LeaseKeeper } from "./keeper.js";
 export { branchFenceKey, branchLeasesPrefix, leaseKey, parseLeaseKey } from "./layout.js";

@@ -22,6 +22,7 @@ export {
 } from "./layout.js";
 export { DEFAULT_INTENT_BOUND_MS, type MutationOptions } from "./publish.js";
 export { type ReferenceRecoveryReport, recoverReferences } from "./recovery.js";
+export { type ReferenceRecoveryKeys, summarizeReferenceRecovery } from "./recovery-summary.js";
 export {
   type BranchInfo,
   createBranch,

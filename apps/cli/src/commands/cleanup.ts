@@ -9,7 +9,7 @@ import {
 } from "@holdfast/cleanup";
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
 import { openDataset, type ProtocolContext } from "@holdfast/dataset";
-import { recoverReferences } from "@holdfast/refs-lifecycle";
+import { recoverReferences, summarizeReferenceRecovery } from "@holdfast/refs-lifecycle";
 import { abandonRetirement } from "@holdfast/retirement";
 import { Command } from "commander";
 import { parseCountArg, parseNameArg, parseVersionArg } from "../args.js";
@@ -180,18 +180,11 @@ export function registerCleanup(r: Registrar, program: Command): void {
         } finally {
           view.stop();
         }
-        const references = {
-          fencedIntents: refs.fencedIntents.length,
-          fencedCanonicals: refs.fencedCanonicals.length,
-          deletionsCompleted: refs.deletions.filter((d) => d.outcome === "completed").length,
-          deletionsAbandoned: refs.deletions.filter((d) => d.outcome === "abandoned").length,
-          reclaimedIntents: refs.reclaimedIntents.length,
-          removedOrphans: refs.removedOrphans.length,
-          removedFences: refs.removedFences.length,
-        };
+        const { references, referenceKeys } = summarizeReferenceRecovery(refs);
         cx.out.result(cx.command, {
           location: t.display,
           references,
+          referenceKeys,
           retirements: stats.recovered,
           retired: stats.retired,
           finished: stats.finished,

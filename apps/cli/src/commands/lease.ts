@@ -1,18 +1,13 @@
-import { decodeJson, holdfastError, isHoldfastError } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  isActiveAt,
-  leaseExpiresAt,
-  type ProtocolContext,
-  storageNow,
-  storePrecisionMs,
-} from "@holdfast/dataset";
+import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
+import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
 import {
   acquireLease,
+  describeLease,
+  describeLeases,
   keepLease,
   type Lease,
-  LeaseBodySchema,
   type LeaseEntry,
+  type LeaseView,
   listLeases,
   MIN_TTL_MS,
   releaseLease,
@@ -118,7 +113,7 @@ export function registerLease(r: Registrar, program: Command): void {
         const format = resolved.format;
         const branch = branchFlag ?? defaultBranch;
         const acquired = await acquireLease(ctx, { branch, version, ttlMs, format });
-        const shape = await leaseShape(ctx, acquired);
+        const shape = await describeLease(ctx, acquired);
         if (opts.hold !== true) {
           cx.out.result(cx.command, { location: target.display, lease: shape });
           cx.out.line(
@@ -236,82 +231,6 @@ export function registerLease(r: Registrar, program: Command): void {
   program.addCommand(lease);
 }
 
-/** A lease as shown by `lease list` and `status`. */
-export interface LeaseShape {
-  leaseId: string;
-  branch: string;
-  version: number;
-  key: string;
-  ttlMs: number | null;
-  lastModified: string;
-  expiresAt: string | null;
-  active: boolean;
-}
-
-/** Lists leases with their TTL (read from each body) and activity judged in storage time. */
-export async function describeLeases(
-  ctx: ProtocolContext,
-  filter: { branch?: string; version?: number } = {},
-): Promise<LeaseShape[]> {
-  const entries: LeaseEntry[] = [];
-  for await (const entry of listLeases(ctx, filter)) entries.push(entry);
-  if (entries.length === 0) return [];
-  // "Now" is the store's own clock (a probe object's Last-Modified), never this host's.
-  const now = await storageNow(ctx);
-  const precision = storePrecisionMs(ctx);
-  const shapes: LeaseShape[] = [];
-  for (const entry of entries) {
-    const ttlMs = await readTtl(ctx, entry.key);
-    shapes.push({
-      leaseId: entry.leaseId,
-      branch: entry.branch,
-      version: entry.version,
-      key: entry.key,
-      ttlMs,
-      lastModified: entry.lastModified.toISOString(),
-      expiresAt:
-        ttlMs === null ? null : leaseExpiresAt(entry.lastModified, ttlMs, precision).toISOString(),
-      // An unreadable body counts as active: showing a lease as expired must never be a guess.
-      active: ttlMs === null ? true : isActiveAt(entry.lastModified, ttlMs, precision, now),
-    });
-  }
-  return shapes;
-}
-
-// --- utils ---
-
-async function readTtl(ctx: ProtocolContext, key: string): Promise<number | null> {
-  const got = await ctx.store.get(key);
-  if (!got) return null;
-  const parsed = LeaseBodySchema.safeParse(safeDecode(got.body));
-  return parsed.success ? parsed.data.ttlMs : null;
-}
-
-function safeDecode(bytes: Uint8Array): unknown {
-  try {
-    return decodeJson(bytes);
-  } catch {
-    return null;
-  }
-}
-
-async function leaseShape(ctx: ProtocolContext, lease: Lease): Promise<LeaseShape> {
-  const meta = await ctx.store.head(lease.key);
-  const precision = storePrecisionMs(ctx);
-  return {
-    leaseId: lease.leaseId,
-    branch: lease.branch,
-    version: lease.version,
-    key: lease.key,
-    ttlMs: lease.ttlMs,
-    lastModified: meta ? meta.lastModified.toISOString() : "",
-    expiresAt: meta
-      ? leaseExpiresAt(meta.lastModified, lease.ttlMs, precision).toISOString()
-      : null,
-    active: meta !== null,
-  };
-}
-
 /**
  * Keeps a lease renewed until Ctrl-C (then releases it) or until the keeper fences itself
  * (renewal failed past its deadline: protection may have ended, so we say so and fail).
@@ -320,7 +239,7 @@ async function holdLease(
   cx: CommandContext,
   ctx: ProtocolContext,
   acquired: Lease,
-  shape: LeaseShape,
+  shape: LeaseView,
   options: {
     renewEveryMs: number | undefined;
     readEveryMs: number | undefined;

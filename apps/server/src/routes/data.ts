@@ -1,7 +1,8 @@
 import { DatasetsShape, JsonShapes, VersionsPageShape, VersionsQuery } from "@holdfast/api-shapes";
+import { collectStatus } from "@holdfast/cleanup";
 import { openDataset } from "@holdfast/dataset";
 import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
-import { collectStatus, diagnoseStore, versionsPage } from "../views.js";
+import { diagnoseStore, versionsPage } from "../views.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 /** Datasets, versions (paged), status, doctor. */

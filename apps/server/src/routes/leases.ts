@@ -8,9 +8,9 @@ import {
 } from "@holdfast/api-shapes";
 import { holdfastError } from "@holdfast/conditional-store";
 import { openDataset } from "@holdfast/dataset";
+import { describeLeases } from "@holdfast/leases";
 import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
 import { acquireHandle, releaseHandle, renewHandle } from "../lease-handles.js";
-import { describeLeases } from "../views.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 const LeaseParams = DatasetParams.extend({ leaseId: UlidParam });

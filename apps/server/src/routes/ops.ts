@@ -1,9 +1,9 @@
 import { ReadinessShape } from "@holdfast/api-shapes";
 import { probeStore, type StoreProbeReport } from "@holdfast/conditional-store";
 import { openDataset } from "@holdfast/dataset";
+import { describeLeases } from "@holdfast/leases";
 import { z } from "zod";
 import type { AppDeps, ZodApp } from "../app.js";
-import { describeLeases } from "../views.js";
 import { BEARER } from "./common.js";
 
 /** Health, readiness and Prometheus metrics. */

@@ -1,0 +1,96 @@
+import { decodeJson } from "@holdfast/conditional-store";
+import {
+  isActiveAt,
+  leaseExpiresAt,
+  type ProtocolContext,
+  storageNow,
+  storePrecisionMs,
+} from "@holdfast/dataset";
+import { type Lease, type LeaseEntry, listLeases } from "./lease.js";
+import { LeaseBodySchema } from "./schema.js";
+
+/**
+ * A lease as people and programs are shown it: the CLI's `lease list` and `status`, and the
+ * HTTP API's lease answers (the `LeaseShape` of `@holdfast/api-shapes`). Times are the
+ * store's (Last-Modified stamps), never a host's.
+ */
+export interface LeaseView {
+  leaseId: string;
+  branch: string;
+  version: number;
+  key: string;
+  /** Read from the lease body; null when the body could not be read. */
+  ttlMs: number | null;
+  lastModified: string;
+  expiresAt: string | null;
+  active: boolean;
+}
+
+/**
+ * Lists leases with their TTL (read from each body) and whether each is active, judged
+ * against the store's own clock (a probe object's Last-Modified), never this host's.
+ * A lease whose body cannot be read counts as active: showing a lease as expired must
+ * never be a guess.
+ */
+export async function describeLeases(
+  ctx: ProtocolContext,
+  filter: { branch?: string; version?: number } = {},
+): Promise<LeaseView[]> {
+  const entries: LeaseEntry[] = [];
+  for await (const entry of listLeases(ctx, filter)) entries.push(entry);
+  if (entries.length === 0) return [];
+  const now = await storageNow(ctx);
+  const precision = storePrecisionMs(ctx);
+  const views: LeaseView[] = [];
+  for (const entry of entries) {
+    const ttlMs = await readTtl(ctx, entry.key);
+    views.push({
+      leaseId: entry.leaseId,
+      branch: entry.branch,
+      version: entry.version,
+      key: entry.key,
+      ttlMs,
+      lastModified: entry.lastModified.toISOString(),
+      expiresAt:
+        ttlMs === null ? null : leaseExpiresAt(entry.lastModified, ttlMs, precision).toISOString(),
+      active: ttlMs === null ? true : isActiveAt(entry.lastModified, ttlMs, precision, now),
+    });
+  }
+  return views;
+}
+
+/**
+ * The view of a lease this process just acquired: its expiry from the lease object's
+ * Last-Modified stamp (one HEAD). A lease object already gone is shown inactive.
+ */
+export async function describeLease(ctx: ProtocolContext, lease: Lease): Promise<LeaseView> {
+  const meta = await ctx.store.head(lease.key);
+  const precision = storePrecisionMs(ctx);
+  return {
+    leaseId: lease.leaseId,
+    branch: lease.branch,
+    version: lease.version,
+    key: lease.key,
+    ttlMs: lease.ttlMs,
+    lastModified: meta ? meta.lastModified.toISOString() : "",
+    expiresAt: meta
+      ? leaseExpiresAt(meta.lastModified, lease.ttlMs, precision).toISOString()
+      : null,
+    active: meta !== null,
+  };
+}
+
+// --- utils ---
+
+async function readTtl(ctx: ProtocolContext, key: string): Promise<number | null> {
+  const got = await ctx.store.get(key);
+  if (!got) return null;
+  let body: unknown;
+  try {
+    body = decodeJson(got.body);
+  } catch {
+    return null;
+  }
+  const parsed = LeaseBodySchema.safeParse(body);
+  return parsed.success ? parsed.data.ttlMs : null;
+}
