@@ -56,7 +56,8 @@ export class MemoryStore implements ObjectStore {
   readonly #etagMode: "unique" | "content-md5";
   readonly #pageSize: number;
   #writes = 0;
-  #sorted: string[] | undefined;
+  /** Every key, in byte order: kept sorted on insert and delete (binary search), never re-sorted. */
+  readonly #sorted: string[] = [];
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
@@ -117,7 +118,7 @@ export class MemoryStore implements ObjectStore {
       this.#etagMode === "content-md5"
         ? createHash("md5").update(body).digest("hex")
         : `m${this.#writes.toString(16)}`;
-    if (!this.#objects.has(key)) this.#sorted = undefined;
+    if (!current) this.#sorted.splice(firstIndexAfter(this.#sorted, key, true), 0, key);
     this.#objects.set(key, { body: body.slice(), etag, lastModified: this.#stamp() });
     return { etag };
   }
@@ -134,7 +135,7 @@ export class MemoryStore implements ObjectStore {
         });
       }
     }
-    if (this.#objects.delete(key)) this.#sorted = undefined;
+    this.#forget(key);
   }
 
   async deleteMany(
@@ -150,7 +151,7 @@ export class MemoryStore implements ObjectStore {
     }
     for (const key of keys) validateKey(key, "deleteMany");
     refuseAborted(options.signal, "deleteMany");
-    for (const key of keys) if (this.#objects.delete(key)) this.#sorted = undefined;
+    for (const key of keys) this.#forget(key);
     return { deleted: [...keys], failed: [] };
   }
 
@@ -159,8 +160,6 @@ export class MemoryStore implements ObjectStore {
     refuseAborted(options.signal, "list");
     const after = options.pageToken ?? options.startAfter ?? "";
     const limit = Math.min(options.pageSize ?? this.#pageSize, this.#pageSize);
-    // Sorted once per change of the key set, so paging through n keys stays O(n log n).
-    if (this.#sorted === undefined) this.#sorted = [...this.#objects.keys()].sort(compareKeys);
     const sorted = this.#sorted;
     const fromPrefix = compareKeys(prefix, after) > 0;
     const from = firstIndexAfter(sorted, fromPrefix ? prefix : after, fromPrefix);
@@ -186,9 +185,20 @@ export class MemoryStore implements ObjectStore {
     return this.#objects.size;
   }
 
-  /** All keys, sorted (for tests and simulations). */
-  keys(): string[] {
-    return [...this.#objects.keys()].sort(compareKeys);
+  /** All keys, or those starting with `prefix`, in byte order (for tests and simulations). */
+  keys(prefix = ""): string[] {
+    const sorted = this.#sorted;
+    if (prefix === "") return sorted.slice();
+    const from = firstIndexAfter(sorted, prefix, true);
+    let to = from;
+    while (to < sorted.length && sorted[to]!.startsWith(prefix)) to += 1;
+    return sorted.slice(from, to);
+  }
+
+  /** Removes `key` from the map and the sorted index (no-op when absent). */
+  #forget(key: string): void {
+    if (!this.#objects.delete(key)) return;
+    this.#sorted.splice(firstIndexAfter(this.#sorted, key, true), 1);
   }
 
   #stamp(): number {
@@ -234,7 +244,21 @@ function firstIndexAfter(keys: readonly string[], bound: string, inclusive: bool
   return lo;
 }
 
-/** Byte-wise (UTF-8) key order, as S3 and Azure list. */
+/**
+ * Byte-wise (UTF-8) key order, as S3 and Azure list. UTF-8 byte order is code point order,
+ * which equals UTF-16 code unit order except that a surrogate (half of a code point above
+ * U+FFFF) sorts after every BMP character: compared unit by unit, no encoding.
+ */
 export function compareKeys(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i += 1) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x < y ? -1 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }

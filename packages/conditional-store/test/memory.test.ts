@@ -125,6 +125,41 @@ describe("MemoryStore", () => {
     ]);
   });
 
+  it("compareKeys is UTF-8 byte order without encoding: a code point above U+FFFF sorts after U+FFFF (surrogates)", () => {
+    const keys = [
+      "a",
+      "a/\u{1F600}",
+      "a/\uFFFF",
+      "a/\uE000",
+      "a/\u00e9",
+      "a/z",
+      "a/",
+      "ab",
+      "a/\u{10000}x",
+    ];
+    const bytes = (k: string) => Buffer.from(k, "utf8");
+    const expected = [...keys].sort((x, y) => Buffer.compare(bytes(x), bytes(y)));
+    expect([...keys].sort(compareKeys)).toEqual(expected);
+    for (const x of keys) {
+      for (const y of keys) {
+        expect(Math.sign(compareKeys(x, y)), `${x} vs ${y}`).toBe(
+          Math.sign(Buffer.compare(bytes(x), bytes(y))),
+        );
+      }
+    }
+  });
+
+  it("keeps its sorted key index through puts, overwrites and deletes: keys(prefix) is the prefix's range", async () => {
+    const store = new MemoryStore();
+    for (const key of ["v/3", "v/1", "w/1", "v/2", "u", "v/1"]) await store.put(key, enc(key));
+    await store.deleteMany(["v/2", "missing"]);
+    await store.delete("u");
+    expect(store.keys()).toEqual(["v/1", "v/3", "w/1"]);
+    expect(store.keys("v/")).toEqual(["v/1", "v/3"]);
+    expect(store.keys("x/")).toEqual([]);
+    expect((await store.list("")).objects.map((o) => o.key)).toEqual(["v/1", "v/3", "w/1"]);
+  });
+
   it("truncates Last-Modified to its precision and keeps content-MD5 ETags on equal bytes", async () => {
     const time = new FakeTime(Date.UTC(2026, 0, 1, 0, 0, 0, 750));
     const store = new MemoryStore({ clock: time, etagMode: "content-md5" });

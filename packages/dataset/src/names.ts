@@ -14,6 +14,16 @@ const NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
  * is written (docs/guarantees.md, invariant 6), so a name can never escape its folder in a key.
  */
 export function validateName(name: unknown, kind: "branch" | "tag"): string {
+  // The common case first: no error closure is built for a valid name.
+  if (
+    typeof name === "string" &&
+    name.length <= MAX_NAME_LENGTH &&
+    name !== "." &&
+    name !== ".." &&
+    NAME_PATTERN.test(name)
+  ) {
+    return name;
+  }
   const fail = (why: string) =>
     holdfastError(
       "invalid-input",

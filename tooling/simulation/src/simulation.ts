@@ -758,19 +758,28 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   const manifestCache = new Map<string, string[]>(); // key@etag -> data files
   /** What of a version is gone (its manifest, or a data file it names), or null. */
   const missingPart = async (version: number, branch = BRANCH): Promise<string | null> => {
-    const got = await memory.get(manifestKey(branch, version));
-    if (!got) return "its manifest";
-    const cacheKey = `${got.key}@${got.etag}`;
-    let files = manifestCache.get(cacheKey);
-    if (!files) {
-      const parsed = decodeJson(got.body) as { files?: { key: string }[] };
-      files = (parsed.files ?? []).map((f) => f.key);
-      manifestCache.set(cacheKey, files);
-    }
+    const files = await manifestFiles(manifestKey(branch, version));
+    if (!files) return "its manifest";
     for (const file of files) if (!(await memory.head(file))) return `data file ${file}`;
     return null;
   };
+  /** The data files a stored manifest names (parsed once per ETag), or null when it is gone. */
+  async function manifestFiles(key: string): Promise<string[] | null> {
+    const meta = await memory.head(key);
+    if (!meta) return null;
+    const cacheKey = `${key}@${meta.etag}`;
+    let files = manifestCache.get(cacheKey);
+    if (!files) {
+      const got = await memory.get(key);
+      if (!got) return null;
+      const parsed = decodeJson(got.body) as { files?: { key: string }[] };
+      files = (parsed.files ?? []).map((f) => f.key);
+      manifestCache.set(`${key}@${got.etag}`, files);
+    }
+    return files;
+  }
   const brokenNewest = new Set<string>();
+  const failuresCheckedAt = { writes: -1, count: 0 };
   let writesChecked = -1;
   const checkStep = async () => {
     if (writes !== writesChecked) {
@@ -785,7 +794,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     // file (a restore, fork or stalled bulk commit racing a cleanup). Branches whose
     // deletion was attempted are skipped (their teardown removes manifests newest-first).
     const newest = new Map<string, number>();
-    for (const key of memory.keys()) {
+    for (const key of memory.keys("_versions/")) {
       const match = /^_versions\/([^/]+)\/(\d{20})\.json$/.exec(key);
       if (!match) continue;
       const version = Number(match[2]);
@@ -883,12 +892,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
           branch.created = false;
         }
         if (branch.state === "deleted") {
-          manifestBranches ??= new Set(
-            memory
-              .keys()
-              .filter((k) => k.startsWith("_versions/"))
-              .map((k) => k.split("/")[1] ?? ""),
-          );
+          manifestBranches ??= new Set(memory.keys("_versions/").map((k) => k.split("/")[1] ?? ""));
           if (manifestBranches.has(branch.name)) {
             violate(2, `deleted branch ${branch.name} has manifests again`);
             branch.state = "active";
@@ -912,20 +916,16 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
       }
     }
     // Invariant 4: a commit reported as a definite failure did not land.
-    if (failedCommitFiles.length > 0) {
+    // Manifests change only by writes: rechecked when one ran or a new failure was recorded.
+    if (
+      failedCommitFiles.length > 0 &&
+      (writes !== failuresCheckedAt.writes || failedCommitFiles.length !== failuresCheckedAt.count)
+    ) {
+      failuresCheckedAt.writes = writes;
+      failuresCheckedAt.count = failedCommitFiles.length;
       const named = new Set<string>();
-      for (const key of memory.keys()) {
-        if (!key.startsWith("_versions/")) continue;
-        const got = await memory.get(key);
-        if (!got) continue;
-        const cacheKey = `${key}@${got.etag}`;
-        let files = manifestCache.get(cacheKey);
-        if (!files) {
-          const parsed = decodeJson(got.body) as { files?: { key: string }[] };
-          files = (parsed.files ?? []).map((f) => f.key);
-          manifestCache.set(cacheKey, files);
-        }
-        for (const f of files) named.add(f);
+      for (const key of memory.keys("_versions/")) {
+        for (const f of (await manifestFiles(key)) ?? []) named.add(f);
       }
       for (const f of failedCommitFiles) {
         if (named.has(f)) {
@@ -990,7 +990,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   for (const branch of branches) {
     if (await memory.head(`_refs/branches/${branch.name}.json`)) continue;
     for (const prefix of [`_versions/${branch.name}/`, `_holdfast/leases/${branch.name}/`]) {
-      const left = memory.keys().filter((k) => k.startsWith(prefix));
+      const left = memory.keys(prefix);
       if (left.length > 0 && (branch.state === "deleted" || branch.state === "deleting")) {
         violate(5, `branch ${branch.name} is gone but ${left[0]} is left behind`);
       }
