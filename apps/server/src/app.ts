@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Role } from "./auth.js";
 import type { DatasetEntry } from "./datasets.js";
+import type { JobHistory } from "./job-history.js";
 import type { JobRunner } from "./jobs.js";
 import type { ServerMetrics } from "./metrics.js";
 import { problem } from "./problem.js";
@@ -22,8 +23,8 @@ export interface AppDeps {
   readonly datasets: ReadonlyMap<string, DatasetEntry>;
   readonly metrics: ServerMetrics;
   readonly jobs: JobRunner;
-  /** The last cleanup plan per dataset made on this replica (dashboard). */
-  readonly lastPlans: Map<string, unknown>;
+  /** Job history and the last plan, on each dataset's store (shared by every replica). */
+  readonly history: JobHistory;
   /** Open server-sent-event streams, ended on shutdown. */
   readonly streams: Set<ServerResponse>;
 }

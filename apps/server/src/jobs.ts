@@ -2,9 +2,10 @@ import { EventEmitter } from "node:events";
 import type { CleanupJob, CleanupPolicyBody, CleanupStatsShape } from "@holdfast/api-shapes";
 import { type CleanupStats, cleanup, recover } from "@holdfast/cleanup";
 import { isHoldfastError } from "@holdfast/conditional-store";
-import { recoverReferences } from "@holdfast/refs-lifecycle";
+import { recoverReferences, summarizeReferenceRecovery } from "@holdfast/refs-lifecycle";
 import type { z } from "zod";
 import type { DatasetEntry } from "./datasets.js";
+import type { JobHistory } from "./job-history.js";
 import type { ServerMetrics } from "./metrics.js";
 import { problemFor } from "./problem.js";
 
@@ -16,11 +17,12 @@ export type JobEvent = { type: "progress"; job: CleanupJob } | { type: "done"; j
  * the store (the cleanup package's), so one runs at a time across replicas; every run
  * recovers interrupted retirements before planning, so a replica that died mid-cleanup is
  * finished by the next run anywhere (once its lock's bound ran out in storage time).
- * History is this replica's, in memory.
+ * History is on the store (`JobHistory`), so every replica lists the same jobs; the live
+ * progress of a running job is held by the replica that runs it.
  */
 export class JobRunner {
-  readonly #history: CleanupJob[] = [];
-  readonly #running = new Set<string>();
+  /** Jobs running on this replica, by id (their progress changes in place). */
+  readonly #live = new Map<string, CleanupJob>();
   readonly #finishing = new Set<Promise<CleanupJob>>();
   readonly #abort = new AbortController();
   readonly #events = new EventEmitter();
@@ -28,7 +30,8 @@ export class JobRunner {
   constructor(
     private readonly replica: string,
     private readonly metrics: ServerMetrics,
-    private readonly options: { lockBoundMs?: number | undefined; historySize?: number },
+    private readonly history: JobHistory,
+    private readonly options: { lockBoundMs?: number | undefined },
   ) {
     this.#events.setMaxListeners(0);
   }
@@ -58,6 +61,8 @@ export class JobRunner {
       finishedAt: null,
       progress: null,
       stats: null,
+      references: null,
+      referenceKeys: null,
       error: null,
     };
     const startedMs = performance.now();
@@ -77,13 +82,24 @@ export class JobRunner {
         this.#events.emit(id, { type: "progress", job } satisfies JobEvent);
       },
     };
-    const run = (async (): Promise<CleanupStats> => {
+    const run = (async () => {
       // References first: a retirement's recovery censuses them, so settle their intents.
-      await recoverReferences(dataset.ctx);
+      const refs = summarizeReferenceRecovery(await recoverReferences(dataset.ctx));
+      job.references = refs.references;
+      job.referenceKeys = { ...refs.referenceKeys };
       return kind === "recover"
         ? recover(dataset.ctx, options)
         : cleanup(dataset.ctx, policy ?? { retainVersions: 1 }, options);
     })();
+    let runSettled = false;
+    void run.then(
+      () => {
+        runSettled = true;
+      },
+      () => {
+        runSettled = true;
+      },
+    );
     const outcome = await Promise.race([
       lockHeld.then(() => "running" as const),
       run.then(
@@ -92,8 +108,10 @@ export class JobRunner {
       ),
     ]);
     if (outcome !== "running" && isHoldfastError(outcome, "conflict")) throw outcome;
-    this.#remember(job);
-    this.#running.add(id);
+    this.#live.set(id, job);
+    await this.history.recordStart(dataset, job);
+    // While this run holds the lock, no other job can be running: any recorded as such lost its replica.
+    if (!runSettled) await this.history.settleLost(dataset, new Set(this.#live.keys()));
     const finished = run
       .then(
         (stats) => {
@@ -111,13 +129,14 @@ export class JobRunner {
           return job;
         },
       )
-      .then((done) => {
+      .then(async (done) => {
         done.finishedAt = new Date().toISOString();
         this.metrics.cleanupDuration.observe(
           { dataset: dataset.name, kind, outcome: done.state },
           (performance.now() - startedMs) / 1000,
         );
-        this.#running.delete(id);
+        await this.history.recordEnd(dataset, done);
+        this.#live.delete(id);
         this.#events.emit(id, { type: "done", job: done } satisfies JobEvent);
         return done;
       });
@@ -126,15 +145,21 @@ export class JobRunner {
     return { job, finished };
   }
 
-  /** Jobs of a dataset, newest first. */
-  history(dataset: string): CleanupJob[] {
-    return this.#history.filter((j) => j.dataset === dataset);
+  /** Jobs of a dataset, newest first, from the store; this replica's running ones with live progress. */
+  async list(dataset: DatasetEntry): Promise<CleanupJob[]> {
+    return (await this.history.list(dataset)).map((j) => this.#live.get(j.id) ?? j);
   }
 
-  get(dataset: string, id: string): CleanupJob | undefined {
-    return this.#history.find(
-      (j) => j.dataset === dataset && j.id.toUpperCase() === id.toUpperCase(),
-    );
+  /** One job: live when it runs here, else as the store recorded it. */
+  async get(dataset: DatasetEntry, id: string): Promise<CleanupJob | undefined> {
+    const live = this.#live.get(id.toUpperCase());
+    if (live && live.dataset === dataset.name) return live;
+    return this.history.get(dataset, id);
+  }
+
+  /** Whether the job runs on this replica (its events can be followed here). */
+  isLive(id: string): boolean {
+    return this.#live.has(id.toUpperCase());
   }
 
   /** Subscribes to a job's events; returns the unsubscribe function. */
@@ -154,12 +179,7 @@ export class JobRunner {
   }
 
   get runningCount(): number {
-    return this.#running.size;
-  }
-
-  #remember(job: CleanupJob): void {
-    this.#history.unshift(job);
-    this.#history.length = Math.min(this.#history.length, this.options.historySize ?? 50);
+    return this.#live.size;
   }
 
   #countDeleted(dataset: string, stats: CleanupStats): void {

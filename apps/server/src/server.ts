@@ -19,6 +19,7 @@ import {
 import { type AppDeps, sendProblem, type ZodApp } from "./app.js";
 import { matchToken, roleAllows, type TokenEntry } from "./auth.js";
 import { type DatasetSource, openDatasets } from "./datasets.js";
+import { JobHistory } from "./job-history.js";
 import { JobRunner } from "./jobs.js";
 import { ServerMetrics } from "./metrics.js";
 import { problem, problemFor } from "./problem.js";
@@ -51,6 +52,8 @@ export interface ServerConfig {
   readonly schedules?: readonly ScheduleEntry[] | undefined;
   /** Storage-time bound of the cleanup lock and run records (a dead holder's lock is taken over after it). @default the cleanup package's, 60 s */
   readonly lockBoundMs?: number | undefined;
+  /** Cleanup jobs kept per dataset in the history on the store (older ones are deleted). @default 50 */
+  readonly historySize?: number | undefined;
   /** Directory of the built dashboard. @default the package's `dist/web`, when built */
   readonly dashboardDir?: string | null | undefined;
   /** Clock, ids and sleep for the protocol (tests). @default production ones */
@@ -59,8 +62,8 @@ export interface ServerConfig {
 
 /**
  * Builds the holdfast HTTP server (not yet listening: call `listen`, or `inject` in tests).
- * It keeps no state of its own beyond job history: leases, references and retirements live
- * on the store, so any number of replicas can serve one bucket.
+ * It keeps no state of its own: leases, references, retirements and even cleanup job history
+ * live on the store, so any number of replicas can serve one bucket.
  */
 export async function buildServer(config: ServerConfig): Promise<ZodApp> {
   const https = config.https;
@@ -78,11 +81,14 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
 
   const metrics = new ServerMetrics();
   const replica = config.replicaId ?? randomUUID();
+  const history = new JobHistory({ jobs: config.historySize ?? 50, plans: 5 }, (error, what) =>
+    app.log.warn({ err: error }, `job history: ${what} failed`),
+  );
   const deps: AppDeps = {
     datasets: openDatasets(config.datasets, metrics, config.context),
     metrics,
-    jobs: new JobRunner(replica, metrics, { lockBoundMs: config.lockBoundMs }),
-    lastPlans: new Map(),
+    jobs: new JobRunner(replica, metrics, history, { lockBoundMs: config.lockBoundMs }),
+    history,
     streams: new Set<ServerResponse>(),
   };
 

@@ -1,6 +1,11 @@
-import { probeStore } from "@holdfast/conditional-store";
-import { listVersions, type ProtocolContext } from "@holdfast/dataset";
-import { listTags } from "@holdfast/refs-lifecycle";
+import { holdfastError, probeStore } from "@holdfast/conditional-store";
+import {
+  latestVersion,
+  listVersions,
+  type ProtocolContext,
+  type VersionRef,
+} from "@holdfast/dataset";
+import { getBranch, listTags } from "@holdfast/refs-lifecycle";
 
 /** One version row of the `versions` document. */
 export interface VersionView {
@@ -45,6 +50,26 @@ export async function versionsPage(
     });
   }
   return { versions, nextAfter: more ? (versions.at(-1)?.version ?? null) : null };
+}
+
+/**
+ * The parent of a commit to a branch other than the default that names none: undefined
+ * (the library takes the branch's latest) once the branch has versions; before that, the
+ * version the branch was forked from, so a fork's first version keeps its lineage.
+ */
+export async function firstCommitParent(
+  ctx: ProtocolContext,
+  branch: string,
+): Promise<VersionRef | null | undefined> {
+  if ((await latestVersion(ctx, branch)) !== null) return undefined;
+  const info = await getBranch(ctx, branch);
+  if (!info) {
+    throw holdfastError("not-found", "commit", `branch ${branch} does not exist`, {
+      code: "BRANCH_NOT_FOUND",
+      hint: "create it first with POST .../branches { name, from: { branch, version } }",
+    });
+  }
+  return info.parent;
 }
 
 type CheckId =

@@ -117,6 +117,60 @@ describe("bad input: a clear 4xx problem and nothing written", () => {
       payload: { policy: { retainVersions: 0 } },
       status: 400,
     },
+    {
+      name: "commit without files",
+      method: "POST",
+      url: "/v1/datasets/ds/versions",
+      payload: { branch: "main" },
+      status: 400,
+    },
+    {
+      name: "commit naming a key outside data/",
+      method: "POST",
+      url: "/v1/datasets/ds/versions",
+      payload: { files: [{ key: "_holdfast/dataset.json", size: 1 }] },
+      status: 400,
+    },
+    {
+      name: "commit naming a file twice",
+      method: "POST",
+      url: "/v1/datasets/ds/versions",
+      payload: {
+        files: [
+          { key: "data/a.bin", size: 1 },
+          { key: "data/a.bin", size: 1 },
+        ],
+      },
+      status: 400,
+    },
+    {
+      name: "commit with a negative size",
+      method: "POST",
+      url: "/v1/datasets/ds/versions",
+      payload: { files: [{ key: "data/a.bin", size: -1 }] },
+      status: 400,
+    },
+    {
+      name: "commit with an unknown file field",
+      method: "POST",
+      url: "/v1/datasets/ds/versions",
+      payload: { files: [{ key: "data/a.bin", size: 1, path: "/etc/passwd" }] },
+      status: 400,
+    },
+    {
+      name: "commit with a malformed parent",
+      method: "POST",
+      url: "/v1/datasets/ds/versions",
+      payload: { files: [], parent: { branch: "main", version: 0 } },
+      status: 400,
+    },
+    {
+      name: "commit with a source on a bad branch name",
+      method: "POST",
+      url: "/v1/datasets/ds/versions",
+      payload: { files: [], sources: [{ branch: "../x", version: 1 }] },
+      status: 400,
+    },
     { name: "unknown dataset", method: "GET", url: "/v1/datasets/nope/versions", status: 404 },
     { name: "bad page size", method: "GET", url: "/v1/datasets/ds/versions?limit=0", status: 400 },
     {
@@ -158,6 +212,18 @@ describe("bad input: a clear 4xx problem and nothing written", () => {
     });
     expect(res.statusCode).toBe(404);
     expect(ProblemShape.parse(res.json()).kind).toBe("not-found");
+    expect(await allKeys(counting)).toEqual(before);
+  });
+
+  it("a commit to a branch that does not exist is 404 and leaves no object behind", async () => {
+    const before = await allKeys(counting);
+    const res = await app.inject({
+      method: "POST",
+      url: "/v1/datasets/ds/versions",
+      headers: as("writer"),
+      payload: { branch: "nope", files: [] },
+    });
+    expect(res.statusCode).toBe(404);
     expect(await allKeys(counting)).toEqual(before);
   });
 

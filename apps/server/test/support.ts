@@ -21,16 +21,24 @@ export const BACKENDS: readonly BackendName[] = ["local", "rgw", "azurite"];
 
 const ids = ulidIds();
 
-/** A fresh, empty store on a real backend; `dispose` removes a local directory. */
-export async function freshStore(
-  backend: BackendName,
-): Promise<{ store: ObjectStore; dispose: () => Promise<void> }> {
+/**
+ * A fresh, empty store on a real backend; `dispose` removes a local directory. `url` and
+ * `env` name the same store to a child process (`holdfast serve <url>` with `env`).
+ */
+export async function freshStore(backend: BackendName): Promise<{
+  store: ObjectStore;
+  dispose: () => Promise<void>;
+  url: string;
+  env: Record<string, string>;
+}> {
   switch (backend) {
     case "local": {
       const root = await mkdtemp(join(tmpdir(), "holdfast-server-"));
       return {
         store: createLocalStore({ root, createRoot: true }),
         dispose: () => rm(root, { recursive: true, force: true }),
+        url: root,
+        env: {},
       };
     }
     case "rgw": {
@@ -39,9 +47,10 @@ export async function freshStore(
         "HOLDFAST_S3_ENDPOINT",
         "bash tooling/services/rgw-start.sh",
       );
+      const prefix = `srv-${ids.next().slice(-12)}`;
       const store = await openS3Store({
         bucket: env.HOLDFAST_S3_BUCKET!,
-        prefix: `srv-${ids.next().slice(-12)}`,
+        prefix,
         region: env.HOLDFAST_S3_REGION ?? "us-east-1",
         endpoint: env.HOLDFAST_S3_ENDPOINT!,
         forcePathStyle: true,
@@ -50,7 +59,18 @@ export async function freshStore(
           secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
         },
       });
-      return { store, dispose: async () => {} };
+      return {
+        store,
+        dispose: async () => {},
+        url: `s3://${env.HOLDFAST_S3_BUCKET}/${prefix}`,
+        env: pick(env, [
+          "HOLDFAST_S3_ENDPOINT",
+          "HOLDFAST_S3_REGION",
+          "HOLDFAST_S3_PATH_STYLE",
+          "AWS_ACCESS_KEY_ID",
+          "AWS_SECRET_ACCESS_KEY",
+        ]),
+      };
     }
     case "azurite": {
       const env = serviceEnv(
@@ -58,12 +78,19 @@ export async function freshStore(
         "AZURE_STORAGE_CONNECTION_STRING",
         "bash tooling/services/azurite-start.sh",
       );
+      const container = env.HOLDFAST_AZURE_CONTAINER ?? "holdfast-test";
+      const prefix = `srv-${ids.next().slice(-12)}`;
       const store = await openAzureStore({
-        container: env.HOLDFAST_AZURE_CONTAINER ?? "holdfast-test",
-        prefix: `srv-${ids.next().slice(-12)}`,
+        container,
+        prefix,
         connectionString: env.AZURE_STORAGE_CONNECTION_STRING!,
       });
-      return { store, dispose: async () => {} };
+      return {
+        store,
+        dispose: async () => {},
+        url: `az://${container}/${prefix}`,
+        env: pick(env, ["AZURE_STORAGE_CONNECTION_STRING"]),
+      };
     }
   }
 }
@@ -114,6 +141,12 @@ export function as(role: keyof typeof TOKENS): { authorization: string } {
 
 // --- utils ---
 
+function pick(vars: Record<string, string | undefined>, names: string[]): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const name of names) if (vars[name] !== undefined) picked[name] = vars[name]!;
+  return picked;
+}
+
 /** Service settings from the environment, else the env file the start script writes; throws (never skips) when absent. */
 function serviceEnv(
   file: string,
@@ -125,7 +158,8 @@ function serviceEnv(
   if (existsSync(path)) {
     for (const line of readFileSync(path, "utf8").split("\n")) {
       const match = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-      if (match) vars[match[1]!] = match[2]!;
+      // Values may be quoted as a shell would read them.
+      if (match) vars[match[1]!] = match[2]!.replace(/^'(.*)'$|^"(.*)"$/, "$1$2");
     }
   }
   for (const [key, value] of Object.entries(process.env)) {

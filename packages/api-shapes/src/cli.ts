@@ -81,7 +81,8 @@ export const JsonShapes = {
     version: z.number().int(),
     key: z.string(),
     txnId: z.string(),
-    files: z.array(z.object({ path: z.string(), key: z.string(), size: z.number() })),
+    /** `path`: the local file the CLI read (absent in the HTTP API's answer). */
+    files: z.array(z.object({ path: z.string().optional(), key: z.string(), size: z.number() })),
   }),
   versions: ok("versions", {
     location: z.string(),

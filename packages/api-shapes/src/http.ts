@@ -93,6 +93,43 @@ export const TagUpdateRequest = z.strictObject({
   branch: NameParam.optional(),
 });
 
+/** A version of a branch, in request bodies. */
+export const VersionRefShape = z.strictObject({ branch: NameParam, version: VersionParam });
+
+/**
+ * A data file a commit names: its key under `data/` and its size in bytes (the library's
+ * `DataFile`). The file must already be on the store: written by a writer with the
+ * library, or reused from a version that names it.
+ */
+export const DataFileShape = z.strictObject({
+  key: z
+    .string()
+    .max(1024)
+    .regex(/^data\/[^/]/, "a data file key under data/"),
+  size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
+
+/**
+ * `POST .../versions`: commit the next version of a branch naming files already on the store
+ * (the library's `commitVersion` options). Files the server did not just write are covered
+ * by a commit intent and checked to exist before the manifest is sent, so a commit never
+ * names a file a cleanup is deleting.
+ */
+export const CommitRequest = z.strictObject({
+  /** @default the dataset's default branch */
+  branch: NameParam.optional(),
+  files: z
+    .array(DataFileShape)
+    .max(10_000)
+    .refine((files) => new Set(files.map((f) => f.key)).size === files.length, {
+      message: "a file is named twice",
+    }),
+  /** Lineage. @default the branch's latest version (a fork's first version: its fork point) */
+  parent: VersionRefShape.nullable().optional(),
+  /** Versions whose manifests the files were read from (a restore, a revert). */
+  sources: z.array(VersionRefShape).max(1000).optional(),
+});
+
 /** `POST .../branches`. */
 export const BranchCreateRequest = z.strictObject({
   name: NameParam,
@@ -156,11 +193,15 @@ export const CleanupJobShape = z.object({
   finishedAt: IsoTime.nullable(),
   progress: CleanupProgressShape.nullable(),
   stats: CleanupStatsShape.nullable(),
+  /** What the run's reference recovery did: counts per outcome (as `recover` reports them). */
+  references: z.record(z.string(), z.number()).nullable().optional(),
+  /** The intent, canonical and fence keys behind those counts. */
+  referenceKeys: z.record(z.string(), z.array(z.string())).nullable().optional(),
   error: ProblemShape.nullable(),
 });
 export type CleanupJob = z.infer<typeof CleanupJobShape>;
 
-/** `GET .../cleanup/jobs`: this replica's recent runs, newest first. */
+/** `GET .../cleanup/jobs`: the dataset's recent runs through any replica (kept on the store), newest first. */
 export const CleanupJobsShape = z.object({
   ok: z.literal(true),
   command: z.literal("cleanup jobs"),

@@ -15,6 +15,8 @@ export {
   CleanupPolicyShape,
   CleanupProgressShape,
   CleanupRequest,
+  CommitRequest,
+  DataFileShape,
   DatasetsShape,
   LEASE_TTL_RANGE_MS,
   LeaseAcquireRequest,
@@ -31,6 +33,7 @@ export {
   TagUpdateRequest,
   UlidParam,
   VersionParam,
+  VersionRefShape,
   VersionsPageShape,
   VersionsQuery,
 } from "./http.js";

@@ -10,6 +10,7 @@ import { holdfastError } from "@holdfast/conditional-store";
 import { openDataset } from "@holdfast/dataset";
 import { z } from "zod";
 import { type AppDeps, datasetOf, sendProblem, type ZodApp } from "../app.js";
+import type { DatasetEntry } from "../datasets.js";
 import { type JobEvent, statsBody } from "../jobs.js";
 import { problemFor } from "../problem.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
@@ -48,7 +49,10 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
         policy: { ...request.body.policy, dryRun: true },
         stats: statsBody(stats),
       };
-      deps.lastPlans.set(ds.name, { ...answer, plannedAt: new Date().toISOString() });
+      await deps.history.savePlan(ds, ds.ctx.ids.next(), {
+        ...answer,
+        plannedAt: new Date().toISOString(),
+      });
       return answer;
     },
   );
@@ -58,7 +62,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     {
       config: { role: "reader" },
       schema: {
-        summary: "The last plan made on this replica (by the API or the schedule)",
+        summary: "The last plan made through any replica (kept on the store)",
         tags: ["cleanup"],
         security: BEARER,
         params: DatasetParams,
@@ -67,13 +71,13 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      const last = deps.lastPlans.get(ds.name);
+      const last = await deps.history.lastPlan(ds);
       if (!last) {
-        throw holdfastError("not-found", "cleanup", `no plan of ${ds.name} on this replica yet`, {
+        throw holdfastError("not-found", "cleanup", `no plan of ${ds.name} yet`, {
           hint: "POST .../cleanup/plan with a policy",
         });
       }
-      return last as z.infer<typeof JsonShapes.cleanup>;
+      return last;
     },
   );
 
@@ -106,7 +110,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     {
       config: { role: "reader" },
       schema: {
-        summary: "Cleanup and recovery runs of this replica, newest first",
+        summary: "Cleanup and recovery runs through any replica (kept on the store), newest first",
         tags: ["cleanup"],
         security: BEARER,
         params: DatasetParams,
@@ -118,7 +122,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
       return {
         ok: true as const,
         command: "cleanup jobs" as const,
-        jobs: deps.jobs.history(ds.name),
+        jobs: await deps.jobs.list(ds),
       };
     },
   );
@@ -137,7 +141,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      const job = deps.jobs.get(ds.name, request.params.jobId);
+      const job = await deps.jobs.get(ds, request.params.jobId);
       if (!job) throw noJob(request.params.jobId);
       return { ok: true as const, command: "cleanup job" as const, job };
     },
@@ -149,7 +153,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
       config: { role: "reader" },
       schema: {
         summary:
-          "A job's progress as server-sent events: `progress` events, then one `done` (data: the job)",
+          "A job's progress as server-sent events: `progress` events, then one `done` (data: the job). Through the replica running it, every step; through another, its stored state until it ends",
         tags: ["cleanup"],
         security: BEARER,
         params: JobParams,
@@ -159,7 +163,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const ds = datasetOf(deps, request);
-      const job = deps.jobs.get(ds.name, request.params.jobId);
+      const job = await deps.jobs.get(ds, request.params.jobId);
       if (!job) throw noJob(request.params.jobId);
       reply.hijack();
       const raw = reply.raw;
@@ -178,10 +182,15 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
       }
       deps.streams.add(raw);
       send({ type: "progress", job });
-      const unsubscribe = deps.jobs.subscribe(job.id, (event) => {
-        send(event);
-        if (event.type === "done") close();
-      });
+      const unsubscribe = deps.jobs.isLive(job.id)
+        ? deps.jobs.subscribe(job.id, (event) => {
+            send(event);
+            if (event.type === "done") close();
+          })
+        : followStored(deps, ds, job.id, (event) => {
+            send(event);
+            if (event.type === "done") close();
+          });
       const close = () => {
         unsubscribe();
         deps.streams.delete(raw);
@@ -216,9 +225,11 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
         ok: true as const,
         command: "recover" as const,
         location: ds.store.location,
-        references: {},
+        references: job.references ?? {},
+        referenceKeys: job.referenceKeys ?? {},
         retirements: stats.recovered,
         retired: stats.retired,
+        finished: (stats as { finished?: { branch: string; version: number }[] }).finished ?? [],
         objectsDeleted: stats.objectsDeleted,
         bytesDeleted: stats.bytesDeleted,
         warnings: stats.warnings,
@@ -230,7 +241,40 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
 // --- utils ---
 
 function noJob(id: string): Error {
-  return holdfastError("not-found", "cleanup", `no cleanup job ${id} on this replica`, {
-    hint: "jobs are kept by the replica that ran them: list them with GET .../cleanup/jobs",
+  return holdfastError("not-found", "cleanup", `no cleanup job ${id}`, {
+    hint: "only the newest jobs are kept: list them with GET .../cleanup/jobs",
   });
+}
+
+/** How often a job running on another replica is re-read from the store. */
+const FOLLOW_EVERY_MS = 1000;
+
+/**
+ * Follows a job another replica runs, through its records on the store: a `progress` event
+ * when its stored state changes, then `done` once it ended (or was found lost). Returns the
+ * function that stops following.
+ */
+function followStored(
+  deps: AppDeps,
+  ds: DatasetEntry,
+  id: string,
+  listener: (event: JobEvent) => void,
+): () => void {
+  let stopped = false;
+  const timer = setInterval(() => {
+    void deps.jobs.get(ds, id).then(
+      (job) => {
+        if (stopped || !job || job.state === "running") return;
+        stopped = true;
+        clearInterval(timer);
+        listener({ type: "done", job });
+      },
+      () => undefined,
+    );
+  }, FOLLOW_EVERY_MS);
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
 }

@@ -1,8 +1,14 @@
-import { DatasetsShape, JsonShapes, VersionsPageShape, VersionsQuery } from "@holdfast/api-shapes";
+import {
+  CommitRequest,
+  DatasetsShape,
+  JsonShapes,
+  VersionsPageShape,
+  VersionsQuery,
+} from "@holdfast/api-shapes";
 import { collectStatus } from "@holdfast/cleanup";
-import { openDataset } from "@holdfast/dataset";
+import { commitVersion, openDataset } from "@holdfast/dataset";
 import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
-import { diagnoseStore, versionsPage } from "../views.js";
+import { diagnoseStore, firstCommitParent, versionsPage } from "../views.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 /** Datasets, versions (paged), status, doctor. */
@@ -57,6 +63,54 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps): void {
         branch,
         ...page,
       };
+    },
+  );
+
+  app.post(
+    "/v1/datasets/:dataset/versions",
+    {
+      config: { role: "writer" },
+      schema: {
+        summary:
+          "Commit the next version of a branch, naming data files already on the store (create-only manifest)",
+        tags: ["datasets"],
+        security: BEARER,
+        params: DatasetParams,
+        body: CommitRequest,
+        response: withProblems({ 201: JsonShapes.commit }),
+      },
+    },
+    async (request, reply) => {
+      const ds = datasetOf(deps, request);
+      const info = await openDataset(ds.ctx);
+      const { files, sources } = request.body;
+      const branch = request.body.branch ?? info.defaultBranch;
+      // A branch other than the default must exist; its first version descends from its fork point.
+      const forkParent =
+        branch === info.defaultBranch ? undefined : await firstCommitParent(ds.ctx, branch);
+      const parent = request.body.parent !== undefined ? request.body.parent : forkParent;
+      const commit = await commitVersion(ds.ctx, {
+        branch,
+        files,
+        ...(parent === undefined ? {} : { parent }),
+        ...(sources === undefined ? {} : { sources }),
+      });
+      return reply
+        .code(201)
+        .header(
+          "location",
+          `/v1/datasets/${ds.name}/versions?branch=${branch}&after=${commit.version - 1}&limit=1`,
+        )
+        .send({
+          ok: true as const,
+          command: "commit" as const,
+          location: ds.store.location,
+          branch,
+          version: commit.version,
+          key: commit.key,
+          txnId: commit.txnId,
+          files: files.map((f) => ({ key: f.key, size: f.size })),
+        });
     },
   );
 
