@@ -7,8 +7,25 @@ export class UsageError extends Error {
 
 export type Profile = "default" | "stress";
 
+/** Faults `--plant` can plant (see {@link PlantedFault}). */
+export const PLANTED_FAULTS = ["unprotected-reuse", "blind-last-look"] as const;
+/**
+ * `unprotected-reuse`: restorers and forkers commit reused files as if just written and
+ * name no source, so the commit runs no reuse protocol. `blind-last-look`: cleaners see no
+ * commit intent and no manifest added after their plan (cleanup's last look blinded).
+ * Either reopens issue 9's hole 1 (docs/protocol.md, "Commits that reuse files").
+ */
+export type PlantedFault = (typeof PLANTED_FAULTS)[number];
+
 export type Command =
-  | { kind: "run"; count: number; first: number; profile: Profile; trace: boolean }
+  | {
+      kind: "run";
+      count: number;
+      first: number;
+      profile: Profile;
+      trace: boolean;
+      plant?: PlantedFault | undefined;
+    }
   | {
       kind: "soak";
       durationMs: number;
@@ -25,7 +42,9 @@ export const USAGE = `usage:
   simulate soak --duration 10m [--workers 2] [--first 1]
                                          seeds across worker processes until the duration ends
   simulate replay --seed N [--no-shrink] rerun one seed, then shrink it to a minimal schedule
-options: --profile default|stress (or HOLDFAST_SIM_PROFILE), --trace (run with COUNT 1)`;
+options: --profile default|stress (or HOLDFAST_SIM_PROFILE), --trace (run with COUNT 1),
+  --plant unprotected-reuse|blind-last-look (run only: reopen issue 9's hole 1 on purpose;
+  seeds must then fail, which proves the checker sees it)`;
 
 /** Parses argv (without node and script). A leading "--" (pnpm passes it through) is dropped. */
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Command {
@@ -70,7 +89,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const count = positiveInt("COUNT", positionals[0] ?? values.count ?? "200");
   const first = nonNegativeInt("FIRST", positionals[1] ?? values.first ?? "1");
   const trace = values.trace === true || Boolean(env.HOLDFAST_SIM_TRACE);
-  return { kind: "run", count, first, profile, trace };
+  return { kind: "run", count, first, profile, trace, plant: parsePlant(values.plant) };
 }
 
 function parseWith(args: string[]) {
@@ -86,10 +105,18 @@ function parseWith(args: string[]) {
       workers: { type: "string" },
       profile: { type: "string" },
       trace: { type: "boolean" },
+      plant: { type: "string" },
       "no-shrink": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+function parsePlant(value: string | undefined): PlantedFault | undefined {
+  if (value === undefined) return undefined;
+  const known = PLANTED_FAULTS.find((p) => p === value);
+  if (!known) throw new UsageError(`--plant must be one of ${PLANTED_FAULTS.join(", ")}`);
+  return known;
 }
 
 function parseProfile(value: string): Profile {

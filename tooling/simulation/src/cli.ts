@@ -1,7 +1,7 @@
 // `pnpm --filter @holdfast/simulation simulate -- [run] [COUNT] [FIRST]`, `... simulate -- soak
 // --duration 10m --workers 2`, `... simulate -- replay --seed N` (see USAGE in args.ts).
 // Exit codes: 0 every seed passed (and at least one ran), 1 a violation or no seed ran, 2 bad arguments.
-import { parseCommand, USAGE, UsageError } from "./args.js";
+import { type PlantedFault, parseCommand, USAGE, UsageError } from "./args.js";
 import { profileConfig, runSimulation } from "./simulation.js";
 import { replayAndShrink, SOAK_WORKER_ENV, soak, soakWorker } from "./soak.js";
 
@@ -44,7 +44,15 @@ async function main(): Promise<number> {
       return report.failedSeeds.length > 0 ? 1 : 0;
     }
     case "run":
-      return (await runSeeds(command.count, command.first, command.profile, command.trace)) ? 0 : 1;
+      return (await runSeeds(
+        command.count,
+        command.first,
+        command.profile,
+        command.trace,
+        command.plant,
+      ))
+        ? 0
+        : 1;
   }
 }
 
@@ -54,6 +62,7 @@ async function runSeeds(
   first: number,
   profile: "default" | "stress",
   trace: boolean,
+  plant?: PlantedFault,
 ): Promise<boolean> {
   let failed = 0;
   let ran = 0;
@@ -63,6 +72,7 @@ async function runSeeds(
       ...profileConfig(profile),
       seed,
       ...(trace ? { trace: (line: string) => console.log(line) } : {}),
+      ...(plant ? { plant } : {}),
     });
     ran += 1;
     if (result.violations.length > 0) {
@@ -71,11 +81,15 @@ async function runSeeds(
       for (const v of result.violations) {
         console.log(`  invariant ${v.invariant} at step ${v.step}: ${v.message}`);
       }
-      console.log(`  replay and shrink: simulate -- replay --seed ${seed} --profile ${profile}`);
+      console.log(
+        plant
+          ? `  rerun: simulate -- run 1 ${seed} --profile ${profile} --plant ${plant} --trace`
+          : `  replay and shrink: simulate -- replay --seed ${seed} --profile ${profile}`,
+      );
     }
   }
   console.log(
-    `${ran - failed} passed, ${failed} failed (seeds ${first}..${first + count - 1}, ${profile} profile, ${Date.now() - started} ms)`,
+    `${ran - failed} passed, ${failed} failed (seeds ${first}..${first + count - 1}, ${profile} profile${plant ? `, planted fault ${plant}` : ""}, ${Date.now() - started} ms)`,
   );
   return ran > 0 && failed === 0;
 }

@@ -44,6 +44,8 @@ export class GatedStore implements ObjectStore {
     private readonly faults: FaultRates,
     /** Called when a write is released and again once it applied (the simulation skips checks while nothing changed). */
     private readonly onWrite: () => void = () => {},
+    /** Listings of this prefix come back empty (a planted fault; see `PlantedFault`). */
+    private readonly hiddenPrefix?: string,
   ) {
     this.backend = inner.backend;
     this.location = inner.location;
@@ -104,6 +106,9 @@ export class GatedStore implements ObjectStore {
 
   async list(prefix: string, options?: ListOptions): Promise<ListPage> {
     await this.#enter("list", prefix);
+    if (this.hiddenPrefix !== undefined && prefix.startsWith(this.hiddenPrefix)) {
+      return { objects: [] };
+    }
     return this.inner.list(prefix, options);
   }
 }

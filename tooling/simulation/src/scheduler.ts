@@ -39,6 +39,7 @@ export class Scheduler {
   #seq = 0;
   readonly #timers: Timer[] = [];
   readonly #gates: Gate[] = [];
+  readonly #stepWaiters: { at: number; resolve: () => void }[] = [];
   steps = 0;
   /** Optional trace sink (HOLDFAST_SIM_TRACE): one line per released request and timer. */
   trace: ((line: string) => void) | undefined;
@@ -74,6 +75,14 @@ export class Scheduler {
   /** Called by the gated store before each request: resolves when the scheduler picks it. */
   gate(actor: string, label: string): Promise<void> {
     return new Promise<void>((release) => this.#gates.push({ actor, label, release }));
+  }
+
+  /**
+   * Resolves once `n` more steps have run (an actor that wants to act in the middle of
+   * another actor's burst of requests, not before or after it).
+   */
+  waitSteps(n: number): Promise<void> {
+    return new Promise<void>((resolve) => this.#stepWaiters.push({ at: this.steps + n, resolve }));
   }
 
   pick<T>(items: readonly T[]): T {
@@ -112,11 +121,22 @@ export class Scheduler {
         this.#fireUntil(this.#timers[0]!.at);
       } else {
         await settle();
-        if (this.#gates.length === 0 && this.#timers.length === 0 && !done()) {
+        if (
+          this.#gates.length === 0 &&
+          this.#timers.length === 0 &&
+          this.#stepWaiters.length === 0 &&
+          !done()
+        ) {
           throw new Error("simulation deadlock: no pending request or timer, but actors not done");
         }
       }
       this.steps += 1;
+      for (let i = this.#stepWaiters.length - 1; i >= 0; i -= 1) {
+        const waiter = this.#stepWaiters[i]!;
+        if (waiter.at > this.steps) continue;
+        this.#stepWaiters.splice(i, 1);
+        waiter.resolve();
+      }
       if (this.steps > maxSteps) throw new Error(`simulation exceeded ${maxSteps} steps`);
       await onStep();
     }

@@ -8,8 +8,11 @@ import {
   seededIds,
 } from "@holdfast/conditional-store";
 import {
+  COMMIT_INTENT_PREFIX,
   commitVersion,
   createContext,
+  type DataFile,
+  defaultFormat,
   initDataset,
   manifestKey,
   type ProtocolContext,
@@ -27,7 +30,9 @@ import {
   recoverReferences,
   updateTag,
 } from "@holdfast/refs-lifecycle";
+import type { PlantedFault } from "./args.js";
 import { type FaultRates, GatedStore, SimulatedCrash } from "./gated-store.js";
+import { frozenFormat } from "./planted.js";
 import { Scheduler } from "./scheduler.js";
 
 /** Knobs of one simulated run; everything else derives from the seed. */
@@ -59,7 +64,14 @@ export interface SimulationConfig {
   maxClockSkewMs: number;
   /** Receives one line per released request, fault and outcome (see HOLDFAST_SIM_TRACE). */
   trace?: (line: string) => void;
+  /**
+   * A fault planted on purpose, to prove the checker sees what it guards against (tests
+   * only; see {@link PlantedFault}).
+   */
+  plant?: PlantedFault;
 }
+
+export type { PlantedFault } from "./args.js";
 
 export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
   readers: 4,
@@ -179,10 +191,22 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   if (config.trace) sched.trace = config.trace;
   const note = (line: string) => sched.trace?.(`  => ${line}`);
 
-  const contextFor = (actor: string, faults: FaultRates, skewMs = 0): ProtocolContext => {
-    const store = new GatedStore(memory, sched, actor, faults, () => {
-      writes += 1;
-    });
+  const contextFor = (
+    actor: string,
+    faults: FaultRates,
+    skewMs = 0,
+    hiddenPrefix?: string,
+  ): ProtocolContext => {
+    const store = new GatedStore(
+      memory,
+      sched,
+      actor,
+      faults,
+      () => {
+        writes += 1;
+      },
+      hiddenPrefix,
+    );
     gatedStores.set(actor, store);
     return createContext(store, {
       clock: { now: () => sched.clock.now() + skewMs },
@@ -197,6 +221,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   const tags: TagModel[] = [];
   const branches: BranchModel[] = [];
   const committed = new Map<number, string>(); // main version -> txnId reported as committed
+  const committedAt = new Map<number, number>(); // main version -> virtual time its commit returned
   const branchCommitted = new Map<string, string>(); // "branch@version" -> txnId
   const failedCommitFiles: string[] = []; // data files of commits reported as definite failures
   let running = 0;
@@ -264,6 +289,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
       violate(3, `two commits both won version ${result.version} of ${branch}`);
     }
     (ledger as Map<unknown, string>).set(slot, result.txnId);
+    if (branch === BRANCH) committedAt.set(result.version, sched.clock.now());
     note(`commit ${branch}@${result.version} ok`);
   }
 
@@ -289,6 +315,18 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   }
 
   const latestMain = () => [...committed.keys()].sort((a, b) => b - a)[0] ?? 1;
+  /**
+   * A main version a cleanup may retire next: one of the newest few already older than the
+   * cleaners' minimum version age, never the newest (what a restore races against).
+   */
+  const retirableSoon = () => {
+    const top = latestMain();
+    const old = [...committedAt]
+      .filter(([v, at]) => v < top && sched.clock.now() - at >= MIN_VERSION_AGE_MS)
+      .map(([v]) => v)
+      .sort((a, b) => b - a);
+    return old.length > 0 ? sched.pick(old.slice(0, 4)) : Math.max(1, top - sched.int(2, 8));
+  };
   /**
    * A version to name: usually a main version, sometimes (probability `onBranch`) a
    * version a branch commit reported as committed (the branch may be being deleted: the
@@ -320,6 +358,38 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     );
   }
 
+  /**
+   * The files and sources of a commit that names files it read from `sources`. With the
+   * planted fault `unprotected-reuse` the files are disguised as just written and no source
+   * is named, so the commit skips the reuse protocol (the writer before issue 9's hole 1
+   * was closed: no intent, no record check, no HEADs).
+   */
+  const reuse = (files: DataFile[], sources: VersionRef[]) => {
+    if (config.plant !== "unprotected-reuse") return { files, sources };
+    const now = sched.clock.now();
+    const disguised = files.map((f) =>
+      Object.defineProperty({ ...f }, "writtenAtMs", { value: now, enumerable: false }),
+    );
+    return { files: disguised, sources: [] };
+  };
+
+  /** Resolvers of actors waiting for the next cleanup run to start. */
+  const cleanupStartWaiters: (() => void)[] = [];
+  /**
+   * Between its read and its commit a writer often dawdles: for a while (whole cleanups may
+   * run meanwhile), or until a cleanup starts and then for a random number of requests, so
+   * its commit lands in the middle of that cleanup's run (the race of docs/protocol.md,
+   * "Commits that reuse files").
+   */
+  const dawdle = async () => {
+    const roll = sched.random();
+    if (roll < 0.3) return;
+    if (roll < 0.6) return sched.sleep(sched.int(0, 20_000));
+    const started = new Promise<void>((resolve) => cleanupStartWaiters.push(resolve));
+    await Promise.race([started, sched.sleep(20_000)]);
+    await sched.waitSteps(sched.int(0, 80));
+  };
+
   /** Reads a main version's manifest through `ctx`: the files a restore or fork names again. */
   const readSource = async (ctx: ProtocolContext, version: number) => {
     const record = await tryReadManifest(ctx, BRANCH, version);
@@ -333,10 +403,17 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
       actor(name, async () => {
         for (let r = 0; r < config.rounds; r += 1) {
           await sched.sleep(sched.int(0, 3000));
-          // Mostly a version just behind the newest: what a cleanup retires next.
+          // Mostly a version just behind the newest (what a cleanup retires next); a revert
+          // restores the newest version's parent.
           const top = latestMain();
+          const roll = sched.random();
+          const kind = roll < 0.2 ? "revert" : roll < 0.35 ? "undeclared" : "restore";
           const version =
-            sched.random() < 0.8 ? Math.max(1, top - sched.int(2, 8)) : sched.int(1, top);
+            kind === "revert"
+              ? Math.max(1, top - 1)
+              : sched.random() < 0.8
+                ? retirableSoon()
+                : sched.int(1, top);
           const source = { branch: BRANCH, version };
           // Half the time the writer holds a lease on the source across its read and commit.
           let lease: Lease | undefined;
@@ -356,8 +433,13 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
               bump("restoreSourceGone");
               continue;
             }
-            // A restore: the old version's files, committed again as the newest version.
-            await commitReusing(ctx, "restore", { branch: BRANCH, files, sources: [source] });
+            await dawdle();
+            // A restore or revert: the old version's files committed again as the newest
+            // version, naming its source (or, "undeclared", not naming it).
+            await commitReusing(ctx, kind, {
+              branch: BRANCH,
+              ...reuse(files, kind === "undeclared" ? [] : [source]),
+            });
           } catch (error) {
             rethrowIfCrashed(ctx, error);
             if (!isExpected(error)) throw error;
@@ -387,15 +469,15 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
             continue;
           }
           if (!files) continue;
+          await dawdle();
           // A fork written as a manifest only: version 1 of a new branch names the source
           // as parent and its files, with no reference file.
           const branch = `f${config.seed}-${w}-${r}`;
           if (
             (await commitReusing(ctx, "fork", {
               branch,
-              files,
               parent: source,
-              sources: [source],
+              ...reuse(files, [source]),
             })) &&
             sched.random() < 0.5
           ) {
@@ -712,13 +794,15 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   for (let c = 0; c < config.cleaners; c += 1) {
     const name = `cleaner-${c}`;
     const skew = sched.int(-config.maxClockSkewMs, config.maxClockSkewMs);
-    const ctx = contextFor(name, config.faults, skew);
+    const blind = config.plant === "blind-last-look";
+    const ctx = contextFor(name, config.faults, skew, blind ? COMMIT_INTENT_PREFIX : undefined);
     actors.push(
       actor(name, async () => {
         for (let r = 0; r < Math.max(1, Math.floor(config.rounds / 2)); r += 1) {
           await sched.sleep(sched.int(500, 6000));
           // Now and then a cleaner asks for a grace below the floor: it must be refused.
           const short = sched.random() < 0.1;
+          for (const start of cleanupStartWaiters.splice(0)) start();
           try {
             const result = await cleanup(
               ctx,
@@ -734,6 +818,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
                 // timers (the heartbeat) out of the seeded schedule.
                 concurrent: true,
                 heartbeatSleep: NEVER_BEATS,
+                ...(blind ? { format: frozenFormat(defaultFormat) } : {}),
               },
             );
             stats.retired = (stats.retired ?? 0) + result.retired.length;

@@ -25,6 +25,11 @@ describe("simulate command line", () => {
       workers: 2,
     });
     expect(parseCommand(["replay", "--seed", "7"])).toMatchObject({ kind: "replay", seed: 7 });
+    expect(parseCommand(["run", "1", "48", "--plant", "blind-last-look"])).toMatchObject({
+      kind: "run",
+      first: 48,
+      plant: "blind-last-look",
+    });
   });
 
   it("rejects bad arguments instead of running nothing", () => {
@@ -39,6 +44,7 @@ describe("simulate command line", () => {
       ["replay"],
       ["--profile", "fast"],
       ["--bogus"],
+      ["--plant", "no-such-fault"],
     ]) {
       expect(() => parseCommand(args), args.join(" ")).toThrow(UsageError);
     }
