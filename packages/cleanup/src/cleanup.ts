@@ -96,9 +96,10 @@ async function run(
       sink: (batch) => retirer.retire(batch),
     });
     await retirer.finish();
-    // The last look, after every commit of this run and before any deletion.
+    // The last look, after every commit of this run and before any deletion. A dry run
+    // looks too (reads only), so its plan keeps what the run would keep.
     const late =
-      state.dryRun || (mode === "recover" && interrupted.committed.length === 0)
+      mode === "recover" && interrupted.committed.length === 0
         ? { expiredIntents: [] }
         : await protectLateCommits(state, plan);
     const plannedData: PlannedDeletions = new Set();

@@ -26,7 +26,12 @@ export interface LateCommits {
 export async function protectLateCommits(state: RunState, plan: Plan): Promise<LateCommits> {
   const { ctx, format, now } = state;
   const expiredIntents: string[] = [];
-  const keep = (key: string) => plan.retainedFiles.add(key);
+  const look = state.stats.lastLook;
+  const keep = (key: string) => {
+    if (plan.retainedFiles.has(key)) return;
+    plan.retainedFiles.add(key);
+    look.filesKept += 1;
+  };
   // 1. Commit intents (fail-closed: an unreadable intent stops the run).
   for await (const meta of listAll(ctx.store, COMMIT_INTENT_PREFIX)) {
     const got = await ctx.store.get(meta.key);
@@ -51,6 +56,7 @@ export async function protectLateCommits(state: RunState, plan: Plan): Promise<L
       expiredIntents.push(meta.key);
       continue;
     }
+    look.intents += 1;
     for (const file of intent.files) keep(file);
   }
   // 2. Manifests added since the plan, on every branch (new branches included).
@@ -60,6 +66,7 @@ export async function protectLateCommits(state: RunState, plan: Plan): Promise<L
       if (seen?.has(entry.version)) continue;
       await state.pool.run(async () => {
         const manifest = await format.readManifest(ctx, branch, entry.version);
+        if (manifest) look.lateManifests += 1;
         for (const file of manifest?.files ?? []) keep(file.key);
       });
     }

@@ -33,6 +33,7 @@ export interface MutableStats {
     total: number;
   };
   bytesDeleted: number;
+  lastLook: { intents: number; lateManifests: number; filesKept: number };
   warnings: string[];
 }
 
@@ -121,6 +122,7 @@ export async function createRunState(
         total: 0,
       },
       bytesDeleted: 0,
+      lastLook: { intents: 0, lateManifests: 0, filesKept: 0 },
       warnings,
     },
   };

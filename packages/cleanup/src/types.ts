@@ -92,6 +92,13 @@ export interface CleanupStats {
     total: number;
   };
   readonly bytesDeleted: number;
+  /**
+   * Cleanup's last look before deleting (docs/protocol.md, "Commits that reuse files"):
+   * live commit intents and manifests added since the plan that it read, and the data files
+   * they name that it kept although the plan would have deleted them. A dry run looks too,
+   * so its plan never lists a file a commit in flight names.
+   */
+  readonly lastLook: { intents: number; lateManifests: number; filesKept: number };
   /** Requests this run sent, by type (a plan's are all reads). */
   readonly requests: RequestCounts & { total: number };
   /** Local-clock duration of the run. */

@@ -5,6 +5,7 @@ import {
   COMMIT_INTENT_PREFIX,
   COMMIT_RETIREMENT_IN_PROGRESS,
   type CommitResult,
+  commitIntentKey,
   commitVersion,
   type ProtocolContext,
   RETIREMENT_RECORDS_PREFIX,
@@ -14,7 +15,7 @@ import { acquireLease, releaseLease } from "@holdfast/leases";
 import { censusReferences } from "@holdfast/refs-lifecycle";
 import { RETIREMENT_ROOT } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
-import { cleanup } from "../src/index.js";
+import { cleanup, planCleanup } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 
 /** Every data file the manifest of `version` names, and whether each still exists. */
@@ -212,5 +213,38 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
 
   it("the records prefix a commit reads is the one retirement writes", () => {
     expect(RETIREMENT_RECORDS_PREFIX).toBe(RETIREMENT_ROOT);
+  });
+
+  it("a dry run takes the last look too: files a live commit intent names are kept in the plan, as the run keeps them (issue 9, docs/protocol.md Commits that reuse files)", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 5 });
+    const options = { referenceCensus: censusReferences(ctx) };
+    const before = await planCleanup(ctx, policy, options);
+    expect(before.lastLook).toEqual({ intents: 0, lateManifests: 0, filesKept: 0 });
+    // A restore of version 2 in flight: its intent is written, its manifest not yet.
+    const { manifest } = await readManifest(ctx, "main", 2);
+    const txnId = ctx.ids.next();
+    const intent = {
+      schema: 1,
+      txnId,
+      branch: "main",
+      files: manifest.files.map((f) => f.key),
+      sources: [{ branch: "main", version: 2 }],
+      boundMs: COMMIT_INTENT_BOUND_MS,
+    };
+    await store.put(commitIntentKey(txnId), new TextEncoder().encode(JSON.stringify(intent)));
+    const plan = await planCleanup(ctx, policy, options);
+    expect(plan.lastLook).toEqual({
+      intents: 1,
+      lateManifests: 0,
+      filesKept: manifest.files.length,
+    });
+    expect(plan.objectsDeleted.dataFiles).toBe(
+      before.objectsDeleted.dataFiles - manifest.files.length,
+    );
+    // The run deletes exactly what the plan listed, and the intent's files survive.
+    const done = await cleanup(ctx, policy, options);
+    expect(done.objectsDeleted.dataFiles).toBe(plan.objectsDeleted.dataFiles);
+    for (const f of manifest.files) expect(await store.head(f.key)).not.toBeNull();
   });
 });
