@@ -4,12 +4,14 @@ import {
   holdfastError,
   isHoldfastError,
   listAll,
+  type ObjectMeta,
   putIfAbsent,
 } from "@holdfast/conditional-store";
 import { z } from "zod";
 import { type ProtocolContext, resolverOptions } from "./context.js";
 import { CONTROL_PREFIX, manifestKey } from "./layout.js";
 import { type DataFile, UlidSchema, type VersionRef, VersionRefSchema } from "./manifest.js";
+import { truncSec } from "./storage-time.js";
 
 /** Commit intents: `_holdfast/commits/{txnId}.json`, one per commit that names files it did not write. */
 export const COMMIT_INTENT_PREFIX = `${CONTROL_PREFIX}commits/`;
@@ -61,6 +63,18 @@ export const COMMIT_RETIREMENT_IN_PROGRESS = "COMMIT_RETIREMENT_IN_PROGRESS";
 export const COMMIT_SOURCE_MISSING = "COMMIT_SOURCE_MISSING";
 /** Error code: the intent's own bound ran out on the writer's timer before the manifest was sent. */
 export const COMMIT_INTENT_EXPIRED = "COMMIT_INTENT_EXPIRED";
+/** Error code: reused files older than {@link UNDECLARED_REUSE_MAX_AGE_MS} with no `sources` named. */
+export const COMMIT_SOURCES_REQUIRED = "COMMIT_SOURCES_REQUIRED";
+
+/**
+ * With no `sources`, a commit may reuse only files whose storage stamp is at most this much
+ * older than its own intent's. Cleanup's orphan grace is at least twice this
+ * (`MIN_ORPHAN_GRACE_MS` of `@holdfast/cleanup`, 1 h; a cleanup test keeps it so), so no
+ * orphan sweep that missed the intent can delete such a file. An older file may be an
+ * orphan past every grace (its source version gone), which only a HEAD of the source
+ * reveals: the commit must name it (docs/protocol.md, "Commits that reuse files").
+ */
+export const UNDECLARED_REUSE_MAX_AGE_MS = 30 * 60 * 1000;
 
 const RecordStateSchema = z.looseObject({
   state: z.string(),
@@ -145,7 +159,8 @@ export async function coverReusedFiles(
   };
   try {
     await refuseIfRetirementCommitted(ctx, sources);
-    await requireSources(ctx, reused, sources);
+    const heads = await requireSources(ctx, reused, sources);
+    if (sources.length === 0 && reused.length > 0) await refuseOldUndeclared(ctx, key, heads);
     cover.assertOpen();
   } catch (error) {
     // Definite refusal: nothing was committed; the intent goes (a leftover expires anyway).
@@ -202,21 +217,60 @@ async function refuseIfRetirementCommitted(
   }
 }
 
-/** HEAD of every source manifest and every reused file; any absence refuses. */
+/**
+ * The guard for reuse without `sources`: the intent's own stamp (one HEAD) is the store's
+ * "now" after the intent landed; a reused file stamped more than
+ * {@link UNDECLARED_REUSE_MAX_AGE_MS} before it is refused (`refused`,
+ * COMMIT_SOURCES_REQUIRED). A cleanup whose last look missed the intent probed its "now"
+ * before the intent landed, so it sweeps only files stamped more than its grace (≥ 1 h)
+ * before that: never one this check lets through.
+ */
+async function refuseOldUndeclared(
+  ctx: ProtocolContext,
+  intentKey: string,
+  files: readonly ObjectMeta[],
+): Promise<void> {
+  const intent = await ctx.store.head(intentKey);
+  if (!intent) {
+    throw holdfastError("refused", "commit", `commit intent ${intentKey} vanished`, {
+      key: intentKey,
+      code: COMMIT_INTENT_EXPIRED,
+      hint: "retry the commit",
+    });
+  }
+  const floor = truncSec(intent.lastModified.getTime()) - UNDECLARED_REUSE_MAX_AGE_MS;
+  const old = files.find((f) => truncSec(f.lastModified.getTime()) < floor);
+  if (old) {
+    throw holdfastError(
+      "refused",
+      "commit",
+      `${old.key} was written more than ${UNDECLARED_REUSE_MAX_AGE_MS / 60_000} min ago and the commit names no source version`,
+      {
+        key: old.key,
+        code: COMMIT_SOURCES_REQUIRED,
+        hint: "pass `sources`: the versions whose manifests the files were read from",
+      },
+    );
+  }
+}
+
+/** HEAD of every source manifest and every reused file; any absence refuses. Returns the files' heads. */
 async function requireSources(
   ctx: ProtocolContext,
   reused: readonly DataFile[],
   sources: readonly VersionRef[],
-): Promise<void> {
+): Promise<ObjectMeta[]> {
   const keys = [
     ...sources.map((s) => manifestKey(s.branch, s.version)),
     ...reused.map((f) => f.key),
   ];
   const width = 8;
+  const found: ObjectMeta[] = [];
   for (let i = 0; i < keys.length; i += width) {
     const heads = await Promise.all(keys.slice(i, i + width).map((k) => ctx.store.head(k)));
     const missing = heads.indexOf(null);
-    if (missing >= 0) {
+    if (missing < 0) found.push(...(heads as ObjectMeta[]));
+    else {
       const key = keys[i + missing]!;
       throw holdfastError("not-found", "commit", `${key} named by this commit is gone`, {
         key,
@@ -225,6 +279,7 @@ async function requireSources(
       });
     }
   }
+  return found;
 }
 
 /** True for an intent error of {@link coverReusedFiles} that left nothing committed. */

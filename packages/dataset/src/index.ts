@@ -6,11 +6,13 @@ export {
   COMMIT_INTENT_PREFIX,
   COMMIT_RETIREMENT_IN_PROGRESS,
   COMMIT_SOURCE_MISSING,
+  COMMIT_SOURCES_REQUIRED,
   type CommitIntent,
   CommitIntentSchema,
   commitIntentKey,
   FRESH_FILE_WINDOW_MS,
   RETIREMENT_RECORDS_PREFIX,
+  UNDECLARED_REUSE_MAX_AGE_MS,
 } from "./commit-intent.js";
 export { createContext, type ProtocolContext, resolverOptions } from "./context.js";
 export {
