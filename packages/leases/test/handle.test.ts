@@ -29,19 +29,38 @@ async function setup() {
 
 // docs/protocol.md §4 "Lease handles" (issue 9, hole 4).
 describe("lease handles are checked before use", () => {
-  it("release given a handle whose key is a manifest's is refused and the manifest stays", async () => {
+  it("hole 4: release given a handle whose key (and ETag) is a manifest's is refused and the manifest stays", async () => {
     const { memory, counting, ctx, lease, manifest } = await setup();
-    const forged = { ...lease, key: manifest.key };
     const before = counting.totalRequests();
-    await expect(releaseLease(ctx, forged)).rejects.toMatchObject({
-      kind: "invalid-input",
-      code: INVALID_LEASE_HANDLE,
-    });
+    for (const forged of [
+      { ...lease, key: manifest.key },
+      { ...lease, key: manifest.key, etag: manifest.etag },
+    ]) {
+      await expect(releaseLease(ctx, forged)).rejects.toMatchObject({
+        kind: "invalid-input",
+        code: INVALID_LEASE_HANDLE,
+      });
+    }
     expect(counting.totalRequests()).toBe(before);
     expect((await memory.head(manifest.key))?.etag).toBe(manifest.etag);
   });
 
-  it("renew given a manifest's key and ETag is refused and the manifest keeps its bytes", async () => {
+  it("hole 4: on a store whose DELETE ignores If-Match (RGW), release given a manifest's key is refused and the manifest stays", async () => {
+    const time = new FakeTime(Date.UTC(2026, 0, 1));
+    const memory = new MemoryStore({ clock: time, conditionalDelete: false });
+    const ctx = createContext(memory, { clock: time, sleep: recordingSleep(), ids: seededIds(4) });
+    await commitVersion(ctx, { branch: "main", files: [] });
+    await commitVersion(ctx, { branch: "main", files: [] });
+    const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
+    const manifest = (await memory.head(manifestKey("main", 2)))!;
+    await expect(releaseLease(ctx, { ...lease, key: manifest.key })).rejects.toMatchObject({
+      kind: "invalid-input",
+      code: INVALID_LEASE_HANDLE,
+    });
+    expect((await memory.head(manifest.key))?.etag).toBe(manifest.etag);
+  });
+
+  it("hole 4: renew given a manifest's key and ETag is refused and the manifest keeps its bytes", async () => {
     const { memory, counting, ctx, lease, manifest } = await setup();
     const bodyBefore = (await memory.get(manifest.key))!.body;
     const forged = { ...lease, key: manifest.key, etag: manifest.etag };
