@@ -36,12 +36,13 @@ for (const stream of [process.stdout, process.stderr]) {
 
 const argv = process.argv.slice(2);
 // Start-up time: `--version` alone is answered without loading any command module (they
-// load the protocol packages and zod). Every other command loads the CLI, whose backends
-// (AWS and Azure SDKs) load only when a URL names them (target.ts).
+// load the protocol packages and zod). Every other command loads only the module of the
+// command it names (commands/registry.ts; all of them for the top-level help), and the
+// backends (AWS and Azure SDKs) load only when a URL names them (target.ts).
 if (isVersionRequest(argv)) {
   process.stdout.write(`${CLI_VERSION}\n`);
 } else {
-  const { main } = await import("./index.js");
+  const { main } = await import("./main.js");
   main(argv, {}, interrupt.signal).then(
     (code) => {
       process.exitCode = code;

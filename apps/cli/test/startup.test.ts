@@ -2,8 +2,11 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COMMAND_MODULES, loadCommands } from "../src/commands/registry.js";
 import { CLI_VERSION, main } from "../src/index.js";
+import type { Registrar } from "../src/program.js";
 import { BIN, cli, requireBuiltCli } from "./e2e-harness.js";
 
 // Start-up cost (issue: CLI start): `--version` loads no command module, and a backend's
@@ -71,6 +74,46 @@ describe("CLI start-up", () => {
     expect(
       run.modules.filter((url) => /\/commands\/|@holdfast|\/packages\/|zod/.test(url)),
     ).toEqual([]);
+  });
+
+  it("a command's --help loads its own command module, not the others, not the HTTP server", async () => {
+    const run = await loadedModules(["status", "--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("holdfast status");
+    const commands = run.modules
+      .filter((url) => url.includes("/commands/"))
+      .map((url) => url.slice(url.lastIndexOf("/") + 1));
+    // status.js and what it imports (it shares lease.js's helpers); not the others.
+    expect(commands).toContain("status.js");
+    for (const other of ["serve.js", "demo.js", "doctor.js", "cleanup.js", "dataset.js"]) {
+      expect(commands).not.toContain(other);
+    }
+    expect(run.modules.filter((url) => /fastify|@holdfast\/server|apps\/server/.test(url))).toEqual(
+      [],
+    );
+    // The top-level help lists every command, so it loads every module.
+    const all = await loadedModules(["--help"]);
+    expect(all.code).toBe(0);
+    for (const name of COMMAND_MODULES.flatMap((m) => m.names)) {
+      expect(all.stdout).toMatch(new RegExp(`^  ${name}\\b`, "m"));
+    }
+  });
+
+  it("the registry names exactly the top-level commands each module adds, in help order", async () => {
+    const registrar = { io: {}, leaf: (command: Command) => command } as unknown as Registrar;
+    const all = new Command("holdfast");
+    (await loadCommands([]))(registrar, all);
+    expect(all.commands.map((c) => c.name())).toEqual(COMMAND_MODULES.flatMap((m) => m.names));
+    for (const module of COMMAND_MODULES) {
+      for (const name of module.names) {
+        const one = new Command("holdfast");
+        (await loadCommands([name, "--help"]))(registrar, one);
+        expect({ name, added: one.commands.map((c) => c.name()) }).toEqual({
+          name,
+          added: module.names,
+        });
+      }
+    }
   });
 
   it("a local dataset loads neither the AWS nor the Azure SDK", async () => {

@@ -40,36 +40,38 @@ export async function* walk(
     if (code === "ENOENT" || code === "ENOTDIR") return;
     throw error;
   }
-  const items: { sortKey: string; name: string; kind: "file" | "dir" | "self" }[] = [];
+  // Only entries the range can reach are sorted: a listing from `startAfter` near the end
+  // of a folder of 100,000 versions sorts a handful of names.
+  const items: Item[] = [];
   let hasSelf = false;
+  const add = (sortKey: string, name: string, kind: Item["kind"]) => {
+    if (kind === "dir" ? reaches(sortKey, range) : before(sortKey, range)) {
+      items.push({ sortKey, name, kind });
+    }
+  };
   for (const entry of entries) {
     const key = `${keyPrefix}${entry.name}`;
     if (entry.name === LOCAL_SELF_NAME) {
       hasSelf = entry.isFile();
     } else if (entry.isDirectory()) {
       if (`${key}/` === LOCAL_INTERNAL_PREFIX) continue;
-      items.push({ sortKey: `${key}/`, name: entry.name, kind: "dir" });
-      items.push({ sortKey: key, name: entry.name, kind: "self" });
+      add(`${key}/`, entry.name, "dir");
+      add(key, entry.name, "self");
     } else if (entry.isFile()) {
-      items.push({ sortKey: key, name: entry.name, kind: "file" });
+      add(key, entry.name, "file");
     }
   }
   if (hasSelf && !selfYielded && keyPrefix !== "") {
     const key = keyPrefix.slice(0, -1);
     if (inRange(key, range)) yield { key, file: join(dir, LOCAL_SELF_NAME) };
   }
-  items.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
+  items.sort((a, b) => compareUtf8(a.sortKey, b.sortKey));
   const lookedUp = new Set<string>();
   for (const [i, item] of items.entries()) {
     const path = join(dir, item.name);
     if (item.kind === "dir") {
-      const sub = item.sortKey;
-      if (!sub.startsWith(range.prefix) && !range.prefix.startsWith(sub)) continue;
-      if (range.after !== "" && compareKeys(sub, range.after) < 0 && !range.after.startsWith(sub)) {
-        continue;
-      }
-      yield* walk(path, sub, range, lookedUp.has(item.name));
-    } else if (inRange(item.sortKey, range)) {
+      yield* walk(path, item.sortKey, range, lookedUp.has(item.name));
+    } else if (isLocalKey(item.sortKey)) {
       if (item.kind === "file") {
         yield { key: item.sortKey, file: path };
         continue;
@@ -85,10 +87,40 @@ export async function* walk(
   }
 }
 
+interface Item {
+  readonly sortKey: string;
+  readonly name: string;
+  readonly kind: "file" | "dir" | "self";
+}
+
+/** Whether the folder whose keys start with `sub` (ending in `/`) can hold a key of the range. */
+function reaches(sub: string, range: ListRange): boolean {
+  if (!sub.startsWith(range.prefix) && !range.prefix.startsWith(sub)) return false;
+  return range.after === "" || compareUtf8(sub, range.after) >= 0 || range.after.startsWith(sub);
+}
+
+/** Whether `key` starts with the prefix and sorts after `after` (not yet whether it is a valid key). */
+function before(key: string, range: ListRange): boolean {
+  return key.startsWith(range.prefix) && (range.after === "" || compareUtf8(key, range.after) > 0);
+}
+
 function inRange(key: string, range: ListRange): boolean {
-  if (!key.startsWith(range.prefix)) return false;
-  if (range.after !== "" && compareKeys(key, range.after) <= 0) return false;
-  return isLocalKey(key); // a foreign file whose name is no valid key is not listed
+  return before(key, range) && isLocalKey(key); // a foreign file whose name is no valid key is not listed
+}
+
+/**
+ * The keys' order by UTF-8 bytes ({@link compareKeys}) without encoding them: UTF-16 code
+ * units order the same way except where both differing units are at or above U+D800
+ * (a surrogate against U+E000..U+FFFF), which the exact comparison settles.
+ */
+export function compareUtf8(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i += 1) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return x >= 0xd800 && y >= 0xd800 ? compareKeys(a, b) : x - y;
+  }
+  return a.length - b.length;
 }
 
 async function isFile(path: string): Promise<boolean> {

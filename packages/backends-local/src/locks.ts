@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type FileHandle, mkdir, open } from "node:fs/promises";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import {
@@ -9,8 +9,14 @@ import {
 } from "@holdfast/conditional-store";
 import { LOCAL_INTERNAL_PREFIX } from "./layout.js";
 
-/** Number of lock files keys are spread over (by hash); keys sharing one only take turns. */
-export const LOCK_STRIPES = 4096;
+/**
+ * Number of lock files keys are spread over (by hash); keys sharing one only take turns.
+ * Few enough that a store creates each at most once early on (creating a file costs far
+ * more than opening one: a first cleanup of a fresh dataset would otherwise create a lock
+ * file for nearly every key it deletes), many enough that the bounded number of requests
+ * in flight rarely share one.
+ */
+export const LOCK_STRIPES = 256;
 
 /** The folder of the lock files, `<root>/_holdfast/.local/locks`. */
 export function locksDirOf(root: string): string {
@@ -19,12 +25,12 @@ export function locksDirOf(root: string): string {
 
 /**
  * The lock file that guards `key`: `_holdfast/.local/locks/<stripe>.lock`, the stripe being
- * the first 12 bits of SHA-256(key) in hex. The files are permanent and empty, so taking a
+ * the first 8 bits of SHA-256(key) in hex. The files are permanent and empty, so taking a
  * lock creates and removes nothing: open, lock, unlock, close.
  */
 export function lockPathOf(root: string, key: string): string {
   const digest = createHash("sha256").update(key, "utf8").digest("hex");
-  return join(locksDirOf(root), `${digest.slice(0, 3)}.lock`);
+  return join(locksDirOf(root), `${digest.slice(0, 2)}.lock`);
 }
 
 /** What a caller of {@link withKeyLock} says about the request, for errors. */
@@ -48,33 +54,28 @@ export async function withKeyLock<T>(
   body: () => Promise<T>,
 ): Promise<T> {
   return inProcessQueue(lockPath, async () => {
-    const handle = await acquireFileLock(lockPath, request);
+    const fd = await acquireFileLock(lockPath, request);
     try {
       return await body();
     } finally {
       try {
-        nativeExtensions().unlock(handle.fd);
+        nativeExtensions().unlock(fd);
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
     }
   });
 }
 
-async function acquireFileLock(lockPath: string, request: LockRequest): Promise<FileHandle> {
+async function acquireFileLock(lockPath: string, request: LockRequest): Promise<number> {
   const { key, operation, precondition, signal } = request;
-  // An exclusive lock needs a writable descriptor; "a" creates the file on first use.
-  const handle = await open(lockPath, "a").catch(async (error: unknown) => {
-    if ((error as { code?: unknown }).code !== "ENOENT") throw error;
-    await mkdir(dirname(lockPath), { recursive: true }); // first lock of this store
-    return open(lockPath, "a");
-  });
+  const fd = openLockFile(lockPath);
   try {
     const deadline = Date.now() + request.timeoutMs;
     let pause = 1;
     // tryLock never blocks a libuv thread (waitForLock would, and enough blocked waiters
     // could starve the pool the lock holder needs to finish its write).
-    while (!nativeExtensions().tryLock(handle.fd)) {
+    while (!nativeExtensions().tryLock(fd)) {
       if (signal?.aborted) {
         throw holdfastError("aborted", operation, `${operation} aborted`, {
           key,
@@ -93,11 +94,30 @@ async function acquireFileLock(lockPath: string, request: LockRequest): Promise<
       await sleep(pause + Math.random() * pause);
       pause = Math.min(pause * 2, 20);
     }
-    return handle;
+    return fd;
   } catch (error) {
-    await handle.close();
+    closeSync(fd);
     throw error;
   }
+}
+
+/**
+ * Opens the lock file for writing (an exclusive lock needs a writable descriptor),
+ * creating it (and its folder) on first use. Synchronous on purpose: the file is empty and
+ * permanent, so open and close touch only the kernel's cached inode, never file data,
+ * and two thread-pool round trips per lock would cost more than the calls themselves (a
+ * batch delete takes one lock per key).
+ */
+function openLockFile(lockPath: string): number {
+  try {
+    // Without O_CREAT: opening an existing file takes the folder's lock shared, not
+    // exclusive, so concurrent lockers do not queue on the locks folder.
+    return openSync(lockPath, "r+");
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ENOENT") throw error;
+  }
+  mkdirSync(dirname(lockPath), { recursive: true }); // first lock of this file
+  return openSync(lockPath, "a");
 }
 
 interface NativeExtensions {

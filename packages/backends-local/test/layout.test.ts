@@ -306,10 +306,10 @@ describe("local store file layout: plain files", () => {
     expect(tree(join(root, INTERNAL, "tmp"))).toEqual([]);
     await store.delete("k/1");
     await store.deleteMany(["_holdfast/leases/main/1.json", "k/2", "k/3"]);
-    // Lock files are permanent, empty, and spread over at most 4096 names by key hash.
+    // Lock files are permanent, empty, and spread over at most 256 names by key hash.
     const locks = tree(join(root, INTERNAL)).filter((p) => !p.startsWith("tmp/"));
     expect(locks.length).toBeGreaterThan(0);
-    for (const lock of locks) expect(lock).toMatch(/^locks\/[0-9a-f]{3}\.lock$/);
+    for (const lock of locks) expect(lock).toMatch(/^locks\/[0-9a-f]{2}\.lock$/);
     for (const key of [`${INTERNAL}/tmp/x`, INTERNAL, `a/${LOCAL_SELF_NAME}`, "old/x.hfobj"]) {
       const error = await errorOf(store.put(key, bytes("x")));
       expect({ key, kind: (error as { kind?: string }).kind }).toEqual({
