@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from "node:crypto";
-import type { BigIntStats } from "node:fs";
+import { type BigIntStats, closeSync, fstatSync, open as openCallback, read } from "node:fs";
 import {
   type FileHandle,
   link,
@@ -14,6 +14,7 @@ import {
   utimes,
 } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
+import { promisify } from "node:util";
 import {
   type Clock,
   compareKeys,
@@ -140,16 +141,16 @@ export class LocalStore implements ObjectStore {
     const paths = keyPaths(this.#root, key, "get");
     checkSignal(options.signal, "get", key);
     await this.#ensureRoot("get");
-    let opened: { handle: FileHandle; stats: BigIntStats } | null;
+    let opened: { fd: number; stats: BigIntStats } | null;
     try {
       opened = await openObject(paths);
     } catch (error) {
       throw toHoldfastError(error, "get", key);
     }
     if (opened === null) return null;
-    const { handle, stats } = opened;
+    const { fd, stats } = opened;
     try {
-      const body = await readExactly(handle, Number(stats.size));
+      const body = await readExactly(fd, Number(stats.size));
       return {
         key,
         etag: etagOf(stats),
@@ -160,7 +161,7 @@ export class LocalStore implements ObjectStore {
     } catch (error) {
       throw toHoldfastError(error, "get", key);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   }
 
@@ -708,6 +709,8 @@ export function createLocalStore(options: LocalStoreOptions): LocalStore {
 
 // --- utils ---
 
+const openFd = promisify(openCallback);
+const readFd = promisify(read);
 const DELETE_CONCURRENCY = 8;
 const READ_CONCURRENCY = 16;
 /** Rounds a write retries when directories appear or vanish under it (each round made progress elsewhere). */
@@ -742,25 +745,31 @@ async function locateObject(paths: KeyPaths): Promise<{ file: string; stats: Big
   return self === null ? null : { file: paths.self, stats: self };
 }
 
-/** Opens the key's file for reading (following it into its directory's self file). */
-async function openObject(
-  paths: KeyPaths,
-): Promise<{ handle: FileHandle; stats: BigIntStats } | null> {
+/**
+ * Opens the key's file for reading (following it into its directory's self file). Only
+ * the open and the reads go through the thread pool: `fstat` and `close` of a descriptor
+ * open for reading touch no file data (the inode is in memory while it is open), so they
+ * run synchronously, where a thread-pool round trip would cost more than the call.
+ */
+async function openObject(paths: KeyPaths): Promise<{ fd: number; stats: BigIntStats } | null> {
   for (const file of [paths.path, paths.self]) {
-    let handle: FileHandle;
+    let fd: number;
     try {
-      handle = await open(file, "r");
+      fd = await openFd(file, "r");
     } catch (error) {
       const code = errnoCode(error);
       if (code === "ENOENT" || code === "ENOTDIR") return null;
       throw error;
     }
-    const stats = await handle.stat({ bigint: true }).catch(async (error: unknown) => {
-      await handle.close();
+    let stats: BigIntStats;
+    try {
+      stats = fstatSync(fd, { bigint: true });
+    } catch (error) {
+      closeSync(fd);
       throw error;
-    });
-    if (stats.isFile()) return { handle, stats };
-    await handle.close();
+    }
+    if (stats.isFile()) return { fd, stats };
+    closeSync(fd);
     if (!stats.isDirectory()) return null;
   }
   return null;
@@ -804,11 +813,11 @@ async function unlinkFile(file: string): Promise<boolean> {
 }
 
 /** Reads exactly `size` bytes (the size the ETag was taken with) into a fresh buffer. */
-async function readExactly(handle: FileHandle, size: number): Promise<Uint8Array> {
+async function readExactly(fd: number, size: number): Promise<Uint8Array> {
   const buffer = Buffer.allocUnsafe(size);
   let offset = 0;
   while (offset < size) {
-    const { bytesRead } = await handle.read(buffer, offset, size - offset, offset);
+    const { bytesRead } = await readFd(fd, buffer, offset, size - offset, offset);
     if (bytesRead === 0) break;
     offset += bytesRead;
   }

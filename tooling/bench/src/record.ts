@@ -1,5 +1,6 @@
 // The performance record (tooling/bench/README.md): one table per measurement, every
 // backend side by side in the same run. `--quick` is the CI size (under a minute).
+import { cliStart } from "./cli-start.js";
 import { commitCost, protectedVsUnprotected, scaling, singleOperations } from "./sections.js";
 import { availableTargets } from "./targets.js";
 
@@ -31,7 +32,7 @@ const config: {
 // --scale=1000,10000 overrides the scaling points (e.g. to repeat only the large ones).
 const scaleArg = process.argv.find((a) => a.startsWith("--scale="));
 if (scaleArg) config.scalePoints = scaleArg.slice("--scale=".length).split(",").map(Number);
-// --only=scaling,commits runs a subset of the sections.
+// --only=scaling,commits runs a subset of the sections (cleanup, scaling, commits, ops, cli).
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
 const only = new Set(onlyArg ? onlyArg.slice("--only=".length).split(",") : []);
 const wanted = (section: string) => only.size === 0 || only.has(section);
@@ -52,4 +53,5 @@ if (wanted("commits")) {
   );
 }
 if (wanted("ops")) await singleOperations(targets, config.reps);
+if (wanted("cli")) await cliStart(config.reps);
 process.stdout.write(`record took ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -31,9 +31,12 @@ interface CleanupRun {
   readonly ms: number;
 }
 
-/** Where the record is, on stderr (the tables go to stdout). */
+const recordStarted = performance.now();
+
+/** Where the record is, with the seconds since it started, on stderr (the tables go to stdout). */
 export function step(text: string): void {
-  process.stderr.write(`[record] ${text}\n`);
+  const seconds = ((performance.now() - recordStarted) / 1000).toFixed(1);
+  process.stderr.write(`[record +${seconds}s] ${text}\n`);
 }
 
 const sum = (c: RequestCounts) => Object.values(c).reduce((a, b) => a + b, 0);
