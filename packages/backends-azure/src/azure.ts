@@ -40,6 +40,8 @@ const SINGLE_DELETE_CONCURRENCY = 8;
 
 /** Azure's limit on results per List Blobs page. */
 const AZURE_MAX_PAGE_SIZE = 5000;
+/** Keys per request while a listing skips to its `startAfter` (Azure has no "start after"). */
+const SKIP_PAGE_SIZE = 1000;
 
 /** Credentials Azure Blob accepts alongside an account URL (`DefaultAzureCredential` is a `TokenCredential`). */
 export type AzureCredential = TokenCredential | StorageSharedKeyCredential | AnonymousCredential;
@@ -347,6 +349,9 @@ class AzureStore implements ObjectStore {
     const after = token?.after ?? options.startAfter;
     let marker = token?.marker;
     const maxPageSize = Math.max(1, Math.min(options.pageSize ?? 1000, AZURE_MAX_PAGE_SIZE));
+    // Skipping to `after` reads full pages: a page of one key per request would cost one
+    // request per skipped key (a branch probe past 100,000 versions).
+    const fetchSize = after === undefined ? maxPageSize : Math.max(maxPageSize, SKIP_PAGE_SIZE);
     const container = this.#container;
     for (;;) {
       let page: { segment: { blobItems: AzureBlobItem[] }; continuationToken?: string };
@@ -354,7 +359,9 @@ class AzureStore implements ObjectStore {
         const result = await container
           .listBlobsFlat({ prefix: this.#root + prefix, ...withSignal(options.signal) })
           .byPage(
-            marker === undefined ? { maxPageSize } : { continuationToken: marker, maxPageSize },
+            marker === undefined
+              ? { maxPageSize: fetchSize }
+              : { continuationToken: marker, maxPageSize: fetchSize },
           )
           .next();
         page = result.value;
@@ -375,6 +382,13 @@ class AzureStore implements ObjectStore {
           lastModified: requireDate(item.properties.lastModified, "list", key),
           size: item.properties.contentLength ?? 0,
         });
+      }
+      if (objects.length > maxPageSize) {
+        // More than asked for: the next page reads this one again from its start, after
+        // the last key returned.
+        const returned = objects.slice(0, maxPageSize);
+        const last = returned[returned.length - 1]!.key;
+        return { objects: returned, nextPageToken: encodePageToken({ marker, after: last }) };
       }
       // Azure signals the last page with an empty (or absent) marker.
       const next = page.continuationToken ? page.continuationToken : undefined;
@@ -526,8 +540,9 @@ function isContainerName(name: unknown): name is string {
   );
 }
 
+/** Where the next page starts: Azure's marker (none: the listing's first page), after `after`. */
 interface PageToken {
-  marker: string;
+  marker?: string | undefined;
   after?: string | undefined;
 }
 
@@ -541,7 +556,8 @@ function decodePageToken(raw: string): PageToken {
     if (
       typeof parsed === "object" &&
       parsed !== null &&
-      typeof (parsed as PageToken).marker === "string" &&
+      ((parsed as PageToken).marker === undefined ||
+        typeof (parsed as PageToken).marker === "string") &&
       ((parsed as PageToken).after === undefined || typeof (parsed as PageToken).after === "string")
     ) {
       return parsed as PageToken;

@@ -400,6 +400,28 @@ describe("listing and ETags", () => {
     expect(rest).toEqual(keys.slice(4));
   });
 
+  it("skips to startAfter in full pages: a one-key page past 30 keys is one request, and paging on from it repeats no key", async () => {
+    const proxy = await startFaultProxy({ target: target.origin });
+    try {
+      const prefix = freshPrefix("skip");
+      const s = store({ prefix, connectionString: withOrigin(target.connectionString, proxy.url) });
+      const keys = Array.from({ length: 32 }, (_, i) => `v/${String(i).padStart(2, "0")}`);
+      await Promise.all(keys.map((k) => s.put(k, text(k))));
+      const before = proxy.requests.length;
+      const page = await s.list("v/", { startAfter: "v/29", pageSize: 1 });
+      expect(page.objects.map((o) => o.key)).toEqual(["v/30"]);
+      // Before: one request per skipped key (maxresults=1), 31 requests for this page.
+      expect(proxy.requests.length - before).toBe(1);
+      const rest = await s.list("v/", { pageToken: page.nextPageToken!, pageSize: 1 });
+      expect(rest.objects.map((o) => o.key)).toEqual(["v/31"]);
+      const all = [];
+      for await (const o of listAll(s, "v/", { startAfter: "v/03", pageSize: 5 })) all.push(o.key);
+      expect(all).toEqual(keys.slice(4));
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("rejects a malformed page token with invalid-input", async () => {
     expectKind(await failure(store().list("", { pageToken: "not a token" })), "invalid-input", {
       operation: "list",
