@@ -46,17 +46,22 @@ export class JobHistory {
   /** Records a job as it ended (create-only), then drops the oldest jobs beyond the limit. */
   async recordEnd(ds: DatasetEntry, job: CleanupJob): Promise<void> {
     await this.#write(ds, jobKey(job.id, "end"), job, `end of job ${job.id}`);
-    await this.#prune(ds);
+    await this.#prune(ds).catch((error: unknown) => this.onError(error, "pruning the history"));
   }
 
   /**
-   * Called by a run that holds the dataset's cleanup lock: every other job still recorded
-   * as running cannot be (one run holds the lock at a time), so its replica stopped before
-   * it finished. Each gets a `.lost` record saying so; `running` names this replica's own.
+   * Called by run `by` once it held the dataset's cleanup lock: a job that started before it
+   * and is still recorded as running cannot be (one run holds the lock at a time), so its
+   * replica stopped before it finished. Each gets a `.lost` record saying so; `running`
+   * names this replica's own jobs.
    */
-  async settleLost(ds: DatasetEntry, running: ReadonlySet<string>): Promise<void> {
-    for (const job of await this.list(ds)) {
-      if (job.state !== "running" || running.has(job.id)) continue;
+  async settleLost(ds: DatasetEntry, by: string, running: ReadonlySet<string>): Promise<void> {
+    const jobs = await this.list(ds).catch((error: unknown) => {
+      this.onError(error, "listing jobs to settle lost ones");
+      return [];
+    });
+    for (const job of jobs) {
+      if (job.state !== "running" || running.has(job.id) || job.id >= by) continue;
       const lost: CleanupJob = {
         ...job,
         state: "failed",
@@ -136,7 +141,8 @@ export class JobHistory {
     for (const stage of ["end", "lost", "start"] as const) {
       if (!stages.has(stage)) continue;
       const job = await readParsed(ds, jobKey(id, stage), CleanupJobShape);
-      if (job && job.dataset === ds.name) return job;
+      // The store holds one dataset's history: another replica may serve it under another name.
+      if (job) return job;
     }
     return undefined;
   }

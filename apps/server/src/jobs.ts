@@ -91,27 +91,14 @@ export class JobRunner {
         ? recover(dataset.ctx, options)
         : cleanup(dataset.ctx, policy ?? { retainVersions: 1 }, options);
     })();
-    let runSettled = false;
-    void run.then(
-      () => {
-        runSettled = true;
-      },
-      () => {
-        runSettled = true;
-      },
-    );
-    const outcome = await Promise.race([
-      lockHeld.then(() => "running" as const),
-      run.then(
-        () => "running" as const,
-        (error: unknown) => error,
-      ),
-    ]);
-    if (outcome !== "running" && isHoldfastError(outcome, "conflict")) throw outcome;
-    this.#live.set(id, job);
-    await this.history.recordStart(dataset, job);
-    // While this run holds the lock, no other job can be running: any recorded as such lost its replica.
-    if (!runSettled) await this.history.settleLost(dataset, new Set(this.#live.keys()));
+    // Settled once start() decides: true when the job is admitted (and its start record
+    // written), false when the lock was refused and the job is not recorded.
+    let admit!: (admitted: boolean) => void;
+    const admitted = new Promise<boolean>((resolve) => {
+      admit = resolve;
+    });
+    let startRecorded: Promise<void> = Promise.resolve();
+    // Tracked from the start, so shutdown waits for every run and its end record.
     const finished = run
       .then(
         (stats) => {
@@ -130,11 +117,13 @@ export class JobRunner {
         },
       )
       .then(async (done) => {
+        if (!(await admitted)) return done;
         done.finishedAt = new Date().toISOString();
         this.metrics.cleanupDuration.observe(
           { dataset: dataset.name, kind, outcome: done.state },
           (performance.now() - startedMs) / 1000,
         );
+        await startRecorded;
         await this.history.recordEnd(dataset, done);
         this.#live.delete(id);
         this.#events.emit(id, { type: "done", job: done } satisfies JobEvent);
@@ -142,6 +131,26 @@ export class JobRunner {
       });
     this.#finishing.add(finished);
     void finished.finally(() => this.#finishing.delete(finished));
+
+    const outcome = await Promise.race([
+      lockHeld.then(() => "running" as const),
+      run.then(
+        () => "running" as const,
+        (error: unknown) => error,
+      ),
+    ]);
+    if (outcome !== "running" && isHoldfastError(outcome, "conflict")) {
+      admit(false);
+      throw outcome;
+    }
+    this.#live.set(id, job);
+    // This run held the lock: no job that started before it can still be running. Any
+    // recorded as such lost its replica (a late end record still wins).
+    startRecorded = this.history
+      .recordStart(dataset, job)
+      .then(() => this.history.settleLost(dataset, id, new Set(this.#live.keys())));
+    admit(true);
+    await startRecorded;
     return { job, finished };
   }
 

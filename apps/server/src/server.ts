@@ -38,7 +38,9 @@ export interface ServerConfig {
   readonly tokens: readonly TokenEntry[];
   /** Name of this replica in job records and the cleanup lock. @default a random UUID */
   readonly replicaId?: string | undefined;
-  /** Largest request body, in bytes. @default 65536 */
+  /** Largest data file `POST .../files` takes, in bytes. @default 64 MiB */
+  readonly uploadLimitBytes?: number | undefined;
+  /** Largest request body, in bytes (JSON routes). @default 65536 */
   readonly bodyLimitBytes?: number | undefined;
   /** Requests per token (or per address without one) per window; `false` turns limits off. @default 600 per minute */
   readonly rateLimit?: { readonly max: number; readonly windowMs: number } | false | undefined;
@@ -150,7 +152,7 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   registerOpsRoutes(app, deps);
-  registerDataRoutes(app, deps);
+  registerDataRoutes(app, deps, config.uploadLimitBytes ?? 64 * 1024 * 1024);
   registerLeaseRoutes(app, deps);
   registerRefRoutes(app, deps);
   registerCleanupRoutes(app, deps);

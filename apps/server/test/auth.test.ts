@@ -22,6 +22,7 @@ const MATRIX: {
   url: string;
   role: "reader" | "writer" | "admin";
   payload?: object;
+  headers?: Record<string, string>;
 }[] = [
   { method: "GET", url: "/metrics", role: "reader" },
   { method: "GET", url: "/v1/datasets", role: "reader" },
@@ -31,6 +32,13 @@ const MATRIX: {
     url: "/v1/datasets/ds/versions",
     role: "writer",
     payload: { files: [] },
+  },
+  {
+    method: "POST",
+    url: "/v1/datasets/ds/files",
+    role: "writer",
+    payload: Buffer.from("bytes of a data file"),
+    headers: { "content-type": "application/octet-stream" },
   },
   { method: "GET", url: "/v1/datasets/ds/status", role: "reader" },
   { method: "GET", url: "/v1/datasets/ds/doctor", role: "reader" },
@@ -161,7 +169,7 @@ for (const backend of BACKENDS) {
         const res = await app.inject({
           method: m.method,
           url: m.url,
-          headers: { authorization: `Bearer ${TOKENS[below]}` },
+          headers: { ...m.headers, authorization: `Bearer ${TOKENS[below]}` },
           ...(m.payload ? { payload: m.payload } : {}),
         });
         expect(res.statusCode, `${m.method} ${m.url}`).toBe(403);

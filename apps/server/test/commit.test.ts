@@ -1,7 +1,13 @@
-import { JsonShapes, ProblemShape, VersionsPageShape } from "@holdfast/api-shapes";
+import {
+  FileUploadedShape,
+  JsonShapes,
+  ProblemShape,
+  VersionsPageShape,
+} from "@holdfast/api-shapes";
 import { listAll, type ObjectStore } from "@holdfast/conditional-store";
 import {
   COMMIT_INTENT_PREFIX,
+  latestVersion,
   manifestKey,
   type ProtocolContext,
   tryReadManifest,
@@ -93,13 +99,40 @@ for (const backend of BACKENDS) {
       expect(await store.head(manifestKey("nope", 1))).toBeNull();
     });
 
+    it("C4 a client with only HTTP uploads a data file, then commits it", async () => {
+      const bytes = Buffer.from("rows uploaded over HTTP");
+      const uploaded = await app.inject({
+        method: "POST",
+        url: "/v1/datasets/ds/files",
+        headers: { ...as("writer"), "content-type": "application/octet-stream" },
+        payload: bytes,
+      });
+      expect(uploaded.statusCode, uploaded.body).toBe(201);
+      const { file } = FileUploadedShape.parse(uploaded.json());
+      expect(file.size).toBe(bytes.byteLength);
+      expect(Buffer.from((await store.get(file.key))!.body).equals(bytes)).toBe(true);
+      const res = await commit({ files: [file] });
+      expect(res.statusCode, res.body).toBe(201);
+      const version = JsonShapes.commit.parse(res.json()).version;
+      expect(await versionIsWhole(store, "main", version)).toBe(true);
+      // JSON sent to the upload route is refused, not stored as a file.
+      const json = await app.inject({
+        method: "POST",
+        url: "/v1/datasets/ds/files",
+        headers: as("writer"),
+        payload: { rows: 1 },
+      });
+      expect(json.statusCode).toBe(415);
+    });
+
     it("C3 a commit naming a file that is not on the store is refused and leaves nothing behind", async () => {
+      const latest = (await latestVersion(ctx, "main"))!;
       const res = await commit({
         files: [{ key: "data/01J9Z3K4V6W8X0Y2Z4A6B8C0D2.bin", size: 3 }],
       });
       expect(res.statusCode, res.body).toBe(404);
       expect(ProblemShape.parse(res.json())).toMatchObject({ kind: "not-found" });
-      expect(await store.head(manifestKey("main", 4))).toBeNull();
+      expect(await store.head(manifestKey("main", latest + 1))).toBeNull();
       expect(await intentsLeft()).toEqual([]);
     });
   });

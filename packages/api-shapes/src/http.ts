@@ -109,6 +109,14 @@ export const DataFileShape = z.strictObject({
   size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
 });
 
+/** `POST .../files` answer: the data file written from the request body, to name in a commit. */
+export const FileUploadedShape = z.object({
+  ok: z.literal(true),
+  command: z.literal("file upload"),
+  location: z.string(),
+  file: z.object({ key: z.string(), size: z.number().int() }),
+});
+
 /**
  * `POST .../versions`: commit the next version of a branch naming files already on the store
  * (the library's `commitVersion` options). Files the server did not just write are covered

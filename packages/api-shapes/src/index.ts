@@ -18,6 +18,7 @@ export {
   CommitRequest,
   DataFileShape,
   DatasetsShape,
+  FileUploadedShape,
   LEASE_TTL_RANGE_MS,
   LeaseAcquireRequest,
   type LeaseHandle,

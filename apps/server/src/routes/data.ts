@@ -1,18 +1,69 @@
 import {
   CommitRequest,
   DatasetsShape,
+  FileUploadedShape,
   JsonShapes,
   VersionsPageShape,
   VersionsQuery,
 } from "@holdfast/api-shapes";
 import { collectStatus } from "@holdfast/cleanup";
-import { commitVersion, openDataset } from "@holdfast/dataset";
-import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
+import { commitVersion, openDataset, writeDataFile } from "@holdfast/dataset";
+import { type AppDeps, datasetOf, sendProblem, type ZodApp } from "../app.js";
+import { problem } from "../problem.js";
 import { diagnoseStore, firstCommitParent, versionsPage } from "../views.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
-/** Datasets, versions (paged), status, doctor. */
-export function registerDataRoutes(app: ZodApp, deps: AppDeps): void {
+/** Datasets, versions (paged) and commits, data file uploads, status, doctor. */
+export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes: number): void {
+  // Raw bytes only on the upload route (its own context): JSON routes keep answering 415.
+  void app.register(async (uploads) => {
+    uploads.addContentTypeParser(
+      "application/octet-stream",
+      { parseAs: "buffer", bodyLimit: uploadLimitBytes },
+      (_request, body, done) => done(null, body),
+    );
+    uploads.post(
+      "/v1/datasets/:dataset/files",
+      {
+        config: { role: "writer" },
+        bodyLimit: uploadLimitBytes,
+        schema: {
+          summary:
+            "Write a data file from the request body (application/octet-stream, create-only under data/); name it in a commit",
+          tags: ["datasets"],
+          security: BEARER,
+          params: DatasetParams,
+          consumes: ["application/octet-stream"],
+          response: withProblems({ 201: FileUploadedShape }),
+        },
+      },
+      async (request, reply) => {
+        const ds = datasetOf(deps, request);
+        if (!Buffer.isBuffer(request.body)) {
+          return sendProblem(
+            reply,
+            problem(
+              415,
+              "unsupported-media-type",
+              "a data file is sent as application/octet-stream",
+              {
+                hint: "curl --data-binary @file -H 'content-type: application/octet-stream'",
+              },
+            ),
+          );
+        }
+        await openDataset(ds.ctx);
+        const file = await writeDataFile(ds.ctx, new Uint8Array(request.body));
+        return reply.code(201).send({
+          ok: true as const,
+          command: "file upload" as const,
+          location: ds.store.location,
+          file: { key: file.key, size: file.size },
+        });
+      },
+    );
+  });
+
   app.get(
     "/v1/datasets",
     {
