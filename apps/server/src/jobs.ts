@@ -13,7 +13,7 @@ import { problemFor } from "./problem.js";
 export type JobEvent = { type: "progress"; job: CleanupJob } | { type: "done"; job: CleanupJob };
 
 /**
- * Cleanup and recovery runs of this replica. Each run takes the dataset's cleanup lock on
+ * Cleanup and recovery runs started through this replica. Each run takes the dataset's cleanup lock on
  * the store (the cleanup package's), so one runs at a time across replicas; every run
  * recovers interrupted retirements before planning, so a replica that died mid-cleanup is
  * finished by the next run anywhere (once its lock's bound ran out in storage time).

@@ -174,7 +174,7 @@ async function showCleanup(): Promise<void> {
   try {
     showPlan((await api.get<{ stats: Stats }>(`${base()}/cleanup/plan`)).stats);
   } catch {
-    $("#plan-summary").textContent = "No plan on this replica yet.";
+    $("#plan-summary").textContent = "No plan yet: make one below (plans are kept on the store).";
   }
 }
 
