@@ -94,7 +94,8 @@ export async function createRunState(
     ctx,
     format: options.format ?? defaultFormat,
     leaseCensus: options.leaseCensus ?? censusLeases(ctx),
-    referenceCensus: options.referenceCensus ?? censusReferences(ctx),
+    // The format's own census when it has one (a Lance table's tags and branches).
+    referenceCensus: options.referenceCensus ?? censusReferences(ctx, { format: options.format }),
     deleteLeases:
       options.deleteLeases ?? ((branch, versions) => deleteLeasesOf(ctx, branch, versions)),
     progress: options.onProgress ?? (() => {}),

@@ -20,7 +20,7 @@ export interface CleanupOptions {
   readonly onProgress?: ((progress: CleanupProgress) => void) | undefined;
   /** @default censusLeases(ctx) from `@holdfast/leases` */
   readonly leaseCensus?: LeaseCensus | undefined;
-  /** @default censusReferences(ctx) from `@holdfast/refs-lifecycle` (intents, canonical refs, lineage; fail-closed) */
+  /** @default censusReferences(ctx, { format }) from `@holdfast/refs-lifecycle` (intents, canonical refs, lineage; the format's own census when it declares one; fail-closed) */
   readonly referenceCensus?: ReferenceCensus | undefined;
   /** @default deleteLeasesOf(ctx, ...) from `@holdfast/leases` */
   readonly deleteLeases?: DeleteLeases | undefined;

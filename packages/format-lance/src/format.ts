@@ -1,11 +1,6 @@
 import { holdfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
-import type {
-  DataFile,
-  DatasetFormat,
-  FormatManifest,
-  ProtocolContext,
-  VersionEntry,
-} from "@holdfast/dataset";
+import type { DataFile, FormatManifest, ProtocolContext, VersionEntry } from "@holdfast/dataset";
+import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
 import { UnsupportedLanceDatasetError } from "./errors.js";
 import { readManifestFile } from "./manifest-file.js";
 import {
@@ -16,12 +11,16 @@ import {
 } from "./naming.js";
 import { isLanceFileKey, LANCE_INDICES_PREFIX, versionNeeds } from "./needs.js";
 import { LANCE_MAIN_BRANCH } from "./refs.js";
+import { lanceReferenceCodec } from "./tags.js";
 
 /** Name of the format, as `DatasetFormat.name` and in the CLI. */
 export const LANCE_FORMAT = "lance";
 
-/** A {@link DatasetFormat} bound to one Lance dataset's manifest naming. */
-export interface LanceFormat extends DatasetFormat {
+/**
+ * A {@link DatasetFormat} bound to one Lance dataset's manifest naming. Its `references`
+ * make holdfast's tags Lance tags and its reference census Lance's (docs/lance.md).
+ */
+export interface LanceFormat extends ReferenceFormat {
   readonly naming: LanceNaming;
 }
 
@@ -86,6 +85,7 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
     // Lance's files live under four folders; cleanup's orphan sweep filters with isDataKey.
     dataPrefix: "",
     isDataKey: isLanceFileKey,
+    references: lanceReferenceCodec,
   };
 }
 

@@ -46,4 +46,6 @@ export {
   type LanceTag,
   LanceTagSchema,
   listLanceReferences,
+  parseLanceReference,
 } from "./refs.js";
+export { lanceReferenceCodec } from "./tags.js";

@@ -1,5 +1,6 @@
 import { decodeJson, holdfastError, listAll } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/dataset";
+import { INTENTS_PREFIX, scanIntentTargets } from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import { z } from "zod";
 import { LANCE_MALFORMED_REFERENCE, UnsupportedLanceDatasetError } from "./errors.js";
@@ -11,7 +12,7 @@ export const LANCE_TAGS_PREFIX = "_refs/tags/";
 export const LANCE_BRANCHES_PREFIX = "_refs/branches/";
 /** Every branch's own dataset: `tree/{name}/` (its `_versions/`, data, deletions). */
 export const LANCE_TREE_PREFIX = "tree/";
-/** holdfast's own reference lifecycle state, which this adapter does not read yet. */
+/** holdfast's reference lifecycle state: tag intents are read; anything else is refused. */
 const HOLDFAST_REFS_PREFIX = "_holdfast/refs/";
 /** The name holdfast gives Lance's main branch (`branch: null` in Lance's JSON). */
 export const LANCE_MAIN_BRANCH = "main";
@@ -43,30 +44,35 @@ export interface LanceReference {
   /** `main` or the Lance branch name. */
   readonly branch: string;
   readonly version: number;
-  readonly reason: "tag" | "branch-lineage";
-  /** The `_refs/` key that names it. */
+  readonly reason: "intent" | "tag" | "branch-lineage";
+  /** The `_refs/` key (or holdfast intent key) that names it. */
   readonly source: string;
 }
 
 /**
- * Reads every Lance tag and branch and yields the versions they need: a tag's version on
- * its branch, and each branch's fork point followed down to main (a branch of a branch
- * shares its parent's files from main, so main keeps the root fork point). Fails closed:
- * an unreadable `_refs/` object, a `_refs/` object that is neither, a branch folder
- * `tree/{name}/` without its JSON, a parent branch that is gone, or holdfast lifecycle
- * state under `_holdfast/refs/` (not supported on Lance datasets yet) each throw.
- * Invariants 2 and 8.
+ * Reads every Lance tag and branch and yields the versions they need: first the targets of
+ * holdfast's admission intents (a tag `holdfast tag create|update|delete` is writing, read
+ * before `_refs/` as in holdfast's own census), then a tag's version on its branch, and
+ * each branch's fork point followed down to main (a branch of a branch shares its parent's
+ * files from main, so main keeps the root fork point). Fails closed: an unreadable intent
+ * or `_refs/` object, a `_refs/` object that is neither, a branch folder `tree/{name}/`
+ * without its JSON, a parent branch that is gone, or holdfast lifecycle state other than
+ * intents under `_holdfast/refs/` each throw. Invariants 2 and 8.
  */
 export async function listLanceReferences(ctx: ProtocolContext): Promise<LanceReference[]> {
   for await (const meta of listAll(ctx.store, HOLDFAST_REFS_PREFIX)) {
+    if (meta.key.startsWith(INTENTS_PREFIX)) continue;
     throw new UnsupportedLanceDatasetError(
       "holdfast-references",
       meta.key,
-      `holdfast reference state ${meta.key} on a Lance dataset: this adapter does not read it yet`,
-      "use Lance's own tags and branches on a Lance dataset",
+      `holdfast reference state ${meta.key} on a Lance dataset is not an intent of a tag`,
+      "holdfast writes only tags on a Lance dataset; remove this object",
     );
   }
   const refs: LanceReference[] = [];
+  await scanIntentTargets(ctx, (ref, source) => {
+    refs.push({ branch: ref.branch, version: ref.version, reason: "intent", source });
+  });
   const branches = new Map<string, LanceBranch & { source: string }>();
   for await (const meta of listAll(ctx.store, "_refs/")) {
     const tagName = nameUnder(meta.key, LANCE_TAGS_PREFIX);
@@ -156,30 +162,43 @@ async function readReference<S extends z.ZodType>(
   schema: S,
 ): Promise<z.infer<S>> {
   const got = await ctx.store.get(key);
-  const bad = (why: string, cause?: unknown) =>
-    holdfastError(
-      "invalid-input",
-      "readReference",
-      `Lance reference ${key} is unreadable: ${why}`,
-      {
-        key,
-        code: LANCE_MALFORMED_REFERENCE,
-        cause,
-        hint: "cleanup stops rather than treat an unreadable reference as absent",
-      },
-    );
+  const bad = (why: string) => malformedReference(key, why);
   // Listed a moment ago: a reference that vanished was deleted meanwhile; a later census
   // sees the state after the deletion. Fail closed rather than decide on a half view.
   if (!got) throw bad("it disappeared between listing and reading; retry");
+  return parseLanceReference(schema, got.body, key);
+}
+
+/** Parses a Lance tag or branch JSON; anything else is `invalid-input` LANCE_MALFORMED_REFERENCE. */
+export function parseLanceReference<S extends z.ZodType>(
+  schema: S,
+  body: Uint8Array,
+  key: string,
+): z.infer<S> {
+  const bad = (why: string, cause?: unknown) => malformedReference(key, why, cause);
   let value: unknown;
   try {
-    value = decodeJson(got.body);
+    value = decodeJson(body);
   } catch (cause) {
     throw bad("not JSON", cause);
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw bad(parsed.error.message, parsed.error);
   return parsed.data;
+}
+
+function malformedReference(key: string, why: string, cause?: unknown) {
+  return holdfastError(
+    "invalid-input",
+    "readReference",
+    `Lance reference ${key} is unreadable: ${why}`,
+    {
+      key,
+      code: LANCE_MALFORMED_REFERENCE,
+      cause,
+      hint: "cleanup stops rather than treat an unreadable reference as absent",
+    },
+  );
 }
 
 /** Follows a branch's parents down to main: main's version its files come from. */

@@ -74,7 +74,7 @@ describe("Lance tags and branches in the reference census (RGW)", () => {
 
   const failClosed: [
     string,
-    LanceFeature | typeof LANCE_MALFORMED_REFERENCE,
+    LanceFeature | typeof LANCE_MALFORMED_REFERENCE | "MALFORMED_OBJECT",
     (ctx: ProtocolContext) => Promise<unknown>,
   ][] = [
     [
@@ -105,8 +105,13 @@ describe("Lance tags and branches in the reference census (RGW)", () => {
       },
     ],
     [
-      "holdfast reference state on a Lance dataset",
+      "holdfast reference state other than a tag intent on a Lance dataset",
       "holdfast-references",
+      (ctx) => ctx.store.put("_holdfast/refs/fences/x.json", encodeJson({})),
+    ],
+    [
+      "an unreadable holdfast tag intent",
+      "MALFORMED_OBJECT",
       (ctx) => ctx.store.put("_holdfast/refs/intents/tags/x/1.json", encodeJson({})),
     ],
   ];
@@ -117,9 +122,9 @@ describe("Lance tags and branches in the reference census (RGW)", () => {
       const { site, ctx } = await smallTable();
       await damage(ctx);
       const error = await refusal(cleanupWith(ctx));
-      if (expected === LANCE_MALFORMED_REFERENCE) {
+      if (expected === LANCE_MALFORMED_REFERENCE || expected === "MALFORMED_OBJECT") {
         expect(isHoldfastError(error, "invalid-input")).toBe(true);
-        expect((error as { code?: string }).code).toBe(LANCE_MALFORMED_REFERENCE);
+        expect((error as { code?: string }).code).toBe(expected);
       } else {
         expect(isUnsupportedLance(error, expected)).toBe(true);
       }

@@ -6,6 +6,7 @@ import {
   type VersionRef,
 } from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
+import { referenceCodecOf } from "./codec.js";
 import { BRANCHES_PREFIX, canonicalPrefix, INTENTS_PREFIX, TAGS_PREFIX } from "./layout.js";
 import { listIntents, parseCanonical } from "./objects.js";
 import type { BranchDocument, TagDocument } from "./schema.js";
@@ -74,19 +75,15 @@ export async function scanReferences(
   options: { skipManifestsOf?: string; cache?: ParentCache; format?: DatasetFormat } = {},
 ): Promise<void> {
   const format = options.format ?? defaultFormat;
-  for await (const stored of listIntents(ctx, INTENTS_PREFIX)) {
-    // Fenced intents still cover their versions until reclaimed: over-protecting is safe.
-    if (stored.intent.target) visit(stored.intent.target, "intent", stored.key);
-    const prior = stored.intent.prior?.target;
-    if (prior) visit(prior, "intent", stored.key);
-  }
+  const codec = referenceCodecOf(options.format);
+  await scanIntentTargets(ctx, (ref, source) => visit(ref, "intent", source));
   // Every object under `_refs/` is a reference or stops the census (docs/protocol.md,
   // "Reference census"): nothing there is ever skipped.
   for await (const meta of listAll(ctx.store, REFS_ROOT)) {
     const kind = referenceKindOf(meta.key);
     const got = await ctx.store.get(meta.key);
     if (!got) continue; // deleted between list and get
-    const stored = parseCanonical(kind, got);
+    const stored = parseCanonical(codec, kind, got);
     const name = meta.key.slice(canonicalPrefix(kind).length, -".json".length);
     if (kind === "tag") visit((stored.doc as TagDocument).target, "tag", name);
     else {
@@ -113,15 +110,37 @@ export async function scanReferences(
 }
 
 /**
+ * Visits the versions every admission intent under `_holdfast/refs/intents/` covers (its
+ * target and the prior state it replaces), whatever the dataset's format: a census reads
+ * them before the canonical references (docs/protocol.md, intent vs commit). Fenced
+ * intents still cover their versions until reclaimed: over-protecting is safe. Any read or
+ * parse error propagates.
+ */
+export async function scanIntentTargets(
+  ctx: ProtocolContext,
+  visit: (ref: VersionRef, source: string) => void,
+): Promise<void> {
+  for await (const stored of listIntents(ctx, INTENTS_PREFIX)) {
+    if (stored.intent.target) visit(stored.intent.target, stored.key);
+    const prior = stored.intent.prior?.target;
+    if (prior) visit(prior, stored.key);
+  }
+}
+
+/**
  * The ReferenceCensus cleanup injects into retirement: for `(branch, versions)`, the
  * versions any admission intent, canonical tag, canonical branch or descendant manifest
  * needs, with the first reason found. Policy-independent; fails closed (throws) on any
- * read error. Lineage comes from `options.format` (default: the holdfast format). Invariant 2.
+ * read error. Lineage comes from `options.format` (default: the holdfast format); a format
+ * whose references have a census of their own (Lance's tags and branches) uses that one.
+ * Invariant 2.
  */
 export function censusReferences(
   ctx: ProtocolContext,
-  options: { format?: DatasetFormat } = {},
+  options: { format?: DatasetFormat | undefined } = {},
 ): ReferenceCensus {
+  const own = referenceCodecOf(options.format).census;
+  if (own) return own(ctx);
   const cache: ParentCache = new Map();
   const format = options.format ?? defaultFormat;
   return async (branch, versions) => {
@@ -143,7 +162,7 @@ export function censusReferences(
 /** Every version a durable reference needs, across all branches (what recovery reports). */
 export async function listReferencedVersions(
   ctx: ProtocolContext,
-  options: { format?: DatasetFormat } = {},
+  options: { format?: DatasetFormat | undefined } = {},
 ): Promise<ReferencedVersion[]> {
   const all: ReferencedVersion[] = [];
   await scanReferences(

@@ -8,19 +8,19 @@ import {
   putIfMatch,
 } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
   DEFAULT_BRANCH,
+  defaultFormat,
   headHintKey,
-  listBranchesWithVersions,
-  listVersions,
   type ProtocolContext,
   resolverOptions,
   storageNow,
-  tryReadManifest,
   validateName,
   versionsPrefix,
 } from "@holdfast/dataset";
 import { branchLeasesPrefix, censusLeases, listLeases } from "@holdfast/leases";
 import { retirementPrefix } from "@holdfast/retirement";
+import { type ReferenceCodec, referenceCodecOf, requireBranchWrites } from "./codec.js";
 import { canonicalKey, fenceKey, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";
 import {
   type CanonicalDocument,
@@ -98,15 +98,17 @@ async function deleteReference(
       code: "DEFAULT_BRANCH",
     });
   }
+  const refs = referencesOf(options.format);
+  if (kind === "branch") requireBranchWrites(refs.codec, options.format, "deleteBranch");
   const boundMs = intentBound(options);
   requireAtomicUpdate(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
-  const current = await readCanonical(ctx, kind, name);
+  const current = await readCanonical(ctx, refs.codec, kind, name);
   if (!current) {
     // Absence alone cannot say "deleted": only a recorded delete intent makes this a resume.
     let resumed = false;
     for await (const stored of listIntents(ctx, intentsOfPrefix(kind, name))) {
       if (stored.intent.op !== "delete") continue;
-      await finishDeletion(ctx, stored);
+      await finishDeletion(ctx, stored, refs);
       resumed = true;
     }
     if (!resumed) {
@@ -139,7 +141,7 @@ async function deleteReference(
       generation: current.doc.generation ?? null,
       target: documentTarget(kind, current.doc),
     },
-    generation: ctx.ids.next(),
+    generation: refs.codec.newGeneration(ctx),
   };
   const iKey = intentKey(kind, name, intentId);
   await writeIntent(ctx, iKey, intent);
@@ -153,7 +155,7 @@ async function deleteReference(
       // the fence and withdraws.
       if (options.force !== true) await requireNoActiveLeases(ctx, name);
     }
-    const outcome = await runDeletion(ctx, kind, name, current, intentId, coDeleters);
+    const outcome = await runDeletion(ctx, refs, kind, name, current, intentId, coDeleters);
     if (outcome === "changed") {
       throw holdfastError("conflict", "deleteReference", `${kind} ${name} keeps changing`, {
         key: current.key,
@@ -205,6 +207,7 @@ async function deleteReference(
  */
 export async function runDeletion(
   ctx: ProtocolContext,
+  refs: References,
   kind: ReferenceKind,
   name: string,
   initial: StoredCanonical<CanonicalDocument>,
@@ -215,14 +218,14 @@ export async function runDeletion(
   for (let round = 0; round < 3 && current; round += 1) {
     await fenceCompetingIntents(ctx, kind, name, intentId, coDeleters);
     if (kind === "branch") {
-      await requireNoDependents(ctx, name);
+      await requireNoDependents(ctx, refs, name);
       await teardownBranch(ctx, name);
     }
-    const removed = await removeIfMatch(ctx, current.key, current.etag, current.doc);
+    const removed = await removeIfMatch(ctx, refs.codec, current.key, current.etag, current.doc);
     if (removed === "applied") return "deleted";
     // Someone changed it after our read (a publication whose intent we just fenced, or
     // a released client): re-read and go again; absent means another deletion won.
-    current = await readCanonical(ctx, kind, name);
+    current = await readCanonical(ctx, refs.codec, kind, name);
   }
   return current ? "changed" : "deleted";
 }
@@ -285,7 +288,11 @@ async function requireNoActiveLeases(ctx: ProtocolContext, branch: string): Prom
  * Throws `conflict` (BRANCH_HAS_DEPENDENTS) while a canonical child branch or tag, or the
  * prior state of a reference change in flight, depends on `branch`.
  */
-async function requireNoDependents(ctx: ProtocolContext, branch: string): Promise<void> {
+async function requireNoDependents(
+  ctx: ProtocolContext,
+  refs: References,
+  branch: string,
+): Promise<void> {
   const dependents: string[] = [];
   // Intents first (as cleanup's census): an update we just fenced withdraws by restoring
   // its prior state, which may name this branch. If its intent is gone already, the
@@ -296,20 +303,21 @@ async function requireNoDependents(ctx: ProtocolContext, branch: string): Promis
       dependents.push(`${intent.kind} ${intent.name} (a change in flight)`);
     }
   }
-  for await (const child of listCanonical(ctx, "branch")) {
+  for await (const child of listCanonical(ctx, refs.codec, "branch")) {
     if (child.doc.parent?.branch === branch) dependents.push(`branch ${child.name}`);
   }
-  for await (const tag of listCanonical(ctx, "tag")) {
+  for await (const tag of listCanonical(ctx, refs.codec, "tag")) {
     if (tag.doc.target.branch === branch) dependents.push(`tag ${tag.name}`);
   }
   // Lineage from actual manifests too: a branch committed with this one as parent needs
   // its versions even without a reference file (invariant 2).
   if (dependents.length === 0) {
-    for (const other of await listBranchesWithVersions(ctx)) {
+    const { format } = refs;
+    for (const other of await format.listBranches(ctx)) {
       if (other === branch) continue;
-      for await (const entry of listVersions(ctx, other)) {
-        const record = await tryReadManifest(ctx, other, entry.version);
-        if (record?.manifest.parent?.branch === branch) {
+      for await (const entry of format.listVersions(ctx, other)) {
+        const manifest = await format.readManifest(ctx, other, entry.version);
+        if (manifest?.parent?.branch === branch) {
           dependents.push(`branch ${other} (version ${entry.version})`);
           break;
         }
@@ -324,7 +332,10 @@ async function requireNoDependents(ctx: ProtocolContext, branch: string): Promis
   }
 }
 
-/** Removes the branch incarnation's manifests, leases and retirement state (docs/protocol.md, References). */
+/**
+ * Removes the branch incarnation's manifests, leases and retirement state (docs/protocol.md,
+ * References). Only formats whose codec writes branches get here (the holdfast layout).
+ */
 async function teardownBranch(ctx: ProtocolContext, branch: string): Promise<void> {
   for (const prefix of [
     versionsPrefix(branch),
@@ -423,9 +434,14 @@ async function removeFence(
  * Finishes a deletion whose canonical is already gone (resume after interruption, or
  * recovery): tear the branch incarnation down, drop its fence, then its intent.
  */
-export async function finishDeletion(ctx: ProtocolContext, stored: StoredIntent): Promise<void> {
+export async function finishDeletion(
+  ctx: ProtocolContext,
+  stored: StoredIntent,
+  refs: References,
+): Promise<void> {
   const { intent } = stored;
   if (intent.kind === "branch") {
+    requireBranchWrites(refs.codec, refs.format, "deleteBranch");
     await teardownBranch(ctx, intent.name);
     await removeFence(ctx, intent.name, null, intent.intentId);
   }
@@ -440,11 +456,12 @@ export async function finishDeletion(ctx: ProtocolContext, stored: StoredIntent)
 export async function resumeDeletion(
   ctx: ProtocolContext,
   stored: StoredIntent,
+  refs: References,
 ): Promise<"completed" | "abandoned"> {
   const { intent } = stored;
-  const current = await readCanonical(ctx, intent.kind, intent.name);
+  const current = await readCanonical(ctx, refs.codec, intent.kind, intent.name);
   if (!current) {
-    await finishDeletion(ctx, stored);
+    await finishDeletion(ctx, stored, refs);
     return "completed";
   }
   const generation = current.doc.generation ?? null;
@@ -462,7 +479,14 @@ export async function resumeDeletion(
       // The crash may have come before the fence: no census without it (R8).
       await publishFence(ctx, intent.name, current.doc as BranchDocument, intent.intentId);
     }
-    const outcome = await runDeletion(ctx, intent.kind, intent.name, current, intent.intentId);
+    const outcome = await runDeletion(
+      ctx,
+      refs,
+      intent.kind,
+      intent.name,
+      current,
+      intent.intentId,
+    );
     if (outcome === "changed") throw new Error("changed");
   } catch (error) {
     if (isUnknownOutcome(error)) throw error;
@@ -470,6 +494,17 @@ export async function resumeDeletion(
     await dropIntent(ctx, stored.key);
     return "abandoned";
   }
-  await finishDeletion(ctx, stored);
+  await finishDeletion(ctx, stored, refs);
   return "completed";
+}
+
+/** The dataset's format and how it stores its references, resolved once per operation. */
+export interface References {
+  readonly format: DatasetFormat;
+  readonly codec: ReferenceCodec;
+}
+
+/** Resolves {@link References} (refuses a format without a reference codec, before any request). */
+export function referencesOf(format: DatasetFormat | undefined): References {
+  return { format: format ?? defaultFormat, codec: referenceCodecOf(format) };
 }

@@ -7,7 +7,18 @@ export {
   type ReferenceReason,
   referenceKindOf,
   referenceReasons,
+  scanIntentTargets,
 } from "./census.js";
+export {
+  type CanonicalDocument,
+  type Carried,
+  carriedOf,
+  holdfastReferenceCodec,
+  type ReferenceCodec,
+  type ReferenceFormat,
+  referenceCodecOf,
+  type WrittenTarget,
+} from "./codec.js";
 export { type DeleteBranchOptions, type DeleteResult, deleteBranch, deleteTag } from "./delete.js";
 export {
   BRANCHES_PREFIX,
@@ -31,6 +42,7 @@ export {
   getTag,
   listBranches,
   listTags,
+  type ReadReferenceOptions,
   replaceBranchMetadata,
   type TagInfo,
   updateTag,

@@ -10,18 +10,16 @@ import {
   putIfMatch,
 } from "@holdfast/conditional-store";
 import { type ProtocolContext, parseStored, resolverOptions } from "@holdfast/dataset";
-import type { z } from "zod";
+import type { CanonicalDocument, ReferenceCodec, WrittenTarget } from "./codec.js";
 import { canonicalKey, canonicalPrefix, nameFromCanonicalKey } from "./layout.js";
 import {
   type BranchDocument,
-  branchDocumentSchema,
   type Fence,
   FenceSchema,
   type Intent,
   IntentSchema,
   type ReferenceKind,
   type TagDocument,
-  tagDocumentSchema,
 } from "./schema.js";
 
 /** A canonical document with its object identity. */
@@ -32,18 +30,15 @@ export interface StoredCanonical<D> {
   readonly doc: D;
 }
 
-export type CanonicalDocument = TagDocument | BranchDocument;
+export type { CanonicalDocument } from "./codec.js";
 
-function documentSchema(kind: ReferenceKind): z.ZodType<CanonicalDocument> {
-  return kind === "tag" ? tagDocumentSchema : branchDocumentSchema;
-}
-
-/** Parses a canonical object; a malformed one is `invalid-input` / MALFORMED_OBJECT (callers fail closed). */
+/** Parses a canonical object with the format's codec; a malformed one is `invalid-input` (callers fail closed). */
 export function parseCanonical<K extends ReferenceKind>(
+  codec: ReferenceCodec,
   kind: K,
   got: GetResult,
 ): StoredCanonical<K extends "tag" ? TagDocument : BranchDocument> {
-  const doc = parseStored(documentSchema(kind), got.body, got.key, "readReference");
+  const doc = codec.decode(kind, got.body, got.key);
   return {
     key: got.key,
     etag: got.etag,
@@ -55,16 +50,18 @@ export function parseCanonical<K extends ReferenceKind>(
 /** Reads one canonical reference; `null` when absent. */
 export async function readCanonical<K extends ReferenceKind>(
   ctx: ProtocolContext,
+  codec: ReferenceCodec,
   kind: K,
   name: string,
 ): Promise<StoredCanonical<K extends "tag" ? TagDocument : BranchDocument> | null> {
   const got = await ctx.store.get(canonicalKey(kind, name));
-  return got ? parseCanonical(kind, got) : null;
+  return got ? parseCanonical(codec, kind, got) : null;
 }
 
 /** Streams every canonical reference of a kind (list, then get each; vanished ones skipped). */
 export async function* listCanonical<K extends ReferenceKind>(
   ctx: ProtocolContext,
+  codec: ReferenceCodec,
   kind: K,
 ): AsyncGenerator<
   { name: string } & StoredCanonical<K extends "tag" ? TagDocument : BranchDocument>
@@ -74,13 +71,8 @@ export async function* listCanonical<K extends ReferenceKind>(
     if (name === null) continue;
     const got = await ctx.store.get(meta.key);
     if (!got) continue; // deleted between list and get
-    yield { name, ...parseCanonical(kind, got) };
+    yield { name, ...parseCanonical(codec, kind, got) };
   }
-}
-
-/** Encodes a canonical document (released fields first, so a released reader sees the familiar shape). */
-export function encodeDocument(doc: CanonicalDocument): Uint8Array {
-  return encodeJson(doc);
 }
 
 /**
@@ -90,15 +82,17 @@ export function encodeDocument(doc: CanonicalDocument): Uint8Array {
  */
 export async function rewriteIfMatch<D extends CanonicalDocument>(
   ctx: ProtocolContext,
+  codec: ReferenceCodec,
   key: string,
   etag: string,
   doc: D,
+  written: WrittenTarget = {},
 ): Promise<{ status: "applied"; etag: string; doc: D } | { status: "conflict" }> {
-  const fresh = { ...doc, generation: ctx.ids.next() } as D;
+  const fresh = { ...doc, generation: codec.newGeneration(ctx) } as D;
   const outcome = await putIfMatch(
     ctx.store,
     key,
-    encodeDocument(fresh),
+    codec.encode(kindOf(key), fresh, written),
     etag,
     resolverOptions(ctx),
   );
@@ -115,6 +109,7 @@ export async function rewriteIfMatch<D extends CanonicalDocument>(
  */
 export async function removeIfMatch(
   ctx: ProtocolContext,
+  codec: ReferenceCodec,
   key: string,
   etag: string,
   doc: CanonicalDocument,
@@ -123,10 +118,15 @@ export async function removeIfMatch(
     const outcome = await deleteIfMatch(ctx.store, key, etag, resolverOptions(ctx));
     return outcome.status;
   }
-  const fenced = await rewriteIfMatch(ctx, key, etag, doc);
+  const fenced = await rewriteIfMatch(ctx, codec, key, etag, doc);
   if (fenced.status === "conflict") return "conflict";
   await deleteUnconditionally(ctx, key);
   return "applied";
+}
+
+/** The kind of a canonical key (`_refs/tags/...` or `_refs/branches/...`). */
+function kindOf(key: string): ReferenceKind {
+  return key.startsWith(canonicalPrefix("tag")) ? "tag" : "branch";
 }
 
 /**

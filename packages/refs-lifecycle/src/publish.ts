@@ -6,17 +6,18 @@ import {
   putIfMatch,
 } from "@holdfast/conditional-store";
 import {
-  manifestKey,
+  type DatasetFormat,
+  defaultFormat,
   type ProtocolContext,
   resolverOptions,
   type VersionRef,
 } from "@holdfast/dataset";
 import { readAdmission } from "@holdfast/retirement";
+import type { ReferenceCodec, WrittenTarget } from "./codec.js";
 import { canonicalKey, fenceKey, intentKey } from "./layout.js";
 import {
   type CanonicalDocument,
   dropIntent,
-  encodeDocument,
   ownsIntent,
   readCanonical,
   readFence,
@@ -43,6 +44,11 @@ export interface MutationOptions {
    * the shorter path is proven equivalent in docs/protocol.md). @default false
    */
   readonly verifyAfterWrite?: boolean | undefined;
+  /**
+   * The dataset's format: where a version's manifest lives (the existence check) and how
+   * canonical references are stored (a Lance table's tags are Lance's JSON). @default the holdfast format
+   */
+  readonly format?: DatasetFormat | undefined;
 }
 
 /** Longest accepted intent bound: a week. */
@@ -84,6 +90,8 @@ export interface PublishPlan<D extends CanonicalDocument> {
   readonly checkTarget: boolean;
   readonly dependsOn: Dependency | null;
   readonly options: MutationOptions;
+  /** How the canonical is stored (the format's reference codec). */
+  readonly codec: ReferenceCodec;
 }
 
 /**
@@ -120,7 +128,7 @@ export async function publish<D extends CanonicalDocument>(
           target: documentTarget(plan.kind, plan.expected.doc),
         }
       : null,
-    generation: plan.doc.generation ?? ctx.ids.next(),
+    generation: plan.doc.generation ?? plan.codec.newGeneration(ctx),
   };
   // Local timer only: it measures how long this process has held its cover, never
   // compared with another host's clock.
@@ -132,8 +140,9 @@ export async function publish<D extends CanonicalDocument>(
     throw error;
   };
 
+  let written: WrittenTarget;
   try {
-    await checkTarget(ctx, plan, key);
+    written = await checkTarget(ctx, plan, key);
   } catch (error) {
     return abandon(error as HoldfastError);
   }
@@ -147,9 +156,10 @@ export async function publish<D extends CanonicalDocument>(
   };
   let outcome: Awaited<ReturnType<typeof putIfAbsent>>;
   try {
+    const bytes = plan.codec.encode(plan.kind, plan.doc, written);
     outcome = plan.expected
-      ? await putIfMatch(ctx.store, key, encodeDocument(plan.doc), plan.expected.etag, resolve)
-      : await putIfAbsent(ctx.store, key, encodeDocument(plan.doc), resolve);
+      ? await putIfMatch(ctx.store, key, bytes, plan.expected.etag, resolve)
+      : await putIfAbsent(ctx.store, key, bytes, resolve);
   } catch (error) {
     // Unknown outcome: the intent stays so the cleaner keeps covering the target and
     // recovery can decide it later.
@@ -196,9 +206,9 @@ export async function publish<D extends CanonicalDocument>(
   if (lost) {
     try {
       if (plan.expected) {
-        await rewriteIfMatch(ctx, key, etag, plan.expected.doc);
+        await rewriteIfMatch(ctx, plan.codec, key, etag, plan.expected.doc);
       } else {
-        await removeIfMatch(ctx, key, etag, plan.doc);
+        await removeIfMatch(ctx, plan.codec, key, etag, plan.doc);
       }
     } catch (cause) {
       throw holdfastError(
@@ -226,14 +236,15 @@ export async function publish<D extends CanonicalDocument>(
 /**
  * Admission and existence of the target, after the intent is durable: refuse while the
  * version is sealed or committed; a version already gone (its retirement finalized
- * before our intent) fails the HEAD. A draining retirement is fine: its census runs after
- * its seal and reads our intent.
+ * before our intent) fails the HEAD of its manifest, at the key the dataset's format
+ * names. A draining retirement is fine: its census runs after its seal and reads our
+ * intent. Returns the manifest's size (a Lance tag records it).
  */
 async function checkTarget<D extends CanonicalDocument>(
   ctx: ProtocolContext,
   plan: PublishPlan<D>,
   key: string,
-): Promise<void> {
+): Promise<WrittenTarget> {
   if (plan.target && plan.checkTarget) {
     const admission = await readAdmission(ctx, plan.target.branch, plan.target.version);
     if (admission.state === "sealed" || admission.state === "committed") {
@@ -245,7 +256,10 @@ async function checkTarget<D extends CanonicalDocument>(
       );
     }
     // A draining retirement is fine: its census runs after its seal and reads our intent.
-    const manifest = await ctx.store.head(manifestKey(plan.target.branch, plan.target.version));
+    const format = plan.options.format ?? defaultFormat;
+    const manifest = await ctx.store.head(
+      format.manifestKey(plan.target.branch, plan.target.version),
+    );
     if (!manifest) {
       throw holdfastError(
         "not-found",
@@ -254,7 +268,9 @@ async function checkTarget<D extends CanonicalDocument>(
         { key, code: "VERSION_NOT_FOUND" },
       );
     }
+    return { manifestSize: manifest.size };
   }
+  return {};
 }
 
 /**
@@ -274,7 +290,7 @@ async function lostOwnership<D extends CanonicalDocument>(
     if (fence && sameIncarnation(fence.fence.incarnation, plan.dependsOn.incarnation)) {
       return `branch ${plan.dependsOn.branch} is being deleted`;
     }
-    const parent = await readCanonical(ctx, "branch", plan.dependsOn.branch);
+    const parent = await readCanonical(ctx, plan.codec, "branch", plan.dependsOn.branch);
     if (!parent) return `branch ${plan.dependsOn.branch} was deleted`;
     const current = (parent.doc as BranchDocument).incarnation;
     if (current !== undefined && plan.dependsOn.incarnation !== undefined) {

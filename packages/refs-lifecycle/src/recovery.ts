@@ -3,13 +3,12 @@ import {
   type DatasetFormat,
   DEFAULT_BRANCH,
   isActiveAt,
-  manifestKey,
   type ProtocolContext,
   storageNow,
   type VersionRef,
 } from "@holdfast/dataset";
 import { listReferencedVersions, type ReferencedVersion } from "./census.js";
-import { resumeDeletion } from "./delete.js";
+import { type References, referencesOf, resumeDeletion } from "./delete.js";
 import { FENCES_PREFIX, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";
 import {
   deleteUnconditionally,
@@ -55,6 +54,7 @@ export async function recoverReferences(
   ctx: ProtocolContext,
   options: { storageNow?: Date; format?: DatasetFormat } = {},
 ): Promise<ReferenceRecoveryReport> {
+  const refs = referencesOf(options.format);
   const now = options.storageNow ?? (await storageNow(ctx));
   const recoveryId = ctx.ids.next();
   const precision = ctx.store.capabilities.timestampPrecisionMs;
@@ -78,7 +78,7 @@ export async function recoverReferences(
     let stored = listed;
     const { intent } = stored;
     if (intent.op === "delete") {
-      const outcome = await resumeDeletion(ctx, stored);
+      const outcome = await resumeDeletion(ctx, stored, refs);
       report.deletions.push({ key: stored.key, outcome });
       continue;
     }
@@ -96,13 +96,19 @@ export async function recoverReferences(
     if (intent.op !== "create" && intent.prior) {
       // The owner may still hold an if-match on the prior ETag: move the canonical to
       // fresh bytes so that late compare-and-swap conflicts.
-      const current = await readCanonical(ctx, intent.kind, intent.name);
+      const current = await readCanonical(ctx, refs.codec, intent.kind, intent.name);
       if (
         current &&
         current.etag === intent.prior.etag &&
         current.doc.generation !== intent.generation
       ) {
-        const rewritten = await rewriteIfMatch(ctx, current.key, current.etag, current.doc);
+        const rewritten = await rewriteIfMatch(
+          ctx,
+          refs.codec,
+          current.key,
+          current.etag,
+          current.doc,
+        );
         if (rewritten.status === "applied") report.fencedCanonicals.push(current.key);
       }
     }
@@ -111,7 +117,7 @@ export async function recoverReferences(
     report.reclaimedIntents.push(stored.key);
   }
 
-  await removeOrphans(ctx, report);
+  await removeOrphans(ctx, refs, report);
 
   for await (const meta of listAll(ctx.store, FENCES_PREFIX)) {
     const fence = await readFence(ctx, meta.key);
@@ -137,18 +143,22 @@ export async function recoverReferences(
  * crashed before withdrawing it names an incarnation that no longer exists. Released-client
  * files carry no incarnation and are never touched (R11).
  */
-async function removeOrphans(ctx: ProtocolContext, report: ReferenceRecoveryReport): Promise<void> {
+async function removeOrphans(
+  ctx: ProtocolContext,
+  refs: References,
+  report: ReferenceRecoveryReport,
+): Promise<void> {
   const incarnations = new Map<string, string | null>();
   const children = new Map<string, number>();
   const branches: { name: string; key: string; etag: string; doc: BranchDocument }[] = [];
-  for await (const branch of listCanonical(ctx, "branch")) {
+  for await (const branch of listCanonical(ctx, refs.codec, "branch")) {
     incarnations.set(branch.name, branch.doc.incarnation ?? null);
     branches.push({ name: branch.name, key: branch.key, etag: branch.etag, doc: branch.doc });
     const parent = branch.doc.parent?.branch;
     if (parent) children.set(parent, (children.get(parent) ?? 0) + 1);
   }
   const tags: { name: string; key: string; etag: string; doc: TagDocument }[] = [];
-  for await (const tag of listCanonical(ctx, "tag")) {
+  for await (const tag of listCanonical(ctx, refs.codec, "tag")) {
     tags.push({ name: tag.name, key: tag.key, etag: tag.etag, doc: tag.doc });
     children.set(tag.doc.target.branch, (children.get(tag.doc.target.branch) ?? 0) + 1);
   }
@@ -159,21 +169,23 @@ async function removeOrphans(ctx: ProtocolContext, report: ReferenceRecoveryRepo
     if (recorded === undefined || target.branch === DEFAULT_BRANCH) return false;
     const current = incarnations.get(target.branch);
     if (current !== undefined && (current === null || current === recorded)) return false;
-    return (await ctx.store.head(manifestKey(target.branch, target.version))) === null;
+    const key = refs.format.manifestKey(target.branch, target.version);
+    return (await ctx.store.head(key)) === null;
   };
   for (const branch of branches) {
     const parent = branch.doc.parent;
     if (!parent || !(await orphaned(parent, branch.doc.parentIncarnation))) continue;
     if ((children.get(branch.name) ?? 0) > 0) continue; // never cascade: report-free skip
     if (await hasPendingIntent(ctx, "branch", branch.name)) continue;
-    if ((await removeIfMatch(ctx, branch.key, branch.etag, branch.doc)) === "applied") {
+    const removed = await removeIfMatch(ctx, refs.codec, branch.key, branch.etag, branch.doc);
+    if (removed === "applied") {
       report.removedOrphans.push(branch.key);
     }
   }
   for (const tag of tags) {
     if (!(await orphaned(tag.doc.target, tag.doc.branchIncarnation))) continue;
     if (await hasPendingIntent(ctx, "tag", tag.name)) continue;
-    if ((await removeIfMatch(ctx, tag.key, tag.etag, tag.doc)) === "applied") {
+    if ((await removeIfMatch(ctx, refs.codec, tag.key, tag.etag, tag.doc)) === "applied") {
       report.removedOrphans.push(tag.key);
     }
   }

@@ -1,6 +1,8 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
   DEFAULT_BRANCH,
+  defaultFormat,
   type ProtocolContext,
   type VersionRef,
   validateName,
@@ -8,6 +10,7 @@ import {
   versionsPrefix,
 } from "@holdfast/dataset";
 import { z } from "zod";
+import { carriedOf, type ReferenceCodec, referenceCodecOf, requireBranchWrites } from "./codec.js";
 import { listCanonical, readCanonical, type StoredCanonical } from "./objects.js";
 import { type Dependency, intentBound, type MutationOptions, publish } from "./publish.js";
 import type { BranchDocument, TagDocument } from "./schema.js";
@@ -48,12 +51,28 @@ export function requireAtomicUpdate(ctx: ProtocolContext, operation: string): vo
   }
 }
 
-function validateTarget(target: unknown, what: string): VersionRef {
+/**
+ * Checks a reference target before any request: a branch name, a version, and a manifest
+ * key the dataset's format can name (a Lance table's tags name versions of main only).
+ */
+function validateTarget(
+  target: unknown,
+  what: string,
+  format: DatasetFormat | undefined,
+): VersionRef {
   if (typeof target !== "object" || target === null) {
     throw holdfastError("invalid-input", "validate", `${what} must be { branch, version }`);
   }
   const { branch, version } = target as { branch?: unknown; version?: unknown };
-  return { branch: validateName(branch, "branch"), version: validateVersion(version) };
+  const ref = { branch: validateName(branch, "branch"), version: validateVersion(version) };
+  (format ?? defaultFormat).manifestKey(ref.branch, ref.version);
+  return ref;
+}
+
+/** Options of the reference readers. */
+export interface ReadReferenceOptions {
+  /** The dataset's format (how its references are stored). @default the holdfast format */
+  readonly format?: DatasetFormat | undefined;
 }
 
 const MetadataSchema = z.record(z.string().max(1024), z.string().max(64 * 1024));
@@ -81,10 +100,11 @@ function validateMetadata(metadata: unknown): Record<string, string> {
  */
 async function dependencyOf(
   ctx: ProtocolContext,
+  codec: ReferenceCodec,
   target: VersionRef | null,
 ): Promise<Dependency | null> {
   if (!target || target.branch === DEFAULT_BRANCH) return null;
-  const branch = await readCanonical(ctx, "branch", target.branch);
+  const branch = await readCanonical(ctx, codec, "branch", target.branch);
   if (!branch) return null;
   return { branch: target.branch, incarnation: (branch.doc as BranchDocument).incarnation };
 }
@@ -109,6 +129,13 @@ function branchInfo(name: string, stored: StoredCanonical<BranchDocument>): Bran
   };
 }
 
+/** holdfast's name rule, then the format's own (Lance refuses a few more names). */
+function validateTagName(codec: ReferenceCodec, name: unknown): string {
+  const valid = validateName(name, "tag");
+  codec.validateTagName?.(valid);
+  return valid;
+}
+
 function notFound(kind: "tag" | "branch", name: string) {
   return holdfastError("not-found", "readReference", `${kind} ${name} does not exist`, {
     code: "REF_NOT_FOUND",
@@ -120,6 +147,7 @@ function notFound(kind: "tag" | "branch", name: string) {
 /** A tag's canonical document: a fresh generation, so every write changes the bytes (R9). */
 function tagDocument(
   ctx: ProtocolContext,
+  codec: ReferenceCodec,
   name: string,
   target: VersionRef,
   dependsOn: Awaited<ReturnType<typeof dependencyOf>>,
@@ -128,7 +156,7 @@ function tagDocument(
     schema: 1,
     name,
     target,
-    generation: ctx.ids.next(),
+    generation: codec.newGeneration(ctx),
     ...(dependsOn?.incarnation ? { branchIncarnation: dependsOn.incarnation } : {}),
   };
 }
@@ -142,12 +170,13 @@ export async function createTag(
   input: { name: string; target: VersionRef },
   options: MutationOptions = {},
 ): Promise<TagInfo> {
-  const name = validateName(input.name, "tag");
-  const target = validateTarget(input.target, "tag target");
+  const codec = referenceCodecOf(options.format);
+  const name = validateTagName(codec, input.name);
+  const target = validateTarget(input.target, "tag target", options.format);
   intentBound(options);
   requireAtomicUpdate(ctx, "createTag");
-  const dependsOn = await dependencyOf(ctx, target);
-  const doc = tagDocument(ctx, name, target, dependsOn);
+  const dependsOn = await dependencyOf(ctx, codec, target);
+  const doc = tagDocument(ctx, codec, name, target, dependsOn);
   const { etag } = await publish(ctx, {
     kind: "tag",
     name,
@@ -158,6 +187,7 @@ export async function createTag(
     checkTarget: true,
     dependsOn,
     options,
+    codec,
   });
   return { name, target, etag, generation: doc.generation ?? null };
 }
@@ -171,11 +201,12 @@ export async function updateTag(
   input: { name: string; target: VersionRef; expectedEtag?: string },
   options: MutationOptions = {},
 ): Promise<TagInfo> {
-  const name = validateName(input.name, "tag");
-  const target = validateTarget(input.target, "tag target");
+  const codec = referenceCodecOf(options.format);
+  const name = validateTagName(codec, input.name);
+  const target = validateTarget(input.target, "tag target", options.format);
   intentBound(options);
   requireAtomicUpdate(ctx, "updateTag");
-  const current = await readCanonical(ctx, "tag", name);
+  const current = await readCanonical(ctx, codec, "tag", name);
   if (!current) throw notFound("tag", name);
   if (input.expectedEtag !== undefined && input.expectedEtag !== current.etag) {
     throw holdfastError("conflict", "updateTag", `tag ${name} changed`, {
@@ -183,8 +214,9 @@ export async function updateTag(
       precondition: { ifMatch: input.expectedEtag },
     });
   }
-  const dependsOn = await dependencyOf(ctx, target);
-  const doc = tagDocument(ctx, name, target, dependsOn);
+  const dependsOn = await dependencyOf(ctx, codec, target);
+  // The format's own fields of the tag (Lance: createdAt, metadata) are kept.
+  const doc = { ...tagDocument(ctx, codec, name, target, dependsOn), ...carriedOf(current.doc) };
   const { etag } = await publish(ctx, {
     kind: "tag",
     name,
@@ -195,21 +227,33 @@ export async function updateTag(
     checkTarget: true,
     dependsOn,
     options,
+    codec,
   });
   return { name, target, etag, generation: doc.generation ?? null };
 }
 
 /** Reads tag `name` from its canonical file only (never hidden by lifecycle state, R12); `null` when absent. */
-export async function getTag(ctx: ProtocolContext, name: string): Promise<TagInfo | null> {
+export async function getTag(
+  ctx: ProtocolContext,
+  name: string,
+  options: ReadReferenceOptions = {},
+): Promise<TagInfo | null> {
+  const codec = referenceCodecOf(options.format);
   validateName(name, "tag");
-  const stored = await readCanonical(ctx, "tag", name);
+  const stored = await readCanonical(ctx, codec, "tag", name);
   return stored ? tagInfo(name, stored) : null;
 }
 
-/** Lists every canonical tag, including ones written by released clients (R11). */
-export async function listTags(ctx: ProtocolContext): Promise<TagInfo[]> {
+/** Lists every canonical tag, including ones written by released clients or the format's own tools (R11). */
+export async function listTags(
+  ctx: ProtocolContext,
+  options: ReadReferenceOptions = {},
+): Promise<TagInfo[]> {
+  const codec = referenceCodecOf(options.format);
   const tags: TagInfo[] = [];
-  for await (const stored of listCanonical(ctx, "tag")) tags.push(tagInfo(stored.name, stored));
+  for await (const stored of listCanonical(ctx, codec, "tag")) {
+    tags.push(tagInfo(stored.name, stored));
+  }
   return tags;
 }
 
@@ -225,8 +269,11 @@ export async function createBranch(
   input: { name: string; parent: VersionRef | null; metadata?: Record<string, string> },
   options: MutationOptions = {},
 ): Promise<BranchInfo> {
+  const codec = referenceCodecOf(options.format);
+  requireBranchWrites(codec, options.format, "createBranch");
   const name = validateName(input.name, "branch");
-  const parent = input.parent === null ? null : validateTarget(input.parent, "branch parent");
+  const parent =
+    input.parent === null ? null : validateTarget(input.parent, "branch parent", options.format);
   const metadata = input.metadata === undefined ? undefined : validateMetadata(input.metadata);
   if (name === DEFAULT_BRANCH) {
     throw holdfastError(
@@ -246,13 +293,13 @@ export async function createBranch(
   intentBound(options);
   requireAtomicUpdate(ctx, "createBranch");
   await requireNoStoredVersions(ctx, name);
-  const dependsOn = await dependencyOf(ctx, parent);
+  const dependsOn = await dependencyOf(ctx, codec, parent);
   const doc: BranchDocument = {
     schema: 1,
     name,
     parent,
     ...(metadata ? { metadata } : {}),
-    generation: ctx.ids.next(),
+    generation: codec.newGeneration(ctx),
     incarnation: ctx.ids.next(),
     ...(dependsOn?.incarnation ? { parentIncarnation: dependsOn.incarnation } : {}),
   };
@@ -266,6 +313,7 @@ export async function createBranch(
     checkTarget: parent !== null,
     dependsOn,
     options,
+    codec,
   });
   return branchInfo(name, { key: "", etag, lastModified: new Date(0), doc });
 }
@@ -279,18 +327,21 @@ export async function replaceBranchMetadata(
   input: { name: string; metadata: Record<string, string>; expectedEtag?: string },
   options: MutationOptions = {},
 ): Promise<BranchInfo> {
+  const codec = referenceCodecOf(options.format);
+  requireBranchWrites(codec, options.format, "replaceBranchMetadata");
   const name = validateName(input.name, "branch");
   const metadata = validateMetadata(input.metadata);
   intentBound(options);
   requireAtomicUpdate(ctx, "replaceBranchMetadata");
-  const current = await readCanonical(ctx, "branch", name);
+  const current = await readCanonical(ctx, codec, "branch", name);
   if (!current) throw notFound("branch", name);
-  return replaceBranchMetadataAt(ctx, current, metadata, input.expectedEtag, options);
+  return replaceBranchMetadataAt(ctx, codec, current, metadata, input.expectedEtag, options);
 }
 
 /** The conditional half of {@link replaceBranchMetadata}, from the state read. */
 async function replaceBranchMetadataAt(
   ctx: ProtocolContext,
+  codec: ReferenceCodec,
   current: StoredCanonical<BranchDocument>,
   metadata: Record<string, string>,
   expectedEtag: string | undefined,
@@ -303,7 +354,7 @@ async function replaceBranchMetadataAt(
       precondition: { ifMatch: expectedEtag },
     });
   }
-  const doc: BranchDocument = { ...current.doc, metadata, generation: ctx.ids.next() };
+  const doc: BranchDocument = { ...current.doc, metadata, generation: codec.newGeneration(ctx) };
   const { etag } = await publish(ctx, {
     kind: "branch",
     name,
@@ -314,14 +365,20 @@ async function replaceBranchMetadataAt(
     checkTarget: false,
     dependsOn: null,
     options,
+    codec,
   });
   return branchInfo(name, { key: current.key, etag, lastModified: new Date(0), doc });
 }
 
 /** Reads branch reference `name` from its canonical file only; `null` when absent. */
-export async function getBranch(ctx: ProtocolContext, name: string): Promise<BranchInfo | null> {
+export async function getBranch(
+  ctx: ProtocolContext,
+  name: string,
+  options: ReadReferenceOptions = {},
+): Promise<BranchInfo | null> {
+  const codec = referenceCodecOf(options.format);
   validateName(name, "branch");
-  const stored = await readCanonical(ctx, "branch", name);
+  const stored = await readCanonical(ctx, codec, "branch", name);
   return stored ? branchInfo(name, stored) : null;
 }
 
@@ -329,9 +386,13 @@ export async function getBranch(ctx: ProtocolContext, name: string): Promise<Bra
  * Lists every canonical branch reference. The default branch and branches that exist only
  * through their manifests have no reference file and are not listed here.
  */
-export async function listBranches(ctx: ProtocolContext): Promise<BranchInfo[]> {
+export async function listBranches(
+  ctx: ProtocolContext,
+  options: ReadReferenceOptions = {},
+): Promise<BranchInfo[]> {
+  const codec = referenceCodecOf(options.format);
   const branches: BranchInfo[] = [];
-  for await (const stored of listCanonical(ctx, "branch")) {
+  for await (const stored of listCanonical(ctx, codec, "branch")) {
     branches.push(branchInfo(stored.name, stored));
   }
   return branches;

@@ -2,6 +2,14 @@ import { cleanup } from "@holdfast/cleanup";
 import { isHoldfastError } from "@holdfast/conditional-store";
 import type { DatasetFormat, ProtocolContext, VersionEntry } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
+import {
+  createTag,
+  deleteTag,
+  getTag,
+  listTags,
+  recoverReferences,
+  referenceCodecOf,
+} from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 
@@ -23,9 +31,11 @@ export interface FormatContractOptions {
 }
 
 /**
- * The contract every `DatasetFormat` keeps, so leases, retirement and cleanup can route
- * every manifest key, version listing and existence check through it (docs/lance.md;
- * docs/protocol.md). Call once per format and store configuration, at top level of a
+ * The contract every `DatasetFormat` keeps, so leases, retirement, cleanup and the
+ * reference lifecycle (tags, recovery) route every manifest key, version listing,
+ * existence check and reference file through it (docs/lance.md; docs/protocol.md). Run on
+ * a format whose keys differ from holdfast's (Lance), any path that bypasses the format
+ * fails here. Call once per format and store configuration, at top level of a
  * test file: `describeDatasetFormatContract("lance on RGW", { create })`.
  */
 export function describeDatasetFormatContract(name: string, options: FormatContractOptions): void {
@@ -129,6 +139,9 @@ export function describeDatasetFormatContract(name: string, options: FormatContr
         expect(await ctx.store.head(format.manifestKey(branch, version))).toBeNull();
       }
       expect(stats.retired.length).toBeGreaterThan(0);
+      // Finalization checked the retired manifests through the format: no record is left.
+      expect(stats.warnings.filter((w) => w.includes("finalize"))).toEqual([]);
+      expect(await keysUnder(ctx, "_holdfast/retirement/")).toEqual([]);
       for (const version of left) {
         const manifest = await format.readManifest(ctx, branch, version);
         for (const file of manifest?.files ?? []) {
@@ -139,10 +152,80 @@ export function describeDatasetFormatContract(name: string, options: FormatContr
         }
       }
     });
+
+    it("F6 a tag through the format names a listed version in the format's own reference file; an absent version is refused with nothing left", {
+      timeout,
+    }, async () => {
+      const { ctx, format, branch } = await options.create();
+      const entries = await list(format, ctx, branch);
+      const target = { branch, version: entries[0]!.version };
+      const tag = await createTag(ctx, { name: "contract-keep", target }, { format });
+      expect(tag.target).toEqual(target);
+      const stored = await ctx.store.get("_refs/tags/contract-keep.json");
+      if (!stored) throw new Error("the tag's canonical file is missing");
+      // The file decodes with the format's own codec (a Lance table's tag is Lance's JSON).
+      expect(referenceCodecOf(format).decode("tag", stored.body, stored.key)).toMatchObject({
+        target,
+      });
+      expect((await getTag(ctx, "contract-keep", { format }))?.target).toEqual(target);
+      expect((await listTags(ctx, { format })).map((t) => t.name)).toEqual(["contract-keep"]);
+      let error: unknown;
+      try {
+        await createTag(
+          ctx,
+          { name: "contract-absent", target: { branch, version: entries.at(-1)!.version + 1000 } },
+          { format },
+        );
+      } catch (e) {
+        error = e;
+      }
+      expect((error as { code?: string }).code).toBe("VERSION_NOT_FOUND");
+      expect(await ctx.store.head("_refs/tags/contract-absent.json")).toBeNull();
+      expect(await keysUnder(ctx, "_holdfast/refs/")).toEqual([]);
+    });
+
+    it("F7 cleanup's default reference census follows the format: a tagged version is kept until the tag is deleted", {
+      timeout,
+    }, async () => {
+      const { ctx, format, branch } = await options.create();
+      const entries = await list(format, ctx, branch);
+      const tagged = entries[0]!.version;
+      await createTag(
+        ctx,
+        { name: "contract-keep", target: { branch, version: tagged } },
+        { format },
+      );
+      const policy = { retainVersions: 1, minVersionAgeMs: 0, branches: [branch] };
+      const first = await cleanup(ctx, policy, { format });
+      expect(first.retired.map((r) => r.version)).not.toContain(tagged);
+      expect((await list(format, ctx, branch)).map((e) => e.version)).toContain(tagged);
+      // Recovery reads the tag through the format and removes nothing.
+      const report = await recoverReferences(ctx, { format });
+      expect(report.referenced).toContainEqual(
+        expect.objectContaining({ branch, version: tagged, reason: "tag" }),
+      );
+      expect(report.removedOrphans).toEqual([]);
+      await deleteTag(ctx, "contract-keep", { format });
+      expect(await ctx.store.head("_refs/tags/contract-keep.json")).toBeNull();
+      const second = await cleanup(ctx, policy, { format });
+      expect(second.retired.map((r) => r.version)).toContain(tagged);
+      expect(await format.readManifest(ctx, branch, tagged)).toBeNull();
+    });
   });
 }
 
 // --- utils ---
+
+async function keysUnder(ctx: ProtocolContext, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let pageToken: string | undefined;
+  do {
+    const page = await ctx.store.list(prefix, { pageToken });
+    keys.push(...page.objects.map((o) => o.key));
+    pageToken = page.nextPageToken;
+  } while (pageToken !== undefined);
+  return keys;
+}
 
 async function list(
   format: DatasetFormat,

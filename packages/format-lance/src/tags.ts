@@ -1,0 +1,120 @@
+import { holdfastError } from "@holdfast/conditional-store";
+import type { ProtocolContext } from "@holdfast/dataset";
+import type {
+  BranchDocument,
+  Carried,
+  ReferenceCodec,
+  TagDocument,
+} from "@holdfast/refs-lifecycle";
+import {
+  censusLanceReferences,
+  LANCE_MAIN_BRANCH,
+  LanceBranchSchema,
+  LanceTagSchema,
+  parseLanceReference,
+} from "./refs.js";
+
+/**
+ * Lance's tags and branches as holdfast's reference lifecycle sees them (docs/lance.md,
+ * "Tags"). A tag holdfast writes is Lance's own JSON at `_refs/tags/{name}.json`
+ * (`branch`, `version`, `createdAt`, `updatedAt`, `manifestSize`, `metadata`, as LanceDB
+ * 0.31.0 writes it), so LanceDB lists it and checks it out; the admission intent and every
+ * other lifecycle object stay under `_holdfast/refs/`. The generation that makes every
+ * write's bytes unique (R9) is the tag's `updatedAt`. Branches are read-only: LanceDB
+ * creates and deletes them.
+ */
+export const lanceReferenceCodec: ReferenceCodec = {
+  validateTagName(name) {
+    // Lance refuses these names when it reads a tag (its check_valid_tag).
+    if (name.endsWith(".") || name.endsWith(".lock")) {
+      throw holdfastError("invalid-input", "validate", `invalid Lance tag name ${name}`, {
+        code: "INVALID_NAME",
+        hint: "a Lance tag name does not end with '.' or '.lock'",
+      });
+    }
+  },
+  newGeneration: lanceGeneration,
+  decode(kind, body, key) {
+    if (kind === "tag") {
+      const raw = parseLanceReference(LanceTagSchema, body, key);
+      const doc: TagDocument & Carried = {
+        schema: 1,
+        name: nameOf(key),
+        target: { branch: raw.branch ?? LANCE_MAIN_BRANCH, version: raw.version },
+        ...(typeof raw.updatedAt === "string" ? { generation: raw.updatedAt } : {}),
+        carried: raw,
+      };
+      return doc;
+    }
+    const raw = parseLanceReference(LanceBranchSchema, body, key);
+    const doc: BranchDocument & Carried = {
+      schema: 1,
+      name: nameOf(key),
+      parent: { branch: raw.parentBranch ?? LANCE_MAIN_BRANCH, version: raw.parentVersion },
+      metadata: {},
+      carried: raw,
+    };
+    return doc;
+  },
+  encode(kind, doc, written) {
+    if (kind !== "tag") {
+      throw holdfastError("unsupported", "writeReference", "Lance branches are written by Lance");
+    }
+    return encodeLanceTag(doc as TagDocument & Carried, written.manifestSize);
+  },
+  writesBranches: false,
+  census: censusLanceReferences,
+};
+
+// --- utils ---
+
+/**
+ * The bytes of a Lance tag. Fields Lance added that holdfast does not model are kept
+ * (`createdAt` of the tag's creation, `metadata`, anything newer); `manifestSize` is the
+ * size of the target's manifest, which Lance uses to open it: taken from the existence
+ * check of this write, or kept from the stored tag when the target did not change.
+ */
+function encodeLanceTag(doc: TagDocument & Carried, manifestSize: number | undefined): Uint8Array {
+  const carried = doc.carried ?? {};
+  const size =
+    manifestSize ?? (carried.version === doc.target.version ? carried.manifestSize : undefined);
+  if (typeof size !== "number" || doc.generation === undefined) {
+    throw holdfastError(
+      "invalid-input",
+      "writeReference",
+      `Lance tag ${doc.name}: the size of its manifest is unknown`,
+      {
+        code: "LANCE_TAG_INCOMPLETE",
+        hint: "a Lance tag is written after its version's manifest is checked",
+      },
+    );
+  }
+  const tag = {
+    ...carried,
+    branch: doc.target.branch === LANCE_MAIN_BRANCH ? null : doc.target.branch,
+    version: doc.target.version,
+    createdAt: typeof carried.createdAt === "string" ? carried.createdAt : doc.generation,
+    updatedAt: doc.generation,
+    manifestSize: size,
+    metadata: carried.metadata ?? {},
+  };
+  return new TextEncoder().encode(JSON.stringify(tag, null, 2));
+}
+
+/**
+ * A fresh `updatedAt`: the injected clock's millisecond, then six sub-millisecond digits
+ * taken from the id source (Lance writes nanoseconds), so two writes of one tag within a
+ * millisecond still differ in their bytes.
+ */
+function lanceGeneration(ctx: ProtocolContext): string {
+  const iso = new Date(ctx.clock.now()).toISOString(); // 2026-12-01T00:24:08.666Z
+  const id = ctx.ids.next();
+  let spread = 0;
+  for (const char of id) spread = (spread * 31 + char.charCodeAt(0)) % 1_000_000;
+  return `${iso.slice(0, -1)}${spread.toString().padStart(6, "0")}Z`;
+}
+
+function nameOf(key: string): string {
+  const file = key.slice(key.lastIndexOf("/") + 1);
+  return file.endsWith(".json") ? file.slice(0, -".json".length) : file;
+}
