@@ -180,7 +180,8 @@ export const JsonShapes = {
   ]),
   status: ok("status", {
     location: z.string(),
-    datasetId: z.string(),
+    /** `null` for a Lance table, which has no holdfast identity. */
+    datasetId: z.string().nullable(),
     branches: z.array(z.object({ name: z.string(), latestVersion: z.number().int().nullable() })),
     tags: z.array(z.object({ name: z.string(), target: RefShape })),
     leases: z.array(LeaseShape),
@@ -228,6 +229,7 @@ export const JsonShapes = {
           "timestamps",
           "batch-delete",
           "clock-skew",
+          "lance",
         ]),
         status: z.enum(["pass", "warn", "fail", "info"]),
         detail: z.string(),

@@ -1,5 +1,7 @@
 import { decodeJson, listAll } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
+  defaultFormat,
   latestVersion,
   listBranchesWithVersions,
   type ProtocolContext,
@@ -56,13 +58,20 @@ export interface DatasetStatus {
 /** Slack added to a storage-time bound before a verdict of stale (timestamp precision). */
 const BOUND_SLACK_MS = 1000;
 
-/** Reads a dataset's status. Read-only except the one clock probe `storageNow` makes. */
-export async function collectStatus(ctx: ProtocolContext): Promise<DatasetStatus> {
-  const branchNames = await listBranchesWithVersions(ctx);
-  const branches = await Promise.all(
-    branchNames.map(async (name) => ({ name, latestVersion: await latestVersion(ctx, name) })),
-  );
-  const tags = (await listTags(ctx)).map((t) => ({ name: t.name, target: t.target }));
+/**
+ * Reads a dataset's status. Read-only except the one clock probe `storageNow` makes.
+ * Branches, versions and tags are read through `options.format` (a Lance table's are
+ * Lance's). @default the holdfast format
+ */
+export async function collectStatus(
+  ctx: ProtocolContext,
+  options: { format?: DatasetFormat | undefined } = {},
+): Promise<DatasetStatus> {
+  const branches = await collectBranches(ctx, options.format ?? defaultFormat);
+  const tags = (await listTags(ctx, { format: options.format })).map((t) => ({
+    name: t.name,
+    target: t.target,
+  }));
   const leases = (await describeLeases(ctx)).filter((l) => l.active);
   const now = await storageNow(ctx);
   const retirements = await collectRetirements(ctx, now);
@@ -88,6 +97,26 @@ export async function collectStatus(ctx: ProtocolContext): Promise<DatasetStatus
 }
 
 // --- utils ---
+
+/** Each branch with versions and its latest version (holdfast's from its head hint, O(1)). */
+async function collectBranches(
+  ctx: ProtocolContext,
+  format: DatasetFormat,
+): Promise<DatasetStatus["branches"]> {
+  if (format === defaultFormat) {
+    const names = await listBranchesWithVersions(ctx);
+    return Promise.all(
+      names.map(async (name) => ({ name, latestVersion: await latestVersion(ctx, name) })),
+    );
+  }
+  const branches: DatasetStatus["branches"] = [];
+  for (const name of await format.listBranches(ctx)) {
+    let latest: number | null = null;
+    for await (const entry of format.listVersions(ctx, name)) latest = entry.version;
+    branches.push({ name, latestVersion: latest });
+  }
+  return branches;
+}
 
 async function collectRetirements(
   ctx: ProtocolContext,

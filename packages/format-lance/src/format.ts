@@ -17,7 +17,7 @@ import { lanceReferenceCodec } from "./tags.js";
 export const LANCE_FORMAT = "lance";
 
 /**
- * A {@link DatasetFormat} bound to one Lance dataset's manifest naming. Its `references`
+ * A `DatasetFormat` bound to one Lance dataset's manifest naming. Its `references`
  * make holdfast's tags Lance tags and its reference census Lance's (docs/lance.md).
  */
 export interface LanceFormat extends ReferenceFormat {

@@ -57,7 +57,7 @@ export interface ReferenceCodec {
   census?(ctx: ProtocolContext): ReferenceCensus;
 }
 
-/** A {@link DatasetFormat} that says how its references are stored. */
+/** A `DatasetFormat` that says how its references are stored. */
 export interface ReferenceFormat extends DatasetFormat {
   readonly references: ReferenceCodec;
 }

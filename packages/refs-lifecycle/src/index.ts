@@ -54,6 +54,7 @@ export {
   FenceSchema,
   type Intent,
   IntentSchema,
+  ReferenceKind,
   type ReleasedBranch,
   type ReleasedTag,
   releasedBranchSchema,

@@ -8,14 +8,20 @@ import {
   recover,
 } from "@holdfast/cleanup";
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
-import { openDataset, type ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/dataset";
 import { recoverReferences, summarizeReferenceRecovery } from "@holdfast/refs-lifecycle";
 import { abandonRetirement } from "@holdfast/retirement";
 import { Command } from "commander";
 import { parseCountArg, parseNameArg, parseVersionArg } from "../args.js";
 import { formatBytes, formatDuration, parseDuration } from "../duration.js";
 import { ExitCode } from "../exit-codes.js";
-import { parseFormatOption, type ResolvedFormat, resolveFormat } from "../format.js";
+import {
+  lanceAutoCleanupWarning,
+  openFormatDataset,
+  parseFormatOption,
+  type ResolvedFormat,
+  withFormatOption,
+} from "../format.js";
 import type { Output } from "../output.js";
 import { type Registrar, withStoreOptions } from "../program.js";
 import { formatRanges, ProgressView } from "../progress.js";
@@ -98,8 +104,7 @@ export function registerCleanup(r: Registrar, program: Command): void {
         const policy = parsePolicy(opts);
         const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(t, cx.io));
-        const resolved = await resolveFormat(ctx, forced);
-        if (resolved.name === "holdfast") await openDataset(ctx);
+        const { resolved } = await openFormatDataset(ctx, forced, { describe: true });
         warnLanceAutoCleanup(cx.out, resolved);
         const view = new ProgressView(cx.out);
         let stats: CleanupStats;
@@ -132,7 +137,7 @@ export function registerCleanup(r: Registrar, program: Command): void {
   program.addCommand(
     r.leaf(
       withStoreOptions(
-        new Command("recover")
+        withFormatOption(new Command("recover"))
           .description(
             "finish or undo interrupted work: retirements, tag and branch operations (safe to run any time)",
           )
@@ -162,16 +167,19 @@ export function registerCleanup(r: Registrar, program: Command): void {
         const t = parseTarget(url!, opts, cx.io);
         const abandonId =
           typeof opts.abandon === "string" ? parseAbandonId(opts.abandon) : undefined;
+        const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(t, cx.io));
-        await openDataset(ctx);
+        const { resolved } = await openFormatDataset(ctx, forced);
         if (abandonId !== undefined) return abandonOne(ctx, abandonId, t.display, cx.out);
         // References first: a retirement's recovery censuses them, so settle their intents.
-        const refs = await recoverReferences(ctx);
+        const refs = await recoverReferences(ctx, { format: resolved.format });
         const view = new ProgressView(cx.out);
         let stats: CleanupStats;
         try {
           stats = await recover(ctx, {
             onProgress: (p) => view.update(p),
+            format: resolved.format,
+            referenceCensus: resolved.referenceCensus,
             ...runOptions(opts, cx.interrupt),
           });
         } catch (error) {
@@ -212,17 +220,8 @@ export function registerCleanup(r: Registrar, program: Command): void {
 
 /** Lance's automatic cleanup ignores holdfast's leases: say so before anything runs. */
 function warnLanceAutoCleanup(out: Output, resolved: ResolvedFormat): void {
-  const auto = resolved.lance?.autoCleanup;
-  if (!auto) return;
-  const settings = Object.entries(auto)
-    .map(([k, v]) => `${k}=${String(v)}`)
-    .join(", ");
-  out.line(
-    out.paint(
-      "yellow",
-      `warning: this Lance table turns on Lance's automatic cleanup (${settings}): writers run a second cleaner that ignores holdfast's leases; turn it off`,
-    ),
-  );
+  const warning = lanceAutoCleanupWarning(resolved);
+  if (warning) out.line(out.paint("yellow", `warning: ${warning}`));
 }
 
 /** Options both `cleanup` and `recover` take: the interrupt, the lock flags. */

@@ -6,7 +6,6 @@ import {
   type DataFile,
   initDataset,
   latestVersion,
-  listVersions,
   openDataset,
   type VersionRef,
   writeDataFile,
@@ -15,6 +14,7 @@ import { listTags } from "@holdfast/refs-lifecycle";
 import { Command } from "commander";
 import { parseNameArg } from "../args.js";
 import { formatBytes } from "../duration.js";
+import { openFormatDataset, parseFormatOption, withFormatOption } from "../format.js";
 import { type Registrar, withStoreOptions } from "../program.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
 import { branchParentForFirstCommit } from "./refs.js";
@@ -119,10 +119,15 @@ export function registerDataset(r: Registrar, program: Command): void {
   program.addCommand(
     r.leaf(
       withStoreOptions(
-        new Command("versions")
-          .description("list the versions of a branch, oldest first")
-          .argument("<url>", "storage URL")
-          .option("-b, --branch <name>", "branch to list (default: the dataset's default branch)"),
+        withFormatOption(
+          new Command("versions")
+            .description("list the versions of a branch, oldest first")
+            .argument("<url>", "storage URL")
+            .option(
+              "-b, --branch <name>",
+              "branch to list (default: the dataset's default branch)",
+            ),
+        ),
       ),
       "versions",
       [
@@ -133,13 +138,15 @@ export function registerDataset(r: Registrar, program: Command): void {
         const target = parseTarget(url!, opts, cx.io);
         const branchFlag =
           opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+        const forced = parseFormatOption(opts.format);
         const store = await openTarget(target, cx.io);
         const ctx = contextFor(store);
-        const info = await openDataset(ctx);
-        const branch = branchFlag ?? info.defaultBranch;
+        const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
+        const { format } = resolved;
+        const branch = branchFlag ?? defaultBranch;
         // Tags are listed once so each row can say which names pin it.
         const tagsByVersion = new Map<number, string[]>();
-        for (const tag of await listTags(ctx)) {
+        for (const tag of await listTags(ctx, { format })) {
           if (tag.target.branch !== branch) continue;
           tagsByVersion.set(tag.target.version, [
             ...(tagsByVersion.get(tag.target.version) ?? []),
@@ -153,7 +160,7 @@ export function registerDataset(r: Registrar, program: Command): void {
           size: number;
           tags: string[];
         }[] = [];
-        for await (const entry of listVersions(ctx, branch)) {
+        for await (const entry of format.listVersions(ctx, branch)) {
           versions.push({
             version: entry.version,
             key: entry.key,
@@ -162,7 +169,12 @@ export function registerDataset(r: Registrar, program: Command): void {
             tags: tagsByVersion.get(entry.version) ?? [],
           });
         }
-        cx.out.result(cx.command, { location: target.display, branch, versions });
+        cx.out.result(cx.command, {
+          location: target.display,
+          format: resolved.name,
+          branch,
+          versions,
+        });
         if (versions.length === 0) {
           cx.out.line(`Branch ${branch} has no versions.`);
         } else {

@@ -8,10 +8,20 @@ import {
   type StoreProbeReport,
   ulidIds,
 } from "@holdfast/conditional-store";
-import { PRECISION_FLOOR_MS } from "@holdfast/dataset";
+import { createContext, PRECISION_FLOOR_MS } from "@holdfast/dataset";
 import { Command } from "commander";
 import { formatDuration } from "../duration.js";
 import { ExitCode } from "../exit-codes.js";
+import {
+  detectFormat,
+  type FormatName,
+  type LanceDetails,
+  lanceAutoCleanupWarning,
+  parseFormatOption,
+  printLanceDetails,
+  resolveFormat,
+  withFormatOption,
+} from "../format.js";
 import type { Output } from "../output.js";
 import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
 import { openTarget, parseTarget, type Target } from "../target.js";
@@ -24,7 +34,8 @@ export interface DoctorCheck {
     | "conditional-delete"
     | "timestamps"
     | "batch-delete"
-    | "clock-skew";
+    | "clock-skew"
+    | "lance";
   status: "pass" | "warn" | "fail" | "info";
   detail: string;
 }
@@ -34,14 +45,16 @@ export function registerDoctor(r: Registrar, program: Command): void {
   program.addCommand(
     r.leaf(
       withStoreOptions(
-        new Command("doctor")
-          .description(
-            "probe a store: create-only, if-match and conditional delete enforcement, timestamp precision, batch delete, clock skew",
-          )
-          .argument(
-            "<url>",
-            "storage URL (needs no dataset; writes and removes a few probe objects)",
-          ),
+        withFormatOption(
+          new Command("doctor")
+            .description(
+              "probe a store: create-only, if-match and conditional delete enforcement, timestamp precision, batch delete, clock skew; on a Lance table also its details and whether Lance's own automatic cleanup is on",
+            )
+            .argument(
+              "<url>",
+              "storage URL (needs no dataset; writes and removes a few probe objects under _holdfast/)",
+            ),
+        ),
       ),
       "doctor",
       [
@@ -51,6 +64,7 @@ export function registerDoctor(r: Registrar, program: Command): void {
       ],
       async ([url], opts, cx) => {
         const target = parseTarget(url!, opts, cx.io);
+        const forced = parseFormatOption(opts.format);
         cx.out.note(`Probing ${target.display} ...`);
         // A local directory the doctor had to create is removed again afterwards.
         const createdDir =
@@ -58,7 +72,7 @@ export function registerDoctor(r: Registrar, program: Command): void {
             ? target.url.root
             : undefined;
         try {
-          return await runDoctor(cx, target);
+          return await runDoctor(cx, target, forced);
         } finally {
           if (createdDir) await removeProbeDir(createdDir);
         }
@@ -67,7 +81,11 @@ export function registerDoctor(r: Registrar, program: Command): void {
   );
 }
 
-async function runDoctor(cx: CommandContext, target: Target): Promise<number> {
+async function runDoctor(
+  cx: CommandContext,
+  target: Target,
+  forced: FormatName | undefined,
+): Promise<number> {
   let store: ObjectStore;
   try {
     // The backend's own open-time probe configures what it can (If-Match quoting,
@@ -102,6 +120,15 @@ async function runDoctor(cx: CommandContext, target: Target): Promise<number> {
       : { ok: false, detail: "an if-match put with the current ETag was refused" };
   const checks = diagnose(store, report, batch, cas);
   const guarantees = guaranteesFor(store, report, cas.ok);
+  const lance = await lanceCheck(store, forced);
+  if (lance) {
+    checks.push(lance.check);
+    if (lance.check.status === "warn") {
+      guarantees.push(
+        "NOT against Lance's own automatic cleanup: this table's writers run it after their commits, and it deletes files under holdfast's leases; turn it off",
+      );
+    }
+  }
   const verdict = checks.some((c) => c.status === "fail")
     ? "unsupported"
     : checks.some((c) => c.status === "warn")
@@ -115,9 +142,42 @@ async function runDoctor(cx: CommandContext, target: Target): Promise<number> {
     checks,
     clockSkewMs: report.clockSkewMs,
     guarantees,
+    ...(lance ? { format: "lance", lance: lance.details } : {}),
   });
   printHuman(cx.out, target.display, store, checks, guarantees, verdict);
+  if (lance) {
+    cx.out.line();
+    printLanceDetails(cx.out, lance.details);
+  }
   return verdict === "unsupported" ? ExitCode.unsupported : ExitCode.ok;
+}
+
+/**
+ * On a Lance table (detected, or `--format lance`), its details and a `lance` check: `warn`
+ * when its config turns on Lance's automatic cleanup, `info` otherwise. `null` elsewhere
+ * (the doctor needs no dataset).
+ */
+async function lanceCheck(
+  store: ObjectStore,
+  forced: FormatName | undefined,
+): Promise<{ check: DoctorCheck; details: LanceDetails } | null> {
+  const ctx = createContext(store);
+  const name = forced ?? (await detectFormat(ctx));
+  if (name !== "lance") return null;
+  const resolved = await resolveFormat(ctx, name, { describe: true });
+  const details = resolved.lance;
+  if (!details) return null;
+  const warning = lanceAutoCleanupWarning(resolved);
+  return {
+    details,
+    check: warning
+      ? { id: "lance", status: "warn", detail: warning }
+      : {
+          id: "lance",
+          status: "info",
+          detail: `a Lance table (${details.naming.toUpperCase()} manifest naming, ${details.versions} version(s), ${details.tags} tag(s), ${details.branches} branch(es)); Lance's automatic cleanup is off`,
+        },
+  };
 }
 
 /** Removes a directory only if it holds nothing but the doctor's own (now empty) probe folders. */

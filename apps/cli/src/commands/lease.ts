@@ -137,6 +137,10 @@ export function registerLease(r: Registrar, program: Command): void {
           .option(
             "-b, --branch <name>",
             "only this branch (default with a version: the dataset's default branch)",
+          )
+          .option(
+            "--format <name>",
+            "dataset format: holdfast or lance (default: detected from the dataset)",
           ),
       ),
       "lease list",
@@ -148,8 +152,9 @@ export function registerLease(r: Registrar, program: Command): void {
         const target = parseTarget(url!, opts, cx.io);
         let branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
         const version = versionText === undefined ? undefined : parseVersionArg(versionText);
+        const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(target, cx.io));
-        const { defaultBranch } = await openFormatDataset(ctx);
+        const { defaultBranch } = await openFormatDataset(ctx, forced);
         if (version !== undefined) branch ??= defaultBranch;
         const leases = await describeLeases(ctx, {
           ...(branch === undefined ? {} : { branch }),
@@ -181,7 +186,11 @@ export function registerLease(r: Registrar, program: Command): void {
         new Command("release")
           .description("release a lease by its id (idempotent for a lease you hold)")
           .argument("<url>", "storage URL")
-          .argument("<lease-id>", "the id printed by lease acquire or lease list"),
+          .argument("<lease-id>", "the id printed by lease acquire or lease list")
+          .option(
+            "--format <name>",
+            "dataset format: holdfast or lance (default: detected from the dataset)",
+          ),
       ),
       "lease release",
       ["holdfast lease release ./my-dataset 01J9Z3K4V6W8X0Y2Z4A6B8C0D2"],
@@ -197,8 +206,9 @@ export function registerLease(r: Registrar, program: Command): void {
             },
           );
         }
+        const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(target, cx.io));
-        await openFormatDataset(ctx);
+        await openFormatDataset(ctx, forced);
         let found: LeaseEntry | undefined;
         for await (const entry of listLeases(ctx)) {
           if (entry.leaseId.toUpperCase() === leaseId!.toUpperCase()) found = entry;

@@ -1,7 +1,8 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
+  defaultFormat,
   latestVersion,
-  openDataset,
   type ProtocolContext,
   type VersionRef,
 } from "@holdfast/dataset";
@@ -20,6 +21,7 @@ import {
 import { Command } from "commander";
 import { parseForkPoint, parseNameArg, parseVersionArg } from "../args.js";
 import { ExitCode } from "../exit-codes.js";
+import { openFormatDataset, parseFormatOption, withFormatOption } from "../format.js";
 import { type Handler, type Registrar, withStoreOptions } from "../program.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
 
@@ -41,9 +43,11 @@ export async function branchParentForFirstCommit(
 export function registerTag(r: Registrar, program: Command): void {
   const tag = new Command("tag").description("name versions; a tagged version is never cleaned up");
   const target = (cmd: Command) =>
-    cmd.option(
-      "-b, --branch <name>",
-      "branch of the version (default: the dataset's default branch)",
+    withFormatOption(
+      cmd.option(
+        "-b, --branch <name>",
+        "branch of the version (default: the dataset's default branch; main on a Lance table)",
+      ),
     );
 
   tag.addCommand(
@@ -98,15 +102,20 @@ export function registerTag(r: Registrar, program: Command): void {
   tag.addCommand(
     r.leaf(
       withStoreOptions(
-        new Command("list").description("list tags").argument("<url>", "storage URL"),
+        withFormatOption(
+          new Command("list")
+            .description("list tags (a Lance table's are Lance's own)")
+            .argument("<url>", "storage URL"),
+        ),
       ),
       "tag list",
       ["holdfast tag list ./my-dataset", "holdfast tag list s3://bucket/ds --json"],
       async ([url], opts, cx) => {
         const t = parseTarget(url!, opts, cx.io);
+        const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(t, cx.io));
-        await openDataset(ctx);
-        const tags = (await listTags(ctx)).map(tagShape);
+        const { resolved } = await openFormatDataset(ctx, forced);
+        const tags = (await listTags(ctx, { format: resolved.format })).map(tagShape);
         cx.out.result(cx.command, { location: t.display, tags });
         if (tags.length === 0) cx.out.line("No tags.");
         else
@@ -134,14 +143,18 @@ export function registerBranch(r: Registrar, program: Command): void {
   branch.addCommand(
     r.leaf(
       withStoreOptions(
-        new Command("create")
-          .description("create a branch forked from a version")
-          .argument("<url>", "storage URL")
-          .argument("<name>", "branch name: letters, digits, . _ - (one path segment)")
-          .option(
-            "--from <ref>",
-            "fork point: <version> or <branch>@<version> (default: the latest version of the default branch)",
-          ),
+        withFormatOption(
+          new Command("create")
+            .description(
+              "create a branch forked from a version (a Lance table's branches are LanceDB's)",
+            )
+            .argument("<url>", "storage URL")
+            .argument("<name>", "branch name: letters, digits, . _ - (one path segment)")
+            .option(
+              "--from <ref>",
+              "fork point: <version> or <branch>@<version> (default: the latest version of the default branch)",
+            ),
+        ),
       ),
       "branch create",
       [
@@ -154,29 +167,31 @@ export function registerBranch(r: Registrar, program: Command): void {
         const name = parseNameArg(nameText, "branch");
         // Parse the fork point before opening anything (its default branch is resolved later).
         const fromParsed = opts.from === undefined ? undefined : parseForkPoint(String(opts.from));
+        const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(t, cx.io));
-        const info = await openDataset(ctx);
+        const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
+        const { format } = resolved;
         let parent: VersionRef;
         if (fromParsed === undefined) {
-          const latest = await latestVersion(ctx, info.defaultBranch);
+          const latest = await latestOf(ctx, format, defaultBranch);
           if (latest === null) {
             throw holdfastError(
               "not-found",
               "createBranch",
-              `branch ${info.defaultBranch} has no versions to fork from`,
+              `branch ${defaultBranch} has no versions to fork from`,
               {
                 hint: "commit a version first, or pass --from <branch>@<version>",
               },
             );
           }
-          parent = { branch: info.defaultBranch, version: latest };
+          parent = { branch: defaultBranch, version: latest };
         } else {
           parent = {
-            branch: fromParsed.branch ?? info.defaultBranch,
+            branch: fromParsed.branch ?? defaultBranch,
             version: fromParsed.version,
           };
         }
-        const created = await createBranch(ctx, { name, parent });
+        const created = await createBranch(ctx, { name, parent }, { format });
         cx.out.result(cx.command, { location: t.display, branch: branchShape(created) });
         cx.out.line(`Created branch ${created.name} from ${parent.branch}@${parent.version}.`);
         return ExitCode.ok;
@@ -196,31 +211,36 @@ export function registerBranch(r: Registrar, program: Command): void {
   branch.addCommand(
     r.leaf(
       withStoreOptions(
-        new Command("list")
-          .description("list branches with their fork point and latest version")
-          .argument("<url>", "storage URL"),
+        withFormatOption(
+          new Command("list")
+            .description("list branches with their fork point and latest version")
+            .argument("<url>", "storage URL"),
+        ),
       ),
       "branch list",
       ["holdfast branch list ./my-dataset", "holdfast branch list ./my-dataset --json"],
       async ([url], opts, cx) => {
         const t = parseTarget(url!, opts, cx.io);
+        const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(t, cx.io));
-        const info = await openDataset(ctx);
-        const refs = await listBranches(ctx);
+        const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
+        const { format } = resolved;
+        const refs = await listBranches(ctx, { format });
         const branches = [
           {
-            name: info.defaultBranch,
+            name: defaultBranch,
             parent: null,
             default: true,
-            latestVersion: await latestVersion(ctx, info.defaultBranch),
+            latestVersion: await latestOf(ctx, format, defaultBranch),
           },
           ...(await Promise.all(
             refs
-              .filter((b) => b.name !== info.defaultBranch)
+              .filter((b) => b.name !== defaultBranch)
               .map(async (b) => ({
                 ...branchShape(b),
                 default: false,
-                latestVersion: await latestVersion(ctx, b.name),
+                // A Lance branch's versions live under tree/{name}/: not listed by holdfast.
+                latestVersion: await latestOf(ctx, format, b.name),
               })),
           )),
         ];
@@ -248,7 +268,11 @@ export function registerBranch(r: Registrar, program: Command): void {
 
 /** `tag create` / `tag update`: parse, write through `write`, print the tag. */
 function writeTagHandler(
-  write: (ctx: ProtocolContext, input: { name: string; target: VersionRef }) => Promise<TagInfo>,
+  write: (
+    ctx: ProtocolContext,
+    input: { name: string; target: VersionRef },
+    options: { format: DatasetFormat },
+  ) => Promise<TagInfo>,
   message: (tag: TagInfo) => string,
 ): Handler {
   return async ([url, nameText, versionText], opts, cx) => {
@@ -256,13 +280,19 @@ function writeTagHandler(
     const name = parseNameArg(nameText, "tag");
     const version = parseVersionArg(versionText);
     const branchFlag = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+    const forced = parseFormatOption(opts.format);
     const ctx = contextFor(await openTarget(t, cx.io));
-    const info = await openDataset(ctx);
-    const tag = await write(ctx, {
-      name,
-      target: { branch: branchFlag ?? info.defaultBranch, version },
+    const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
+    const tag = await write(
+      ctx,
+      { name, target: { branch: branchFlag ?? defaultBranch, version } },
+      { format: resolved.format },
+    );
+    cx.out.result(cx.command, {
+      location: t.display,
+      format: resolved.name,
+      tag: tagShape(tag),
     });
-    cx.out.result(cx.command, { location: t.display, tag: tagShape(tag) });
     cx.out.line(message(tag));
     return ExitCode.ok;
   };
@@ -277,31 +307,34 @@ function deleteCommand(
 ): Command {
   return r.leaf(
     withStoreOptions(
-      kind === "branch"
-        ? new Command("delete")
-            .description(description)
-            .argument("<url>", "storage URL")
-            .argument("<name>", `${kind} name`)
-            .option(
-              "--force",
-              "delete even while readers hold active leases on its versions (they vanish under them); without it the deletion is refused",
-            )
-        : new Command("delete")
-            .description(description)
-            .argument("<url>", "storage URL")
-            .argument("<name>", `${kind} name`),
+      withFormatOption(
+        kind === "branch"
+          ? new Command("delete")
+              .description(description)
+              .argument("<url>", "storage URL")
+              .argument("<name>", `${kind} name`)
+              .option(
+                "--force",
+                "delete even while readers hold active leases on its versions (they vanish under them); without it the deletion is refused",
+              )
+          : new Command("delete")
+              .description(description)
+              .argument("<url>", "storage URL")
+              .argument("<name>", `${kind} name`),
+      ),
     ),
     `${kind} delete`,
     examples,
     async ([url, nameText], opts, cx) => {
       const t = parseTarget(url!, opts, cx.io);
       const name = parseNameArg(nameText, kind);
+      const forced = parseFormatOption(opts.format);
       const ctx = contextFor(await openTarget(t, cx.io));
-      await openDataset(ctx);
+      const { format } = (await openFormatDataset(ctx, forced)).resolved;
       const result =
         kind === "tag"
-          ? await deleteTag(ctx, name)
-          : await deleteBranch(ctx, name, { force: opts.force === true });
+          ? await deleteTag(ctx, name, { format })
+          : await deleteBranch(ctx, name, { force: opts.force === true, format });
       cx.out.result(cx.command, {
         location: t.display,
         deleted: { name: result.name, resumed: result.resumed },
@@ -312,6 +345,18 @@ function deleteCommand(
       return ExitCode.ok;
     },
   );
+}
+
+/** The latest version of a branch through the format (holdfast's from its head hint). */
+async function latestOf(
+  ctx: ProtocolContext,
+  format: DatasetFormat,
+  branch: string,
+): Promise<number | null> {
+  if (format === defaultFormat) return latestVersion(ctx, branch);
+  let latest: number | null = null;
+  for await (const entry of format.listVersions(ctx, branch)) latest = entry.version;
+  return latest;
 }
 
 function tagShape(tag: TagInfo): { name: string; target: VersionRef } {

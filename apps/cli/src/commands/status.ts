@@ -1,7 +1,14 @@
 import { collectStatus, type DatasetStatus } from "@holdfast/cleanup";
-import { openDataset } from "@holdfast/dataset";
 import { Command } from "commander";
 import { ExitCode } from "../exit-codes.js";
+import {
+  type LanceDetails,
+  lanceAutoCleanupWarning,
+  openFormatDataset,
+  parseFormatOption,
+  printLanceDetails,
+  withFormatOption,
+} from "../format.js";
 import type { Output } from "../output.js";
 import { type Registrar, withStoreOptions } from "../program.js";
 import { formatRanges } from "../progress.js";
@@ -12,21 +19,37 @@ export function registerStatus(r: Registrar, program: Command): void {
   program.addCommand(
     r.leaf(
       withStoreOptions(
-        new Command("status")
-          .description(
-            "show branches, tags, active leases, retirements in flight, the cleanup lock and pending reference intents (how to read it: docs/operations.md)",
-          )
-          .argument("<url>", "storage URL"),
+        withFormatOption(
+          new Command("status")
+            .description(
+              "show branches, tags, active leases, retirements in flight, the cleanup lock and pending reference intents; on a Lance table also its naming, versions, flags, tags, branches and whether Lance's own automatic cleanup is on (how to read it: docs/operations.md)",
+            )
+            .argument("<url>", "storage URL"),
+        ),
       ),
       "status",
-      ["holdfast status ./my-dataset", "holdfast status az://container/ds --json"],
+      [
+        "holdfast status ./my-dataset",
+        "holdfast status az://container/ds --json",
+        "holdfast status s3://bucket/db/events.lance   # a Lance table (LanceDB)",
+      ],
       async ([url], opts, cx) => {
         const t = parseTarget(url!, opts, cx.io);
+        const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(t, cx.io));
-        const info = await openDataset(ctx);
-        const status = await collectStatus(ctx);
-        cx.out.result(cx.command, { location: t.display, datasetId: info.datasetId, ...status });
-        printStatus(cx.out, t.display, status);
+        const { resolved, datasetId } = await openFormatDataset(ctx, forced, { describe: true });
+        const status = await collectStatus(ctx, { format: resolved.format });
+        const warning = lanceAutoCleanupWarning(resolved);
+        cx.out.result(cx.command, {
+          location: t.display,
+          datasetId,
+          format: resolved.name,
+          ...status,
+          ...(resolved.lance ? { lance: resolved.lance } : {}),
+          warnings: warning ? [warning] : [],
+        });
+        printStatus(cx.out, t.display, status, resolved.lance);
+        if (warning) cx.out.line(cx.out.paint("yellow", `warning: ${warning}`));
         return ExitCode.ok;
       },
     ),
@@ -35,9 +58,18 @@ export function registerStatus(r: Registrar, program: Command): void {
 
 // --- utils ---
 
-function printStatus(out: Output, location: string, s: DatasetStatus): void {
+function printStatus(
+  out: Output,
+  location: string,
+  s: DatasetStatus,
+  lance: LanceDetails | undefined,
+): void {
   out.line(out.paint("bold", `holdfast status ${location}`));
   out.line();
+  if (lance) {
+    printLanceDetails(out, lance);
+    out.line();
+  }
   out.line(out.paint("bold", "Branches"));
   out.table(
     ["BRANCH", "LATEST VERSION"],
