@@ -1,3 +1,4 @@
+export { bareEtag, type S3ErrorContext, toHoldfastError } from "./errors.js";
 export {
   type OpenS3StoreOptions,
   openS3Store,
@@ -6,12 +7,9 @@ export {
   type S3ProbeReport,
 } from "./open.js";
 export {
-  bareEtag,
   createS3Store,
   S3_BACKEND,
   S3_MAX_BATCH_DELETE,
   type S3Credentials,
-  type S3ErrorContext,
   type S3StoreOptions,
-  toHoldfastError,
 } from "./s3.js";
