@@ -17,7 +17,12 @@ function occurrences(pattern: RegExp): string[] {
 
 describe("conditional-put call sites", () => {
   it("C9 exactly one SDK upload call site (AzureStore.put) in the Azure backend", () => {
-    expect(sources.map((s) => s.name).sort()).toEqual(["azure.ts", "errors.ts", "index.ts", "open.ts"]);
+    expect(sources.map((s) => s.name).sort()).toEqual([
+      "azure.ts",
+      "errors.ts",
+      "index.ts",
+      "open.ts",
+    ]);
     const uploads = occurrences(/\.upload\(/g);
     expect(uploads).toHaveLength(1);
     expect(uploads[0]).toMatch(/^azure\.ts:/);
