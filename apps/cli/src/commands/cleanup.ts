@@ -111,10 +111,7 @@ export function registerCleanup(r: Registrar, program: Command): void {
         try {
           const run = policy.dryRun ? planCleanup : cleanup;
           stats = await run(ctx, policy, {
-            onProgress: (p) => view.update(p),
-            format: resolved.format,
-            referenceCensus: resolved.referenceCensus,
-            ...runOptions(opts, cx.interrupt),
+            ...runOptions(opts, cx.interrupt, resolved, (p) => view.update(p)),
           });
         } catch (error) {
           view.stop();
@@ -177,10 +174,7 @@ export function registerCleanup(r: Registrar, program: Command): void {
         let stats: CleanupStats;
         try {
           stats = await recover(ctx, {
-            onProgress: (p) => view.update(p),
-            format: resolved.format,
-            referenceCensus: resolved.referenceCensus,
-            ...runOptions(opts, cx.interrupt),
+            ...runOptions(opts, cx.interrupt, resolved, (p) => view.update(p)),
           });
         } catch (error) {
           view.stop();
@@ -224,9 +218,17 @@ function warnLanceAutoCleanup(out: Output, resolved: ResolvedFormat): void {
   if (warning) out.line(out.paint("yellow", `warning: ${warning}`));
 }
 
-/** Options both `cleanup` and `recover` take: the interrupt, the lock flags. */
-function runOptions(opts: Record<string, unknown>, interrupt: AbortSignal): CleanupOptions {
+/** Options both `cleanup` and `recover` take: the format, progress, the interrupt, the lock flags. */
+function runOptions(
+  opts: Record<string, unknown>,
+  interrupt: AbortSignal,
+  resolved: ResolvedFormat,
+  onProgress: NonNullable<CleanupOptions["onProgress"]>,
+): CleanupOptions {
   return {
+    onProgress,
+    format: resolved.format,
+    referenceCensus: resolved.referenceCensus,
     signal: interrupt,
     concurrent: opts.concurrent === true,
     waitForLock: opts.wait === true,
