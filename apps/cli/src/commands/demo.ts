@@ -1,8 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { delimiter, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type CleanupStats, cleanup, planCleanup } from "@holdfast/cleanup";
 import { holdfastError } from "@holdfast/conditional-store";
 import {
@@ -25,9 +23,7 @@ import type { CommandContext, Registrar } from "../program.js";
 import { ProgressView } from "../progress.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
 import { printStats, REASON_TEXT } from "./cleanup.js";
-
-/** The built CLI entry, spawned for the demo's reader process. */
-const BIN = fileURLToPath(new URL("../bin.js", import.meta.url));
+import { BIN, type Reader, startReader } from "./demo-reader.js";
 
 const TAGS = [
   { name: "v1.0", at: 0.15 },
@@ -58,18 +54,55 @@ export function registerDemo(r: Registrar, program: Command): void {
   );
 }
 
-interface ReaderEvent {
-  event?: string;
-  ok?: boolean;
-  lease?: { leaseId: string; version: number; expiresAt: string | null };
-  reads?: number;
-  error?: { kind: string; message: string };
-}
-
 async function runDemo(cx: CommandContext, dirArg: string, versionCount: number): Promise<number> {
   const started = Date.now();
   const out = cx.out;
-  const hf = selfCommand(cx);
+  const dir = await emptyLocalDir(cx, dirArg);
+  const step = (n: number, text: string) => out.line(`\n${out.paint("bold", `${n}. ${text}`)}`);
+  const ctx = contextFor(await openTarget(parseTarget(dirArg, {}, cx.io), cx.io, { create: true }));
+
+  step(1, `Create a dataset in ${dir} and commit ${versionCount} versions on main`);
+  const shared = await commitHistory(ctx, out, versionCount);
+  step(2, "Pin versions with two tags and a branch");
+  const pins = await pinVersions(ctx, out, versionCount, shared);
+
+  const readVersion = Math.max(2, Math.round(versionCount * 0.1));
+  step(3, `Start a reader process that leases main@${readVersion} and keeps reading it`);
+  const reader = await startReader(cx, dirArg, readVersion);
+  try {
+    describeReader(cx, reader, dirArg, readVersion);
+    const run = await cleanupWhileReading(cx, ctx, reader, dirArg, step);
+    step(7, "Verify");
+    const checked = await verifyAll(cx, ctx, reader, run, readVersion);
+    const elapsedMs = Date.now() - started;
+    out.result(cx.command, {
+      dir,
+      versions: versionCount,
+      tags: pins.tagged,
+      branch: { name: BRANCH, forkedFrom: { branch: "main", version: pins.forkAt }, versions: 5 },
+      reader: {
+        pid: reader.child.pid,
+        version: readVersion,
+        leaseId: reader.lease.leaseId,
+        reads: reader.reads(),
+        readsDuringCleanup: run.readsDuring,
+        readsAfterCleanup: checked.readsAfter,
+        exitCode: checked.readerCode,
+      },
+      plan: { retired: run.plan.retired.length, retained: run.plan.retained.length },
+      stats: run.stats,
+      verification: { ...checked.verification, readerOk: checked.readerOk, ok: checked.ok },
+      elapsedMs,
+    });
+    printEnding(cx, dirArg, run.stats, checked.ok, elapsedMs);
+    return checked.ok ? ExitCode.ok : ExitCode.failure;
+  } finally {
+    await reader.stop();
+  }
+}
+
+/** The demo's directory as a local path; it must not exist or be empty. */
+async function emptyLocalDir(cx: CommandContext, dirArg: string): Promise<string> {
   const target = parseTarget(dirArg, {}, cx.io);
   if (target.url.scheme !== "file") {
     throw holdfastError("invalid-input", "demo", "the demo runs on a local directory", {
@@ -83,11 +116,15 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
       hint: `explore it with: holdfast status ${dirArg}   or start over: rm -rf ${dirArg} && holdfast demo ${dirArg}`,
     });
   }
-  const step = (n: number, text: string) => out.line(`\n${out.paint("bold", `${n}. ${text}`)}`);
-  const ctx = contextFor(await openTarget(target, cx.io, { create: true }));
+  return dir;
+}
 
-  // 1. The dataset and its history.
-  step(1, `Create a dataset in ${dir} and commit ${versionCount} versions on main`);
+/** Step 1: the dataset and its history; returns the file every version names. */
+async function commitHistory(
+  ctx: ProtocolContext,
+  out: Output,
+  versionCount: number,
+): Promise<DataFile> {
   await initDataset(ctx);
   const shared = await writeDataFile(
     ctx,
@@ -102,158 +139,178 @@ async function runDemo(cx: CommandContext, dirArg: string, versionCount: number)
   }
   view.stop();
   out.line(`   ${versionCount} versions, each naming one shared file and one file of its own.`);
+  return shared;
+}
 
-  // 2. Tags and a branch: references that pin versions for good.
+/** Step 2: tags and a branch, references that pin versions for good. */
+async function pinVersions(
+  ctx: ProtocolContext,
+  out: Output,
+  versionCount: number,
+  shared: DataFile,
+): Promise<{ tagged: { name: string; version: number }[]; forkAt: number }> {
   const tagged = TAGS.map((t) => ({
     name: t.name,
     version: Math.max(1, Math.round(versionCount * t.at)),
   }));
   const forkAt = Math.round(versionCount * 0.6);
-  step(2, "Pin versions with two tags and a branch");
   for (const t of tagged) {
     await createTag(ctx, { name: t.name, target: { branch: "main", version: t.version } });
     out.line(`   tag ${t.name} -> main@${t.version}`);
   }
   await createBranch(ctx, { name: BRANCH, parent: { branch: "main", version: forkAt } });
-  const branchFiles: DataFile[] = [shared];
   for (let v = 1; v <= 5; v += 1) {
     const delta = await writeDataFile(ctx, payload(`${BRANCH} version ${v}`, 256));
     await commitVersion(ctx, {
       branch: BRANCH,
-      files: [...branchFiles, delta],
+      files: [shared, delta],
       ...(v === 1 ? { parent: { branch: "main", version: forkAt } } : {}),
     });
   }
   out.line(`   branch ${BRANCH} forked from main@${forkAt}, with 5 versions of its own`);
+  return { tagged, forkAt };
+}
 
-  // 3. A real reader process, holding a lease on an old version while it reads.
-  const readVersion = Math.max(2, Math.round(versionCount * 0.1));
-  step(3, `Start a reader process that leases main@${readVersion} and keeps reading it`);
-  const reader = await startReader(cx, dirArg, readVersion);
-  let readerExit: Promise<number> | undefined;
+function describeReader(
+  cx: CommandContext,
+  reader: Reader,
+  dirArg: string,
+  readVersion: number,
+): void {
+  const out = cx.out;
+  out.line(
+    `   reader pid ${reader.child.pid}: lease ${reader.lease.leaseId} (TTL 5s, renewed every 1.5s, expires ${reader.lease.expiresAt ?? "?"} storage time)`,
+  );
+  out.line(
+    out.paint(
+      "dim",
+      `   (it runs: ${selfCommand(cx)} lease acquire ${dirArg} ${readVersion} --ttl 5s --hold --read-every 200ms)`,
+    ),
+  );
+}
+
+interface CleanupRun {
+  plan: Awaited<ReturnType<typeof planCleanup>>;
+  stats: CleanupStats;
+  readsDuring: number;
+}
+
+/** Steps 4-6: plan (dry run), clean up while the reader reads, explain what was kept. */
+async function cleanupWhileReading(
+  cx: CommandContext,
+  ctx: ProtocolContext,
+  reader: Reader,
+  dirArg: string,
+  step: (n: number, text: string) => void,
+): Promise<CleanupRun> {
+  const out = cx.out;
+  // Every commit has returned, and nothing else writes here, so no lost commit answer can
+  // still be re-issued: the minimum version age that guards against that (5 min by
+  // default) can be 0 for the demo.
+  const policy = { retainVersions: RETAIN, minVersionAgeMs: 0 };
+  step(
+    4,
+    `Plan a cleanup that keeps the newest ${RETAIN} versions of every branch (dry run, writes nothing)`,
+  );
+  out.line(
+    out.paint(
+      "dim",
+      `   (as: ${selfCommand(cx)} cleanup ${dirArg} --retain ${RETAIN} --min-age 0 --dry-run; --min-age 0 is safe here because every commit has returned)`,
+    ),
+  );
+  const plan = await planCleanup(ctx, policy);
+  out.line(
+    `   plan: retire ${plan.retired.length} version(s), keep ${plan.retained.length}; ${plan.objectsDeleted.total} object(s) would be deleted`,
+  );
+
+  step(5, "Run the cleanup while the reader keeps reading");
+  const readsBefore = reader.reads();
+  const view = new ProgressView(out);
+  let stats: CleanupStats;
   try {
-    out.line(
-      `   reader pid ${reader.child.pid}: lease ${reader.lease.leaseId} (TTL 5s, renewed every 1.5s, expires ${reader.lease.expiresAt ?? "?"} storage time)`,
-    );
-    out.line(
-      out.paint(
-        "dim",
-        `   (it runs: ${hf} lease acquire ${dirArg} ${readVersion} --ttl 5s --hold --read-every 200ms)`,
-      ),
-    );
-
-    // 4. Plan, then clean up while the reader reads.
-    // Every commit above has returned, and nothing else writes here, so no lost commit
-    // answer can still be re-issued: the minimum version age that guards against that
-    // (5 min by default) can be 0 for the demo.
-    const policy = { retainVersions: RETAIN, minVersionAgeMs: 0 };
-    step(
-      4,
-      `Plan a cleanup that keeps the newest ${RETAIN} versions of every branch (dry run, writes nothing)`,
-    );
-    out.line(
-      out.paint(
-        "dim",
-        `   (as: ${hf} cleanup ${dirArg} --retain ${RETAIN} --min-age 0 --dry-run; --min-age 0 is safe here because every commit has returned)`,
-      ),
-    );
-    const plan = await planCleanup(ctx, policy);
-    out.line(
-      `   plan: retire ${plan.retired.length} version(s), keep ${plan.retained.length}; ${plan.objectsDeleted.total} object(s) would be deleted`,
-    );
-
-    step(5, "Run the cleanup while the reader keeps reading");
-    const readsBefore = reader.reads();
-    const cleanupView = new ProgressView(out);
-    let stats: CleanupStats;
-    try {
-      stats = await cleanup(ctx, policy, { onProgress: (p) => cleanupView.update(p) });
-    } finally {
-      cleanupView.stop();
-    }
-    const readsDuring = reader.reads() - readsBefore;
-
-    step(6, "What was retired, what was kept, and why");
-    printStats(out, stats);
-    await explainReferences(ctx, out, stats, reader.lease.leaseId, reader.child.pid ?? 0);
-
-    // 7. Verify: every kept version still reads, every retired one is gone, the reader never failed.
-    step(7, "Verify");
-    const verification = await verify(ctx, stats);
-    // Let the reader show it still reads its version after the cleanup, in its own process.
-    const readsAfterCleanup = reader.reads();
-    const deadline = Date.now() + 10_000;
-    while (
-      reader.reads() < readsAfterCleanup + 1 &&
-      Date.now() < deadline &&
-      reader.failure() === undefined
-    ) {
-      await ctx.sleep(50);
-    }
-    const readsAfter = reader.reads() - readsAfterCleanup;
-    readerExit = reader.stop();
-    const readerCode = await readerExit;
-    const readerOk = readerCode === 0 && reader.failure() === undefined && readsAfter > 0;
-    const ok =
-      verification.failures.length === 0 &&
-      readerOk &&
-      plan.retired.length === stats.retired.length;
-    out.line(
-      `   ${mark(out, verification.failures.length === 0)} ${verification.readable} kept version(s) read back in full (${formatBytes(verification.bytes)}); ${verification.gone} retired manifest(s) are gone`,
-    );
-    for (const failure of verification.failures.slice(0, 10))
-      out.line(`     ${out.paint("red", failure)}`);
-    out.line(
-      `   ${mark(out, readerOk)} the reader read main@${readVersion} ${reader.reads()} time(s) (${readsDuring} during the cleanup, ${readsAfter} after it) without an error, then released its lease (exit ${readerCode})`,
-    );
-    if (reader.failure()) out.line(`     ${out.paint("red", reader.failure()!)}`);
-    out.line(
-      `   ${mark(out, plan.retired.length === stats.retired.length)} the dry-run plan matched the cleanup (${plan.retired.length} vs ${stats.retired.length})`,
-    );
-
-    const elapsedMs = Date.now() - started;
-    out.result(cx.command, {
-      dir,
-      versions: versionCount,
-      tags: tagged,
-      branch: { name: BRANCH, forkedFrom: { branch: "main", version: forkAt }, versions: 5 },
-      reader: {
-        pid: reader.child.pid,
-        version: readVersion,
-        leaseId: reader.lease.leaseId,
-        reads: reader.reads(),
-        readsDuringCleanup: readsDuring,
-        readsAfterCleanup: readsAfter,
-        exitCode: readerCode,
-      },
-      plan: { retired: plan.retired.length, retained: plan.retained.length },
-      stats,
-      verification: { ...verification, readerOk, ok },
-      elapsedMs,
-    });
-    out.line();
-    out.line(
-      ok
-        ? out.paint(
-            "green",
-            `Demo finished in ${formatDuration(elapsedMs)}: every protected version is intact.`,
-          )
-        : out.paint("red", `Demo FAILED verification after ${formatDuration(elapsedMs)}.`),
-    );
-    out.line("Explore it:");
-    for (const command of [
-      `${hf} versions ${dirArg}`,
-      `${hf} versions ${dirArg} --branch ${BRANCH}`,
-      `${hf} tag list ${dirArg}`,
-      `${hf} status ${dirArg}`,
-      `${hf} lease acquire ${dirArg} ${stats.retained.find((v) => v.branch === "main")?.version ?? 1} --ttl 30s --hold`,
-      `${hf} cleanup ${dirArg} --retain 5 --dry-run`,
-    ]) {
-      out.line(`   ${command}`);
-    }
-    return ok ? ExitCode.ok : ExitCode.failure;
+    stats = await cleanup(ctx, policy, { onProgress: (p) => view.update(p) });
   } finally {
-    if (!readerExit) await reader.stop();
+    view.stop();
+  }
+  const readsDuring = reader.reads() - readsBefore;
+
+  step(6, "What was retired, what was kept, and why");
+  printStats(out, stats);
+  await explainReferences(ctx, out, stats, reader.lease.leaseId, reader.child.pid ?? 0);
+  return { plan, stats, readsDuring };
+}
+
+/**
+ * Step 7: every kept version still reads, every retired one is gone, the plan matched, and
+ * the reader (in its own process) read its version after the cleanup and never failed.
+ */
+async function verifyAll(
+  cx: CommandContext,
+  ctx: ProtocolContext,
+  reader: Reader,
+  run: CleanupRun,
+  readVersion: number,
+) {
+  const out = cx.out;
+  const { plan, stats } = run;
+  const verification = await verify(ctx, stats);
+  const readsAfterCleanup = reader.reads();
+  const deadline = Date.now() + 10_000;
+  while (
+    reader.reads() < readsAfterCleanup + 1 &&
+    Date.now() < deadline &&
+    reader.failure() === undefined
+  ) {
+    await ctx.sleep(50);
+  }
+  const readsAfter = reader.reads() - readsAfterCleanup;
+  const readerCode = await reader.stop();
+  const readerOk = readerCode === 0 && reader.failure() === undefined && readsAfter > 0;
+  const planMatched = plan.retired.length === stats.retired.length;
+  const ok = verification.failures.length === 0 && readerOk && planMatched;
+  out.line(
+    `   ${mark(out, verification.failures.length === 0)} ${verification.readable} kept version(s) read back in full (${formatBytes(verification.bytes)}); ${verification.gone} retired manifest(s) are gone`,
+  );
+  for (const failure of verification.failures.slice(0, 10))
+    out.line(`     ${out.paint("red", failure)}`);
+  out.line(
+    `   ${mark(out, readerOk)} the reader read main@${readVersion} ${reader.reads()} time(s) (${run.readsDuring} during the cleanup, ${readsAfter} after it) without an error, then released its lease (exit ${readerCode})`,
+  );
+  if (reader.failure()) out.line(`     ${out.paint("red", reader.failure()!)}`);
+  out.line(
+    `   ${mark(out, planMatched)} the dry-run plan matched the cleanup (${plan.retired.length} vs ${stats.retired.length})`,
+  );
+  return { verification, readsAfter, readerCode, readerOk, ok };
+}
+
+function printEnding(
+  cx: CommandContext,
+  dirArg: string,
+  stats: CleanupStats,
+  ok: boolean,
+  elapsedMs: number,
+): void {
+  const out = cx.out;
+  const hf = selfCommand(cx);
+  out.line();
+  out.line(
+    ok
+      ? out.paint(
+          "green",
+          `Demo finished in ${formatDuration(elapsedMs)}: every protected version is intact.`,
+        )
+      : out.paint("red", `Demo FAILED verification after ${formatDuration(elapsedMs)}.`),
+  );
+  out.line("Explore it:");
+  for (const command of [
+    `${hf} versions ${dirArg}`,
+    `${hf} versions ${dirArg} --branch ${BRANCH}`,
+    `${hf} tag list ${dirArg}`,
+    `${hf} status ${dirArg}`,
+    `${hf} lease acquire ${dirArg} ${stats.retained.find((v) => v.branch === "main")?.version ?? 1} --ttl 30s --hold`,
+    `${hf} cleanup ${dirArg} --retain 5 --dry-run`,
+  ]) {
+    out.line(`   ${command}`);
   }
 }
 
@@ -274,122 +331,6 @@ function payload(label: string, size: number): Uint8Array {
 
 function mark(out: Output, ok: boolean): string {
   return ok ? out.paint("green", "ok  ") : out.paint("red", "FAIL");
-}
-
-interface Reader {
-  child: ChildProcess;
-  lease: NonNullable<ReaderEvent["lease"]>;
-  reads(): number;
-  failure(): string | undefined;
-  /** Ctrl-C to the reader: it stops its keeper, releases the lease and exits. */
-  stop(): Promise<number>;
-}
-
-/** Spawns `holdfast lease acquire --hold --read-every` and waits for its lease. */
-async function startReader(cx: CommandContext, dir: string, version: number): Promise<Reader> {
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      "lease",
-      "acquire",
-      dir,
-      String(version),
-      "--ttl",
-      "5s",
-      "--renew-every",
-      "1500ms",
-      "--hold",
-      "--read-every",
-      "200ms",
-      "--json",
-    ],
-    { cwd: cx.io.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } },
-  );
-  let reads = 0;
-  let failure: string | undefined;
-  let buffer = "";
-  let stderr = "";
-  const exited = new Promise<number>((resolve) =>
-    child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1))),
-  );
-  const acquired = new Promise<NonNullable<ReaderEvent["lease"]>>((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(
-          holdfastError(
-            "ambiguous",
-            "demo",
-            "the reader process did not acquire its lease within 20s",
-          ),
-        ),
-      20_000,
-    );
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      buffer += chunk;
-      let newline = buffer.indexOf("\n");
-      while (newline !== -1) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        newline = buffer.indexOf("\n");
-        let event: ReaderEvent;
-        try {
-          event = JSON.parse(line) as ReaderEvent;
-        } catch {
-          continue;
-        }
-        if (event.event === "acquired" && event.lease) {
-          clearTimeout(timer);
-          resolve(event.lease);
-        } else if (event.event === "read" && typeof event.reads === "number") {
-          reads = event.reads;
-        } else if (event.ok === false) {
-          failure = event.error?.message ?? "the reader failed";
-          clearTimeout(timer);
-          reject(holdfastError("refused", "demo", `reader process: ${failure}`));
-        }
-      }
-    });
-    child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(
-        holdfastError(
-          "refused",
-          "demo",
-          `the reader process exited (code ${code}) before acquiring its lease: ${stderr.trim()}`,
-        ),
-      );
-    });
-  });
-  let lease: NonNullable<ReaderEvent["lease"]>;
-  try {
-    lease = await acquired;
-  } catch (error) {
-    child.kill("SIGKILL");
-    throw error;
-  }
-  let stopping: Promise<number> | undefined;
-  return {
-    child,
-    lease,
-    reads: () => reads,
-    failure: () => failure,
-    stop: () => {
-      stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
-        const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-        const code = await exited;
-        clearTimeout(timer);
-        return code;
-      })();
-      return stopping;
-    },
-  };
 }
 
 /** Names the references behind "tag", "lease" and "branch-lineage" retentions. */
