@@ -12,7 +12,7 @@ import {
   validateName,
 } from "@holdfast/dataset";
 import type { LeaseCensus } from "@holdfast/retirement";
-import { type LeaseEntry, listLeases } from "./lease.js";
+import { type LeaseEntry, listLeases } from "./list.js";
 import { LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
 
 /** What retirement calls to find versions with active leases: version → reason (defined by retirement). */

@@ -6,7 +6,8 @@ import {
   storageNow,
   storePrecisionMs,
 } from "@holdfast/dataset";
-import { type Lease, type LeaseEntry, listLeases } from "./lease.js";
+import type { Lease } from "./lease.js";
+import { type LeaseEntry, listLeases } from "./list.js";
 import { LeaseBodySchema } from "./schema.js";
 
 /**

@@ -15,10 +15,9 @@ export {
   type AcquireOptions,
   acquireLease,
   type Lease,
-  type LeaseEntry,
-  listLeases,
   releaseLease,
   renewLease,
 } from "./lease.js";
+export { type LeaseEntry, listLeases } from "./list.js";
 export { type LeaseBody, LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
 export { type LeasedVersion, withLease } from "./with-lease.js";

@@ -3,8 +3,6 @@ import {
   type HoldfastError,
   holdfastError,
   isHoldfastError,
-  listAll,
-  type ObjectMeta,
   putIfAbsent,
   putIfMatch,
   writerPayload,
@@ -21,14 +19,7 @@ import {
 } from "@holdfast/dataset";
 import { type AdmissionState, readAdmission } from "@holdfast/retirement";
 import { validateLeaseHandle } from "./handle.js";
-import {
-  branchFenceKey,
-  branchLeasesPrefix,
-  LEASES_PREFIX,
-  leaseKey,
-  parseLeaseKey,
-  versionLeasesPrefix,
-} from "./layout.js";
+import { branchFenceKey, leaseKey } from "./layout.js";
 import { type LeaseBody, LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
 
 /** A lease this process holds. Pass it back to renew, keep or release it. */
@@ -323,38 +314,6 @@ function validateSignalOption(options: unknown, operation: string): void {
   }
 }
 
-/** One listed lease object (from the listing only: its TTL is in the body). */
-export interface LeaseEntry {
-  readonly branch: string;
-  readonly version: number;
-  readonly leaseId: string;
-  readonly key: string;
-  readonly etag: string;
-  /** The store's stamp of the last write (storage time). */
-  readonly lastModified: Date;
-  readonly size: number;
-}
-
-/** Streams lease objects: all, one branch's, or one version's, in key order. Foreign keys are skipped. */
-export async function* listLeases(
-  ctx: ProtocolContext,
-  filter: { branch?: string; version?: number; signal?: AbortSignal } = {},
-): AsyncGenerator<LeaseEntry> {
-  if (filter.version !== undefined && filter.branch === undefined) {
-    throw holdfastError("invalid-input", "listLeases", "a version filter needs a branch");
-  }
-  const prefix =
-    filter.branch === undefined
-      ? LEASES_PREFIX
-      : filter.version === undefined
-        ? branchLeasesPrefix(filter.branch)
-        : versionLeasesPrefix(filter.branch, filter.version);
-  for await (const meta of listAll(ctx.store, prefix, { signal: filter.signal })) {
-    const entry = toLeaseEntry(meta);
-    if (entry) yield entry;
-  }
-}
-
 // --- utils ---
 
 function isOwnLease(body: Uint8Array, lease: Lease): boolean {
@@ -368,18 +327,6 @@ function isOwnLease(body: Uint8Array, lease: Lease): boolean {
   } catch {
     return false;
   }
-}
-
-export function toLeaseEntry(meta: ObjectMeta): LeaseEntry | null {
-  const parsed = parseLeaseKey(meta.key);
-  if (!parsed) return null;
-  return {
-    ...parsed,
-    key: meta.key,
-    etag: meta.etag,
-    lastModified: meta.lastModified,
-    size: meta.size,
-  };
 }
 
 function validateTtl(ttlMs: unknown): number {
