@@ -1,37 +1,24 @@
-import {
-  batches,
-  deleteIfMatch,
-  encodeJson,
-  holdfastError,
-  listAll,
-  putIfAbsent,
-  putIfMatch,
-} from "@holdfast/conditional-store";
+import { holdfastError } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   DEFAULT_BRANCH,
   defaultFormat,
-  headHintKey,
   type ProtocolContext,
-  resolverOptions,
   storageNow,
   validateName,
-  versionsPrefix,
 } from "@holdfast/dataset";
 import { branchLeasesPrefix, censusLeases, listLeases } from "@holdfast/leases";
-import { retirementPrefix } from "@holdfast/retirement";
 import { type ReferenceCodec, referenceCodecOf, requireBranchWrites } from "./codec.js";
-import { canonicalKey, fenceKey, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";
+import { publishFence, removeFence } from "./fence.js";
+import { canonicalKey, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";
 import {
   type CanonicalDocument,
-  deleteUnconditionally,
   dropIntent,
   fenceIntent,
   isUnknownOutcome,
   listCanonical,
   listIntents,
   readCanonical,
-  readFence,
   removeIfMatch,
   type StoredCanonical,
   type StoredIntent,
@@ -39,7 +26,8 @@ import {
 } from "./objects.js";
 import { documentTarget, intentBound, type MutationOptions } from "./publish.js";
 import { requireAtomicUpdate } from "./references.js";
-import type { BranchDocument, Fence, Intent, ReferenceKind } from "./schema.js";
+import type { BranchDocument, Intent, ReferenceKind } from "./schema.js";
+import { teardownBranch } from "./teardown.js";
 
 /** Options of {@link deleteBranch}. */
 export interface DeleteBranchOptions extends MutationOptions {
@@ -329,104 +317,6 @@ async function requireNoDependents(
       code: "BRANCH_HAS_DEPENDENTS",
       hint: `delete these first: ${dependents.slice(0, 5).join(", ")}${dependents.length > 5 ? ", ..." : ""}`,
     });
-  }
-}
-
-/**
- * Removes the branch incarnation's manifests, leases and retirement state (docs/protocol.md,
- * References). Only formats whose codec writes branches get here (the holdfast layout).
- */
-async function teardownBranch(ctx: ProtocolContext, branch: string): Promise<void> {
-  for (const prefix of [
-    versionsPrefix(branch),
-    branchLeasesPrefix(branch),
-    retirementPrefix(branch),
-  ]) {
-    await deletePrefix(ctx, prefix);
-  }
-  // The head hint goes last: a hint without versions is harmless (a search falls back).
-  await ctx.store.delete(headHintKey(branch));
-}
-
-async function deletePrefix(ctx: ProtocolContext, prefix: string): Promise<void> {
-  const size = Math.max(1, ctx.store.capabilities.maxBatchDelete);
-  let keys: string[] = [];
-  const flush = async () => {
-    for (const batch of batches(keys, size)) {
-      const result = await ctx.store.deleteMany(batch);
-      const failed = result.failed[0];
-      if (failed) throw failed.error;
-    }
-    keys = [];
-  };
-  for await (const meta of listAll(ctx.store, prefix)) {
-    keys.push(meta.key);
-    if (keys.length >= size) await flush();
-  }
-  await flush();
-}
-
-/**
- * Publishes the incarnation-termination fence before the dependency census. A fence an
- * earlier, interrupted (or concurrent) deletion of the same branch left is taken over
- * with an if-match rewrite: both deletions want the same outcome, and the earlier one only
- * ever removes a fence that still carries its own writer id.
- */
-async function publishFence(
-  ctx: ProtocolContext,
-  branch: string,
-  doc: BranchDocument,
-  intentId: string,
-): Promise<string> {
-  const key = fenceKey(branch);
-  const fence: Fence = {
-    schema: 1,
-    branch,
-    incarnation: doc.incarnation ?? null,
-    intentId,
-    writerId: ctx.ids.next(),
-  };
-  for (let attempt = 0; attempt < 3; attempt += 1) {
-    const existing = await readFence(ctx, key);
-    if (existing?.fence.intentId === intentId) return existing.fence.writerId; // resuming our own
-    const outcome = existing
-      ? await putIfMatch(ctx.store, key, encodeJson(fence), existing.etag, resolverOptions(ctx))
-      : await putIfAbsent(ctx.store, key, encodeJson(fence), resolverOptions(ctx));
-    if (outcome.status === "applied") return fence.writerId;
-  }
-  throw holdfastError(
-    "conflict",
-    "deleteBranch",
-    `branch ${branch} is being deleted concurrently`,
-    {
-      key,
-      code: "BRANCH_DELETING",
-      hint: "retry the deletion",
-    },
-  );
-}
-
-/** Removes the fence if it is still the one `writerId` (or, with `null`, intent `intentId`) wrote. */
-async function removeFence(
-  ctx: ProtocolContext,
-  branch: string,
-  writerId: string | null,
-  intentId?: string,
-): Promise<void> {
-  const key = fenceKey(branch);
-  const existing = await readFence(ctx, key);
-  if (!existing) return;
-  const ours =
-    writerId !== null ? existing.fence.writerId === writerId : existing.fence.intentId === intentId;
-  if (!ours) return;
-  if (ctx.store.capabilities.atomicConditionalDelete) {
-    // A deletion that took the fence over since our read keeps it.
-    await deleteIfMatch(ctx.store, key, existing.etag, resolverOptions(ctx));
-  } else {
-    // No conditional DELETE (RGW): a takeover in this window loses its fence, which only
-    // matters while the branch file still exists; a child admitted then is removed by
-    // recovery as an orphan once the branch's versions are gone.
-    await deleteUnconditionally(ctx, key);
   }
 }
 
