@@ -90,6 +90,17 @@ export function createStepChecker(world: CheckedWorld): () => Promise<void> {
     }
     return files;
   }
+  /**
+   * A reference is visible although its deletion returned success (invariant 2) or its
+   * creation failed definitely (invariant 4).
+   */
+  const reappeared = (what: "tag" | "branch", name: string, state: "deleted" | "never") =>
+    violate(
+      state === "deleted" ? 2 : 4,
+      state === "deleted"
+        ? `deleted ${what} ${name} is visible again`
+        : `${what} ${name} is visible although its creation failed definitely`,
+    );
   const brokenNewest = new Set<string>();
   const failuresCheckedAt = { writes: -1, count: 0 };
   let writesChecked = -1;
@@ -166,12 +177,7 @@ export function createStepChecker(world: CheckedWorld): () => Promise<void> {
       const got = await memory.get(`_refs/tags/${tag.name}.json`);
       if (tag.state === "deleted" || tag.state === "never") {
         if (got) {
-          violate(
-            tag.state === "deleted" ? 2 : 4,
-            tag.state === "deleted"
-              ? `deleted tag ${tag.name} is visible again`
-              : `tag ${tag.name} is visible although its creation failed definitely`,
-          );
+          reappeared("tag", tag.name, tag.state);
           tag.state = "active";
           tag.settled = false;
           tag.promised = null;
@@ -210,12 +216,7 @@ export function createStepChecker(world: CheckedWorld): () => Promise<void> {
       const visible = (await memory.head(`_refs/branches/${branch.name}.json`)) !== null;
       if (branch.state === "deleted" || branch.state === "never") {
         if (visible) {
-          violate(
-            branch.state === "deleted" ? 2 : 4,
-            branch.state === "deleted"
-              ? `deleted branch ${branch.name} is visible again`
-              : `branch ${branch.name} is visible although its creation failed definitely`,
-          );
+          reappeared("branch", branch.name, branch.state);
           branch.state = "active";
           branch.created = false;
         }

@@ -2,7 +2,8 @@
 // --duration 10m --workers 2`, `... simulate -- replay --seed N` (see USAGE in args.ts).
 // Exit codes: 0 every seed passed (and at least one ran), 1 a violation or no seed ran, 2 bad arguments.
 import { type PlantedFault, parseCommand, USAGE, UsageError } from "./args.js";
-import { profileConfig, runSimulation } from "./simulation.js";
+import { profileConfig } from "./config.js";
+import { runSimulation } from "./simulation.js";
 import { replayAndShrink, SOAK_WORKER_ENV, soak, soakWorker } from "./soak.js";
 
 async function main(): Promise<number> {

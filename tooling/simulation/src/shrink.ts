@@ -1,4 +1,5 @@
-import { runSimulation, type SimulationConfig, type SimulationResult } from "./simulation.js";
+import type { SimulationConfig, SimulationResult } from "./config.js";
+import { runSimulation } from "./simulation.js";
 
 /** The config fields the shrinker may lower (actor counts and rounds), in the order it tries them. */
 const COUNTS = [

@@ -1,8 +1,9 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Profile } from "./args.js";
+import { profileConfig, type Violation } from "./config.js";
 import { describeConfig, shrinkFailure } from "./shrink.js";
-import { profileConfig, runSimulation, type Violation } from "./simulation.js";
+import { runSimulation } from "./simulation.js";
 
 /** Environment variable that turns a forked CLI into a soak worker. */
 export const SOAK_WORKER_ENV = "HOLDFAST_SIM_SOAK_WORKER";

@@ -1,0 +1,334 @@
+import {
+  type HoldfastError,
+  type IdSource,
+  isHoldfastError,
+  MemoryStore,
+  seededIds,
+} from "@holdfast/conditional-store";
+import {
+  commitVersion,
+  createContext,
+  type DataFile,
+  type ProtocolContext,
+  tryReadManifest,
+  type VersionRef,
+  writeDataFile,
+} from "@holdfast/dataset";
+import type { BranchModel, Protection, TagModel } from "./checks.js";
+import {
+  BRANCH,
+  MIN_VERSION_AGE_MS,
+  type SimulationConfig,
+  type SimulationResult,
+  type Violation,
+} from "./config.js";
+import { type FaultRates, GatedStore, SimulatedCrash } from "./gated-store.js";
+import { Scheduler } from "./scheduler.js";
+
+/**
+ * One run's shared state: the memory store behind every actor's gated view, the seeded
+ * scheduler, what the run knows and promised (the models the checker reads), and the
+ * moves every kind of actor makes (commit, pick a version, dawdle, read a source).
+ */
+export class SimulationWorld {
+  readonly sched: Scheduler;
+  readonly memory: MemoryStore;
+  /** Every actor draws from one seeded id source, so ids are unique and replayable. */
+  readonly ids: IdSource;
+  readonly violations: Violation[] = [];
+  readonly stats: Record<string, number> = {};
+  readonly protections: Protection[] = [];
+  readonly tags: TagModel[] = [];
+  readonly branches: BranchModel[] = [];
+  /** main version -> txnId reported as committed. */
+  readonly committed = new Map<number, string>();
+  /** main version -> virtual time its commit returned. */
+  readonly committedAt = new Map<number, number>();
+  /** "branch@version" -> txnId. */
+  readonly branchCommitted = new Map<string, string>();
+  /** Data files of commits reported as definite failures. */
+  readonly failedCommitFiles: string[] = [];
+  /** The actors' bodies, in the order they were started. */
+  readonly actors: Promise<void>[] = [];
+  /** Resolvers of actors waiting for the next cleanup run to start. */
+  readonly cleanupStartWaiters: (() => void)[] = [];
+  /** Actors still running. */
+  running = 0;
+  /** Writes released or applied so far (any actor): the newest-version check runs only after one. */
+  writes = 0;
+  readonly #gatedStores = new Map<string, GatedStore>();
+
+  constructor(readonly config: SimulationConfig) {
+    this.sched = new Scheduler(config.seed);
+    this.memory = new MemoryStore({ clock: this.sched.clock, timestampPrecisionMs: 1000 });
+    this.ids = seededIds(config.seed);
+    if (config.trace) this.sched.trace = config.trace;
+  }
+
+  /** The run's outcome as `runSimulation` returns it. */
+  result(): SimulationResult {
+    const { config, sched, violations, stats } = this;
+    return { seed: config.seed, steps: sched.steps, violations, stats };
+  }
+
+  bump(name: string): void {
+    this.stats[name] = (this.stats[name] ?? 0) + 1;
+  }
+
+  /** Counts an error by its kind and code under `what:kind/code`. */
+  bumpError(what: string, error: unknown): void {
+    this.bump(`${what}:${isHoldfastError(error) ? `${error.kind}/${error.code ?? "-"}` : "other"}`);
+  }
+
+  violate(invariant: Violation["invariant"], message: string): void {
+    this.sched.trace?.(`VIOLATION invariant ${invariant}: ${message}`);
+    this.violations.push({ invariant, step: this.sched.steps, message });
+  }
+
+  /** A trace line for an operation's outcome. */
+  note(line: string): void {
+    this.sched.trace?.(`  => ${line}`);
+  }
+
+  /**
+   * A protocol context for `actor`: its own gated view of the store (faults at `faults`,
+   * keys under `hiddenPrefix` hidden) and a host clock `skewMs` off storage time.
+   */
+  contextFor(actor: string, faults: FaultRates, skewMs = 0, hiddenPrefix?: string) {
+    const store = new GatedStore(
+      this.memory,
+      this.sched,
+      actor,
+      faults,
+      () => {
+        this.writes += 1;
+      },
+      hiddenPrefix,
+    );
+    this.#gatedStores.set(actor, store);
+    return createContext(store, {
+      clock: { now: () => this.sched.clock.now() + skewMs },
+      ids: this.ids,
+      sleep: this.sched.sleep,
+      reissue: { pausesMs: [200, 400, 800, 1600] },
+    });
+  }
+
+  /** Initializes the dataset and commits four versions on main, without faults or gates. */
+  async seedDataset(init: (ctx: ProtocolContext) => Promise<unknown>): Promise<void> {
+    const setup = createContext(this.memory, {
+      clock: this.sched.clock,
+      ids: this.ids,
+      sleep: this.sched.sleep,
+    });
+    await init(setup);
+    for (let i = 0; i < 4; i += 1) await this.commitOne(setup);
+  }
+
+  /**
+   * Starts actor `name`. A crash is the process dying: whatever error the library made of
+   * it, the actor stops; any other unexpected error breaks invariant 4.
+   */
+  spawn(name: string, body: () => Promise<void>): void {
+    const run = async () => {
+      this.running += 1;
+      try {
+        await body();
+      } catch (error) {
+        if (error instanceof SimulatedCrash || this.#gatedStores.get(name)?.crashed) {
+          this.bump("crashes");
+        } else this.violate(4, `${name} failed with an unexpected error: ${describe(error)}`);
+      } finally {
+        this.running -= 1;
+      }
+    };
+    this.actors.push(run());
+  }
+
+  /**
+   * Starts `count` actors named `kind-i`, each on its own context with the run's fault
+   * rates, in index order (the order is part of the schedule a seed names).
+   */
+  spawnEach(
+    kind: string,
+    count: number,
+    body: (ctx: ProtocolContext, index: number, name: string) => Promise<void>,
+  ): void {
+    for (let i = 0; i < count; i += 1) {
+      const name = `${kind}-${i}`;
+      const ctx = this.contextFor(name, this.config.faults);
+      this.spawn(name, () => body(ctx, i, name));
+    }
+  }
+
+  /**
+   * An error an actor met: a crash ends the actor, an unexpected error is thrown on (to
+   * {@link spawn}: invariant 4). An expected one is returned, after a trace line naming
+   * `what` and counting it under `counter` and its kind, where given.
+   */
+  tolerate(ctx: ProtocolContext, error: unknown, counter?: string, what?: string): HoldfastError {
+    rethrowIfCrashed(ctx, error);
+    if (!isExpected(error)) throw error;
+    if (what !== undefined) this.note(`${what}: ${describe(error)}`);
+    if (counter !== undefined) {
+      this.bump(counter);
+      this.bumpError(counter, error);
+    }
+    return error;
+  }
+
+  /** Commits one version on `branch` (main by default); true when it returned success. */
+  async commitOne(
+    ctx: ProtocolContext,
+    branch = BRANCH,
+    parent?: { branch: string; version: number },
+  ): Promise<boolean> {
+    let file: { key: string; size: number } | undefined;
+    try {
+      file = await writeDataFile(ctx, new TextEncoder().encode(`payload-${ctx.ids.next()}`));
+      const result = await commitVersion(ctx, {
+        branch,
+        files: [file],
+        ...(parent ? { parent } : {}),
+      });
+      this.recordCommit(branch, result);
+      this.bump(branch === BRANCH ? "commits" : "branchCommits");
+      return true;
+    } catch (error) {
+      rethrowIfCrashed(ctx, error);
+      this.note(`commit on ${branch}: ${describe(error)}`);
+      if (isHoldfastError(error, "unresolved")) this.bump("commitsUnresolved");
+      else if (isExpected(error)) {
+        if (file) this.failedCommitFiles.push(file.key);
+        this.bump("commitsFailed");
+        this.bumpError("commitsFailed", error);
+      } else throw error;
+      return false;
+    }
+  }
+
+  /** Records a commit that returned success; two winners of one version break invariant 3. */
+  recordCommit(branch: string, result: { version: number; txnId: string }): void {
+    const ledger = branch === BRANCH ? this.committed : this.branchCommitted;
+    const slot = branch === BRANCH ? result.version : `${branch}@${result.version}`;
+    const other = (ledger as Map<unknown, string>).get(slot);
+    if (other !== undefined && other !== result.txnId) {
+      this.violate(3, `two commits both won version ${result.version} of ${branch}`);
+    }
+    (ledger as Map<unknown, string>).set(slot, result.txnId);
+    if (branch === BRANCH) this.committedAt.set(result.version, this.sched.clock.now());
+    this.note(`commit ${branch}@${result.version} ok`);
+  }
+
+  /** A commit of files the writer did not just write (restore, fork, stalled bulk commit). */
+  async commitReusing(
+    ctx: ProtocolContext,
+    what: string,
+    options: Parameters<typeof commitVersion>[1],
+  ): Promise<boolean> {
+    try {
+      const result = await commitVersion(ctx, options);
+      this.recordCommit(options.branch, result);
+      this.bump(`${what}Committed`);
+      return true;
+    } catch (error) {
+      this.tolerate(ctx, error, `${what}Failed`, `${what} on ${options.branch}`);
+      return false;
+    }
+  }
+
+  latestMain(): number {
+    return [...this.committed.keys()].sort((a, b) => b - a)[0] ?? 1;
+  }
+
+  /**
+   * A main version a cleanup may retire next: one of the newest few already older than the
+   * cleaners' minimum version age, never the newest (what a restore races against).
+   */
+  retirableSoon(): number {
+    const { sched } = this;
+    const top = this.latestMain();
+    const old = [...this.committedAt]
+      .filter(([v, at]) => v < top && sched.clock.now() - at >= MIN_VERSION_AGE_MS)
+      .map(([v]) => v)
+      .sort((a, b) => b - a);
+    return old.length > 0 ? sched.pick(old.slice(0, 4)) : Math.max(1, top - sched.int(2, 8));
+  }
+
+  /**
+   * A version to name: usually a main version, sometimes (probability `onBranch`) a
+   * version a branch commit reported as committed (the branch may be being deleted: the
+   * race the fence and dependency census exist for).
+   */
+  pickTarget(onBranch: number): VersionRef {
+    const onBranches = [...this.branchCommitted.keys()];
+    if (onBranches.length > 0 && this.sched.random() < onBranch) {
+      const slot = this.sched.pick(onBranches);
+      const at = slot.lastIndexOf("@");
+      return { branch: slot.slice(0, at), version: Number(slot.slice(at + 1)) };
+    }
+    return { branch: BRANCH, version: this.sched.int(1, this.latestMain()) };
+  }
+
+  /**
+   * The files and sources of a commit that names files it read from `sources`. With the
+   * planted fault `unprotected-reuse` the files are disguised as just written and no source
+   * is named, so the commit skips the reuse protocol (the writer before issue 9's hole 1
+   * was closed: no intent, no record check, no HEADs).
+   */
+  reuse(files: DataFile[], sources: VersionRef[]) {
+    if (this.config.plant !== "unprotected-reuse") return { files, sources };
+    const now = this.sched.clock.now();
+    const disguised = files.map((f) =>
+      Object.defineProperty({ ...f }, "writtenAtMs", { value: now, enumerable: false }),
+    );
+    return { files: disguised, sources: [] };
+  }
+
+  /**
+   * Between its read and its commit a writer often dawdles: for a while (whole cleanups may
+   * run meanwhile), or until a cleanup starts and then for a random number of requests, so
+   * its commit lands in the middle of that cleanup's run (the race of docs/protocol.md,
+   * "Commits that reuse files").
+   */
+  async dawdle(): Promise<void> {
+    const { sched } = this;
+    const roll = sched.random();
+    if (roll < 0.3) return;
+    if (roll < 0.6) return sched.sleep(sched.int(0, 20_000));
+    const started = new Promise<void>((resolve) => this.cleanupStartWaiters.push(resolve));
+    await Promise.race([started, sched.sleep(20_000)]);
+    await sched.waitSteps(sched.int(0, 80));
+  }
+
+  /** Reads a main version's manifest through `ctx`: the files a restore or fork names again. */
+  async readSource(ctx: ProtocolContext, version: number): Promise<DataFile[] | null> {
+    const record = await tryReadManifest(ctx, BRANCH, version);
+    return record?.manifest.files ?? null;
+  }
+}
+
+/** A crashed actor's error becomes a {@link SimulatedCrash}, whatever the library made of it. */
+export function rethrowIfCrashed(ctx: ProtocolContext, error: unknown): void {
+  if (error instanceof SimulatedCrash || (ctx.store instanceof GatedStore && ctx.store.crashed)) {
+    throw new SimulatedCrash("crashed");
+  }
+}
+
+/** Errors an actor may legitimately meet (refusals, conflicts, unknown outcomes). */
+export function isExpected(error: unknown): error is HoldfastError {
+  return isHoldfastError(
+    error,
+    "conflict",
+    "refused",
+    "unresolved",
+    "ambiguous",
+    "not-found",
+    "aborted",
+  );
+}
+
+export function describe(error: unknown): string {
+  if (isHoldfastError(error)) return `${error.kind}/${error.code ?? "-"}: ${error.message}`;
+  return error instanceof Error ? `${error.name}: ${error.message}\n${error.stack}` : String(error);
+}
