@@ -1,9 +1,8 @@
 import { randomBytes, randomInt } from "node:crypto";
-import { type BigIntStats, closeSync, fstatSync, open as openCallback, read } from "node:fs";
+import { type BigIntStats, closeSync } from "node:fs";
 import {
   type FileHandle,
   link,
-  lstat,
   mkdir,
   open,
   rename,
@@ -11,10 +10,8 @@ import {
   rmdir,
   stat,
   unlink,
-  utimes,
 } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { promisify } from "node:util";
 import {
   type Clock,
   compareKeys,
@@ -36,6 +33,15 @@ import {
 } from "@holdfast/conditional-store";
 import pMap from "p-map";
 import { checkSignal, errnoCode, toHoldfastError } from "./errors.js";
+import {
+  locateObject,
+  lstatOrNull,
+  openObject,
+  readExactly,
+  stampAfter,
+  statFile,
+  unlinkObject,
+} from "./files.js";
 import {
   assertNotOldLayout,
   etagOf,
@@ -254,15 +260,41 @@ export class LocalStore implements ObjectStore {
     const deleted: string[] = [];
     const failed: DeleteManyResult["failed"] = [];
     const unlinkedIn = new Map<string, string[]>(); // folder → keys unlinked from it
+    // Keys that share a lock file are unlinked in one critical section: one open, two fcntl
+    // and one close per lock file the batch touches (at most LOCK_STRIPES), not per key.
+    const byLock = new Map<string, typeof targets>();
+    for (const target of targets) {
+      const lockPath = lockPathOf(this.#root, target.key);
+      const group = byLock.get(lockPath);
+      if (group) group.push(target);
+      else byLock.set(lockPath, [target]);
+    }
     await pMap(
-      targets,
-      async ({ key, paths }) => {
+      byLock,
+      async ([lockPath, group]) => {
+        let done = 0;
         try {
-          const folder = await this.#unlinkLocked(key, paths, undefined, options.signal);
-          if (folder === null) deleted.push(key);
-          else unlinkedIn.set(folder, [...(unlinkedIn.get(folder) ?? []), key]);
+          await withKeyLock(
+            lockPath,
+            this.#lockRequest(group[0]!.key, "deleteMany", options.signal),
+            async () => {
+              for (const { key, paths } of group) {
+                try {
+                  const folder = await unlinkObject(key, paths, undefined);
+                  if (folder === null) deleted.push(key);
+                  else unlinkedIn.set(folder, [...(unlinkedIn.get(folder) ?? []), key]);
+                } catch (error) {
+                  failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
+                }
+                done += 1;
+              }
+            },
+          );
         } catch (error) {
-          failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
+          // The lock was not had (timeout, abort): the keys not yet tried are not deleted.
+          for (const { key } of group.slice(done)) {
+            failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
+          }
         }
       },
       { concurrency: DELETE_CONCURRENCY },
@@ -631,29 +663,13 @@ export class LocalStore implements ObjectStore {
     precondition: { ifMatch: string } | undefined,
     signal: AbortSignal | undefined,
   ): Promise<string | null> {
-    return this.#withLock(key, "delete", precondition, signal, async () => {
-      if (precondition) {
-        const current = await locateObject(paths);
-        if (current === null || etagOf(current.stats) !== precondition.ifMatch) {
-          throw holdfastError(
-            "conflict",
-            "delete",
-            current === null ? `if-match on absent object ${key}` : `ETag mismatch on ${key}`,
-            { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
-          );
-        }
-        return (await unlinkFile(current.file)) ? dirname(current.file) : null;
-      }
-      // Unconditional: no stat first; a folder at the path holds the object as its self file.
-      try {
-        return (await unlinkFile(paths.path)) ? dirname(paths.path) : null;
-      } catch (error) {
-        const code = errnoCode(error);
-        if (code !== "EISDIR" && code !== "EPERM") throw error;
-        if (!(await lstatOrNull(paths.path))?.isDirectory()) throw error;
-        return (await unlinkFile(paths.self)) ? paths.path : null;
-      }
-    });
+    return this.#withLock(key, "delete", precondition, signal, () =>
+      unlinkObject(key, paths, precondition),
+    );
+  }
+
+  #lockRequest(key: string, operation: StorageOperation, signal?: AbortSignal) {
+    return { key, operation, precondition: undefined, signal, timeoutMs: this.#lockTimeoutMs };
   }
 
   #withLock<T>(
@@ -665,7 +681,7 @@ export class LocalStore implements ObjectStore {
   ): Promise<T> {
     return withKeyLock(
       lockPathOf(this.#root, key),
-      { key, operation, precondition, signal, timeoutMs: this.#lockTimeoutMs },
+      { ...this.#lockRequest(key, operation, signal), precondition },
       body,
     );
   }
@@ -709,120 +725,10 @@ export function createLocalStore(options: LocalStoreOptions): LocalStore {
 
 // --- utils ---
 
-const openFd = promisify(openCallback);
-const readFd = promisify(read);
 const DELETE_CONCURRENCY = 8;
 const READ_CONCURRENCY = 16;
 /** Rounds a write retries when directories appear or vanish under it (each round made progress elsewhere). */
 const MAX_PATH_RETRIES = 64;
-
-/**
- * Restamps the temp file a few microseconds after `previous` when its own stamp is not later
- * (a tight loop of writes within one millisecond), and answers the temp's ETag.
- */
-async function stampAfter(temp: string, previous: BigIntStats | null): Promise<string> {
-  const own = await stat(temp, { bigint: true });
-  if (previous === null || own.mtimeNs > previous.mtimeNs) return etagOf(own);
-  // Node passes whole microseconds and a double may lose one of them: step by three.
-  const micros = previous.mtimeNs / 1000n + 3n;
-  const seconds = Number(micros / 1_000_000n) + Number(micros % 1_000_000n) / 1e6;
-  await utimes(temp, seconds, seconds);
-  const restamped = await stat(temp, { bigint: true });
-  if (restamped.mtimeNs <= previous.mtimeNs) {
-    throw holdfastError("refused", "put", "could not stamp a write later than the last one", {
-      code: "STAMP_NOT_MONOTONIC",
-    });
-  }
-  return etagOf(restamped);
-}
-
-/** Where the object of a key is now: the plain file, or the self file of the key's directory. */
-async function locateObject(paths: KeyPaths): Promise<{ file: string; stats: BigIntStats } | null> {
-  const atPath = await statFileOrDir(paths.path);
-  if (atPath === null) return null;
-  if (!atPath.isDirectory()) return atPath.isFile() ? { file: paths.path, stats: atPath } : null;
-  const self = await statFile(paths.self);
-  return self === null ? null : { file: paths.self, stats: self };
-}
-
-/**
- * Opens the key's file for reading (following it into its directory's self file). Only
- * the open and the reads go through the thread pool: `fstat` and `close` of a descriptor
- * open for reading touch no file data (the inode is in memory while it is open), so they
- * run synchronously, where a thread-pool round trip would cost more than the call.
- */
-async function openObject(paths: KeyPaths): Promise<{ fd: number; stats: BigIntStats } | null> {
-  for (const file of [paths.path, paths.self]) {
-    let fd: number;
-    try {
-      fd = await openFd(file, "r");
-    } catch (error) {
-      const code = errnoCode(error);
-      if (code === "ENOENT" || code === "ENOTDIR") return null;
-      throw error;
-    }
-    let stats: BigIntStats;
-    try {
-      stats = fstatSync(fd, { bigint: true });
-    } catch (error) {
-      closeSync(fd);
-      throw error;
-    }
-    if (stats.isFile()) return { fd, stats };
-    closeSync(fd);
-    if (!stats.isDirectory()) return null;
-  }
-  return null;
-}
-
-async function statFileOrDir(path: string): Promise<BigIntStats | null> {
-  try {
-    return await stat(path, { bigint: true });
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    throw error;
-  }
-}
-
-async function statFile(path: string): Promise<BigIntStats | null> {
-  const stats = await statFileOrDir(path);
-  return stats?.isFile() ? stats : null;
-}
-
-async function lstatOrNull(path: string): Promise<import("node:fs").Stats | null> {
-  try {
-    return await lstat(path);
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    throw error;
-  }
-}
-
-/** Unlinks one object file: true if it was there, false if it was already gone. */
-async function unlinkFile(file: string): Promise<boolean> {
-  try {
-    await unlink(file);
-    return true;
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code === "ENOENT" || code === "ENOTDIR") return false;
-    throw error;
-  }
-}
-
-/** Reads exactly `size` bytes (the size the ETag was taken with) into a fresh buffer. */
-async function readExactly(fd: number, size: number): Promise<Uint8Array> {
-  const buffer = Buffer.allocUnsafe(size);
-  let offset = 0;
-  while (offset < size) {
-    const { bytesRead } = await readFd(fd, buffer, offset, size - offset, offset);
-    if (bytesRead === 0) break;
-    offset += bytesRead;
-  }
-  return new Uint8Array(buffer.buffer, buffer.byteOffset, offset);
-}
 
 function conflictError(operation: StorageOperation, key: string, precondition: Precondition) {
   return holdfastError("conflict", operation, `object already exists: ${key}`, {

@@ -3,10 +3,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
-const source = readFileSync(
-  join(dirname(fileURLToPath(import.meta.url)), "..", "src", "local.ts"),
-  "utf8",
-);
+const read = (file: string) =>
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "src", file), "utf8");
+const source = read("local.ts");
+const files = read("files.ts");
 
 /** Counts calls of `name(temp, ...)`: the calls that make a written temp file an object. */
 function callsOnTemp(name: string): number {
@@ -20,14 +20,23 @@ describe("local store write paths", () => {
     expect(callsOnTemp("rename")).toBe(1);
     // The only other link is the self-file link of a file that becomes a directory.
     expect([...source.matchAll(/(?<![.\w])await (link|rename)\(/g)].length).toBe(3);
-    // Unlinking an object happens in one helper, called only under the key lock.
-    expect([...source.matchAll(/await unlink\(file\)/g)].length).toBe(1);
-    const locked = source.slice(
-      source.indexOf("async #unlinkLocked("),
-      source.indexOf("#withLock<T>("),
+    // Unlinking an object happens in one helper (files.ts), called only under the key lock.
+    expect([...files.matchAll(/await unlink\(file\)/g)].length).toBe(1);
+    expect([...source.matchAll(/unlinkFile\(|unlink\(file\)/g)].length).toBe(0);
+    const helper = files.slice(
+      files.indexOf("export async function unlinkObject("),
+      files.indexOf("export async function locateObject("),
     );
-    const everywhere = [...source.matchAll(/await unlinkFile\(/g)].length;
-    expect([...locked.matchAll(/await unlinkFile\(/g)].length).toBe(everywhere);
+    const everywhere = [...files.matchAll(/await unlinkFile\(/g)].length;
+    expect([...helper.matchAll(/await unlinkFile\(/g)].length).toBe(everywhere);
     expect(everywhere).toBe(3);
+    // Every call of the helper is inside a lock's critical section: a single-key delete's
+    // (#unlinkLocked) or a batch's, which holds the lock file its keys share.
+    const calls = [...source.matchAll(/unlinkObject\(key, paths/g)].map((m) => m.index ?? 0);
+    expect(calls).toHaveLength(2);
+    for (const at of calls) {
+      const before = source.slice(Math.max(0, at - 400), at);
+      expect(before).toMatch(/withKeyLock\(|this\.#withLock\(/);
+    }
   });
 });

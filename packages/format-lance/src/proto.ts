@@ -5,8 +5,9 @@ import { z } from "zod";
 /**
  * Decoders for the subset of Lance's `lance.table` messages holdfast reads, built from our
  * own `proto/lance-table.proto` by protobufjs. Decoded messages are turned into plain
- * objects (64-bit integers as exact decimal strings) and checked with zod, so a value that
- * does not fit what the format promises is a typed error, never a silent guess.
+ * objects (64-bit integers as exact decimal strings): the manifest field by field (it is
+ * read once per version, so its decoding is on cleanup's hot path), the index section
+ * checked with zod. A message that does not decode is a typed error, never a silent guess.
  */
 const protoText = readFileSync(new URL("../proto/lance-table.proto", import.meta.url), "utf8");
 const root = protobuf.parse(protoText, { keepCase: true }).root;
@@ -80,9 +81,55 @@ export const LanceIndexSectionSchema = z.object({
 });
 export type LanceIndexSection = z.infer<typeof LanceIndexSectionSchema>;
 
-/** Decodes a `Manifest` message; throws the decoder's or zod's error (the caller wraps it). */
+/**
+ * Decodes a `Manifest` message; throws the decoder's error (the caller wraps it). The
+ * decoded message is copied field by field into a {@link LanceManifest}: the wire types
+ * already fix every field's type, so a generic `toObject` and a schema pass over every
+ * manifest (most of a cleanup's CPU on a table of many versions) would check nothing more.
+ */
 export function decodeManifestMessage(bytes: Uint8Array): LanceManifest {
-  return LanceManifestSchema.parse(toPlain(ManifestType, bytes));
+  checkLongSupport();
+  const m = ManifestType.decode(bytes) as unknown as RawManifest;
+  return {
+    fragments: m.fragments.map((f) => ({
+      id: u64(f.id),
+      files: f.files.map((d) => ({
+        path: d.path,
+        file_size_bytes: u64(d.file_size_bytes),
+        base_id: own(d, "base_id"),
+      })),
+      deletion_file:
+        f.deletion_file == null
+          ? undefined
+          : {
+              file_type: f.deletion_file.file_type,
+              read_version: u64(f.deletion_file.read_version),
+              id: u64(f.deletion_file.id),
+              base_id: own(f.deletion_file, "base_id"),
+            },
+      external_row_ids: external(f.external_row_ids),
+      external_last_updated_at_versions: external(f.external_last_updated_at_versions),
+      external_created_at_versions: external(f.external_created_at_versions),
+    })),
+    version: u64(m.version),
+    index_section: optionalU64(own(m, "index_section")),
+    timestamp:
+      m.timestamp == null
+        ? undefined
+        : { seconds: i64(m.timestamp.seconds), nanos: m.timestamp.nanos },
+    reader_feature_flags: u64(m.reader_feature_flags),
+    writer_feature_flags: u64(m.writer_feature_flags),
+    transaction_file: m.transaction_file,
+    config: { ...m.config },
+    base_paths: m.base_paths.map((b) => ({
+      id: b.id,
+      name: own(b, "name"),
+      is_dataset_root: b.is_dataset_root,
+      path: b.path,
+    })),
+    branch: own(m, "branch"),
+    transaction_section: optionalU64(own(m, "transaction_section")),
+  };
 }
 
 /** Decodes an `IndexSection` message; throws the decoder's or zod's error (the caller wraps it). */
@@ -92,9 +139,80 @@ export function decodeIndexSectionMessage(bytes: Uint8Array): LanceIndexSection 
 
 // --- utils ---
 
-function toPlain(type: protobuf.Type, bytes: Uint8Array): unknown {
-  // `longs: String` needs protobufjs's Long support: without it 64-bit ids would lose digits.
+function checkLongSupport(): void {
+  // Without protobufjs's Long support 64-bit ids would lose digits.
   if (!protobuf.util.Long) throw new Error("protobufjs has no 64-bit integer support (long)");
+}
+
+function toPlain(type: protobuf.Type, bytes: Uint8Array): unknown {
+  checkLongSupport();
   const message = type.decode(bytes);
   return type.toObject(message, { longs: String, enums: Number });
+}
+
+/** A 64-bit field as protobufjs decodes it: a Long (or a number for small values). */
+type Int64 = number | { low: number; high: number; unsigned: boolean; toString(): string };
+
+/** An unsigned 64-bit value as its exact decimal string. */
+function u64(value: Int64 | null | undefined): string {
+  if (value == null) return "0";
+  if (typeof value === "number") return String(value);
+  const high = value.high >>> 0;
+  // Below 2^53 a double holds it exactly; above, Long's own (slower) formatting (the
+  // decoder made it unsigned).
+  if (high < 0x20_0000) return String(high * 0x1_0000_0000 + (value.low >>> 0));
+  return value.toString();
+}
+
+/** A signed 64-bit value as its exact decimal string. */
+function i64(value: Int64 | null | undefined): string {
+  if (value == null) return "0";
+  return String(value); // a signed Long formats itself exactly
+}
+
+/**
+ * A proto3 `optional` field: `undefined` when the message did not carry it. protobufjs
+ * sets a carried field on the message itself; an absent one reads its default (a zero)
+ * from the prototype, so presence is the own property, not the value.
+ */
+function own<T extends object, K extends keyof T>(
+  message: T,
+  field: K,
+): NonNullable<T[K]> | undefined {
+  return Object.hasOwn(message, field) ? (message[field] ?? undefined) : undefined;
+}
+
+function optionalU64(value: Int64 | undefined): string | undefined {
+  return value === undefined ? undefined : u64(value);
+}
+
+function external(file: { path: string } | null | undefined): { path: string } | undefined {
+  return file == null ? undefined : { path: file.path };
+}
+
+/** The decoded `Manifest` message's shape (field defaults live on its prototype). */
+interface RawManifest {
+  fragments: {
+    id: Int64;
+    files: { path: string; file_size_bytes: Int64; base_id?: number | null }[];
+    deletion_file?: {
+      file_type: number;
+      read_version: Int64;
+      id: Int64;
+      base_id?: number | null;
+    } | null;
+    external_row_ids?: { path: string } | null;
+    external_last_updated_at_versions?: { path: string } | null;
+    external_created_at_versions?: { path: string } | null;
+  }[];
+  version: Int64;
+  index_section?: Int64 | null;
+  timestamp?: { seconds: Int64; nanos: number } | null;
+  reader_feature_flags: Int64;
+  writer_feature_flags: Int64;
+  transaction_file: string;
+  config: Record<string, string>;
+  base_paths: { id: number; name?: string | null; is_dataset_root: boolean; path: string }[];
+  branch?: string | null;
+  transaction_section?: Int64 | null;
 }

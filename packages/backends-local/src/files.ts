@@ -1,0 +1,157 @@
+import { type BigIntStats, closeSync, fstatSync, open as openCallback, read } from "node:fs";
+import { lstat, stat, unlink, utimes } from "node:fs/promises";
+import { dirname } from "node:path";
+import { promisify } from "node:util";
+import { holdfastError } from "@holdfast/conditional-store";
+import { errnoCode } from "./errors.js";
+import { etagOf, type KeyPaths } from "./layout.js";
+
+// The file operations of one object, below the store's locking and error mapping.
+
+const openFd = promisify(openCallback);
+const readFd = promisify(read);
+
+/**
+ * Restamps the temp file a few microseconds after `previous` when its own stamp is not later
+ * (a tight loop of writes within one millisecond), and answers the temp's ETag.
+ */
+export async function stampAfter(temp: string, previous: BigIntStats | null): Promise<string> {
+  const own = await stat(temp, { bigint: true });
+  if (previous === null || own.mtimeNs > previous.mtimeNs) return etagOf(own);
+  // Node passes whole microseconds and a double may lose one of them: step by three.
+  const micros = previous.mtimeNs / 1000n + 3n;
+  const seconds = Number(micros / 1_000_000n) + Number(micros % 1_000_000n) / 1e6;
+  await utimes(temp, seconds, seconds);
+  const restamped = await stat(temp, { bigint: true });
+  if (restamped.mtimeNs <= previous.mtimeNs) {
+    throw holdfastError("refused", "put", "could not stamp a write later than the last one", {
+      code: "STAMP_NOT_MONOTONIC",
+    });
+  }
+  return etagOf(restamped);
+}
+
+/**
+ * Unlinks the key's object (the caller holds the key's lock) and answers the folder it was
+ * unlinked from (null when the key was absent); syncing that folder is the caller's (once
+ * per batch). With `ifMatch`, a missing object or another ETag is a `conflict`.
+ */
+export async function unlinkObject(
+  key: string,
+  paths: KeyPaths,
+  precondition: { ifMatch: string } | undefined,
+): Promise<string | null> {
+  if (precondition) {
+    const current = await locateObject(paths);
+    if (current === null || etagOf(current.stats) !== precondition.ifMatch) {
+      throw holdfastError(
+        "conflict",
+        "delete",
+        current === null ? `if-match on absent object ${key}` : `ETag mismatch on ${key}`,
+        { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
+      );
+    }
+    return (await unlinkFile(current.file)) ? dirname(current.file) : null;
+  }
+  // Unconditional: no stat first; a folder at the path holds the object as its self file.
+  try {
+    return (await unlinkFile(paths.path)) ? dirname(paths.path) : null;
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code !== "EISDIR" && code !== "EPERM") throw error;
+    if (!(await lstatOrNull(paths.path))?.isDirectory()) throw error;
+    return (await unlinkFile(paths.self)) ? paths.path : null;
+  }
+}
+
+/** Where the object of a key is now: the plain file, or the self file of the key's directory. */
+export async function locateObject(
+  paths: KeyPaths,
+): Promise<{ file: string; stats: BigIntStats } | null> {
+  const atPath = await statFileOrDir(paths.path);
+  if (atPath === null) return null;
+  if (!atPath.isDirectory()) return atPath.isFile() ? { file: paths.path, stats: atPath } : null;
+  const self = await statFile(paths.self);
+  return self === null ? null : { file: paths.self, stats: self };
+}
+
+/**
+ * Opens the key's file for reading (following it into its directory's self file). Only
+ * the open and the reads go through the thread pool: `fstat` and `close` of a descriptor
+ * open for reading touch no file data (the inode is in memory while it is open), so they
+ * run synchronously, where a thread-pool round trip would cost more than the call.
+ */
+export async function openObject(
+  paths: KeyPaths,
+): Promise<{ fd: number; stats: BigIntStats } | null> {
+  for (const file of [paths.path, paths.self]) {
+    let fd: number;
+    try {
+      fd = await openFd(file, "r");
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "ENOENT" || code === "ENOTDIR") return null;
+      throw error;
+    }
+    let stats: BigIntStats;
+    try {
+      stats = fstatSync(fd, { bigint: true });
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    if (stats.isFile()) return { fd, stats };
+    closeSync(fd);
+    if (!stats.isDirectory()) return null;
+  }
+  return null;
+}
+
+export async function statFileOrDir(path: string): Promise<BigIntStats | null> {
+  try {
+    return await stat(path, { bigint: true });
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw error;
+  }
+}
+
+export async function statFile(path: string): Promise<BigIntStats | null> {
+  const stats = await statFileOrDir(path);
+  return stats?.isFile() ? stats : null;
+}
+
+export async function lstatOrNull(path: string): Promise<import("node:fs").Stats | null> {
+  try {
+    return await lstat(path);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw error;
+  }
+}
+
+/** Unlinks one object file: true if it was there, false if it was already gone. */
+export async function unlinkFile(file: string): Promise<boolean> {
+  try {
+    await unlink(file);
+    return true;
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return false;
+    throw error;
+  }
+}
+
+/** Reads exactly `size` bytes (the size the ETag was taken with) into a fresh buffer. */
+export async function readExactly(fd: number, size: number): Promise<Uint8Array> {
+  const buffer = Buffer.allocUnsafe(size);
+  let offset = 0;
+  while (offset < size) {
+    const { bytesRead } = await readFd(fd, buffer, offset, size - offset, offset);
+    if (bytesRead === 0) break;
+    offset += bytesRead;
+  }
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, offset);
+}
