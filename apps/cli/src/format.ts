@@ -1,32 +1,32 @@
 import { holdfastError } from "@holdfast/conditional-store";
+import type { ProtocolContext } from "@holdfast/dataset";
 import {
-  type DatasetFormat,
-  defaultFormat,
-  openDataset,
-  type ProtocolContext,
-} from "@holdfast/dataset";
-import type { ReferenceCensus } from "@holdfast/retirement";
+  DATASET_FORMAT_NAMES,
+  type DatasetFormatName,
+  describeLanceDataset,
+  type LanceDatasetReport,
+  type LanceFormat,
+  lanceAutoCleanupWarning as lanceReportWarning,
+  type OpenedDataset,
+  openDatasetOfFormat,
+  resolveDatasetFormat,
+  type ResolvedFormat as SharedResolvedFormat,
+} from "@holdfast/format-lance";
 import type { Command } from "commander";
 import type { Output } from "./output.js";
 
 /** Formats the CLI knows: holdfast's own, and Lance tables as LanceDB writes them. */
-export const FORMAT_NAMES = ["holdfast", "lance"] as const;
-export type FormatName = (typeof FORMAT_NAMES)[number];
+export const FORMAT_NAMES = DATASET_FORMAT_NAMES;
+export type FormatName = DatasetFormatName;
 
-/** The format of an existing dataset and what cleanup needs with it. */
-export interface ResolvedFormat {
-  readonly name: FormatName;
-  readonly format: DatasetFormat;
-  /** Lance tables keep Lance's tags and branch fork points; holdfast's census otherwise. */
-  readonly referenceCensus?: ReferenceCensus | undefined;
+/** The format of an existing dataset, with the Lance details `describe` asked for. */
+export interface ResolvedFormat extends SharedResolvedFormat {
   /** Lance details for cleanup, doctor and status (naming, versions, Lance's automatic cleanup). */
   readonly lance?: LanceDetails;
 }
 
 /** What `describeLanceDataset` reports about a Lance table. */
-export type LanceDetails = Awaited<
-  ReturnType<typeof import("@holdfast/format-lance").describeLanceDataset>
->;
+export type LanceDetails = LanceDatasetReport;
 
 /** Prints a Lance table's details (status, doctor). */
 export function printLanceDetails(out: Output, lance: LanceDetails): void {
@@ -72,51 +72,36 @@ export function parseFormatOption(value: unknown): FormatName | undefined {
 }
 
 /**
- * Detects the dataset's format: Lance manifests (`_versions/{N}.manifest`) mean a Lance
- * table, anything else holdfast's own format (whose open reports a missing dataset). `forced`
- * (`--format`) skips detection. The Lance package loads only for a Lance table; `describe`
- * also reads its details (every manifest name, the latest manifest, `_refs/`) for
- * cleanup, status and doctor.
+ * The dataset's format (`forced` by `--format`, else detected: `@holdfast/format-lance`'s
+ * `resolveDatasetFormat`, which the server uses too); `describe` also reads a Lance
+ * table's details (every manifest name, the latest manifest, `_refs/`) for cleanup,
+ * status and doctor.
  */
 export async function resolveFormat(
   ctx: ProtocolContext,
   forced?: FormatName,
   options: { describe?: boolean } = {},
 ): Promise<ResolvedFormat> {
-  const name = forced ?? (await detectFormat(ctx));
-  if (name === "holdfast") return { name, format: defaultFormat };
-  const lance = await import("@holdfast/format-lance");
-  const format = await lance.openLanceFormat(ctx);
-  return {
-    name,
-    format,
-    referenceCensus: lance.censusLanceReferences(ctx),
-    ...(options.describe ? { lance: await lance.describeLanceDataset(ctx, format) } : {}),
-  };
+  return withDetails(ctx, await resolveDatasetFormat(ctx, forced), options);
 }
 
 /** An existing dataset of either format, opened. */
-export interface OpenedDataset {
+export interface OpenedFormatDataset extends OpenedDataset {
   readonly resolved: ResolvedFormat;
-  readonly defaultBranch: string;
-  /** holdfast's dataset identity; `null` for a Lance table (which has none). */
-  readonly datasetId: string | null;
 }
 
 /**
- * Opens an existing dataset of either format: holdfast's checks its identity object and
- * names its default branch; a Lance table's versions live on `main`. Every command that
- * reads or writes an existing dataset opens it here, so the format is honoured everywhere.
+ * Opens an existing dataset of either format (`openDatasetOfFormat`, shared with the
+ * server). Every command that reads or writes an existing dataset opens it here, so the
+ * format is honoured everywhere.
  */
 export async function openFormatDataset(
   ctx: ProtocolContext,
   forced?: FormatName,
   options: { describe?: boolean } = {},
-): Promise<OpenedDataset> {
-  const resolved = await resolveFormat(ctx, forced, options);
-  if (resolved.name === "lance") return { resolved, defaultBranch: "main", datasetId: null };
-  const info = await openDataset(ctx);
-  return { resolved, defaultBranch: info.defaultBranch, datasetId: info.datasetId };
+): Promise<OpenedFormatDataset> {
+  const opened = await openDatasetOfFormat(ctx, forced);
+  return { ...opened, resolved: await withDetails(ctx, opened.resolved, options) };
 }
 
 /**
@@ -124,21 +109,16 @@ export async function openFormatDataset(
  * cleaner that ignores holdfast's leases), or `null`.
  */
 export function lanceAutoCleanupWarning(resolved: ResolvedFormat): string | null {
-  const auto = resolved.lance?.autoCleanup;
-  if (!auto) return null;
-  const settings = Object.entries(auto)
-    .map(([k, v]) => `${k}=${String(v)}`)
-    .join(", ");
-  return `this Lance table turns on Lance's automatic cleanup (${settings}): writers run a second cleaner that ignores holdfast's leases; turn it off`;
+  return resolved.lance ? lanceReportWarning(resolved.lance) : null;
 }
 
-/** The format of the dataset at the store's root, from one short listing of `_versions/`. */
-export async function detectFormat(ctx: ProtocolContext): Promise<FormatName> {
-  // Lance names manifests `_versions/{digits}.manifest`; holdfast's live one folder deeper
-  // (`_versions/{branch}/{version}.json`), so one name decides. One short page is enough:
-  // only `.tmp*` leftovers of failed Lance commits sort before the manifests.
-  const page = await ctx.store.list("_versions/", { pageSize: 64 });
-  return page.objects.some((meta) => /^_versions\/\d+\.manifest$/.test(meta.key))
-    ? "lance"
-    : "holdfast";
+// --- utils ---
+
+async function withDetails(
+  ctx: ProtocolContext,
+  resolved: SharedResolvedFormat,
+  options: { describe?: boolean },
+): Promise<ResolvedFormat> {
+  if (!options.describe || resolved.name !== "lance") return resolved;
+  return { ...resolved, lance: await describeLanceDataset(ctx, resolved.format as LanceFormat) };
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as lancedb from "@lancedb/lancedb";
@@ -11,7 +11,8 @@ let n = 0;
 
 /**
  * A LanceDB table on local disk: versions 1-5 (overwrites), LanceDB's tag `lance-2` on 2
- * and LanceDB's branch `dev` forked at 3. Returns the table folder the CLI is pointed at.
+ * and LanceDB's branch `dev` forked at 3 with one commit of its own (dev's version 4).
+ * Returns the table folder the CLI is pointed at.
  */
 async function lanceTable(): Promise<{ uri: string; dir: string }> {
   n += 1;
@@ -20,7 +21,9 @@ async function lanceTable(): Promise<{ uri: string; dir: string }> {
   const table = await db.createTable("events", [{ id: 1, v: "a" }]);
   for (let i = 2; i <= 5; i += 1) await table.add([{ id: i, v: "b" }], { mode: "overwrite" });
   await (await table.tags()).create("lance-2", 2);
-  (await (await table.branches()).create("dev", "main", 3)).close();
+  const dev = await (await table.branches()).create("dev", "main", 3);
+  await dev.add([{ id: 9, v: "dev" }]);
+  dev.close();
   table.close();
   return { uri, dir: join(uri, "events.lance") };
 }
@@ -30,6 +33,18 @@ async function lanceTags(uri: string): Promise<Record<string, number>> {
   const listed = await (await table.tags()).list();
   table.close();
   return Object.fromEntries(Object.entries(listed).map(([k, t]) => [k, t.version]));
+}
+
+/** Every file under a directory with its size and mtime: a write anywhere changes it. */
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => {
+      const path = join(e.parentPath, e.name);
+      const s = statSync(path);
+      return `${path} ${s.size} ${s.mtimeMs}`;
+    })
+    .sort();
 }
 
 function ok(run: CliRun): Record<string, unknown> {
@@ -115,12 +130,17 @@ describe("every cli command detects a Lance table LanceDB wrote (local disk)", (
     const tags = ok(await cli(["tag", "list", dir, "--json"]));
     expect(tags.tags).toEqual([{ name: "lance-2", target: { branch: "main", version: 2 } }]);
     const branches = ok(await cli(["branch", "list", dir, "--json"]));
+    // A Lance branch's latest version is read from its own tree/dev/_versions/.
     expect(
-      (branches.branches as { name: string; parent: unknown }[]).map((b) => [b.name, b.parent]),
+      (branches.branches as { name: string; parent: unknown; latestVersion: number | null }[]).map(
+        (b) => [b.name, b.parent, b.latestVersion],
+      ),
     ).toEqual([
-      ["main", null],
-      ["dev", { branch: "main", version: 3 }],
+      ["main", null, 5],
+      ["dev", { branch: "main", version: 3 }, 4],
     ]);
+    const branchTable = await cli(["branch", "list", dir]);
+    expect(branchTable.stdout).toMatch(/dev\s+main@3\s+4/);
     // --format forces a format: holdfast's finds no dataset here.
     const forced = await cli(["status", dir, "--format", "holdfast", "--json"]);
     expect(forced.code).not.toBe(0);
@@ -160,6 +180,27 @@ describe("every cli command detects a Lance table LanceDB wrote (local disk)", (
     // 3 is dev's fork point; 5 is the latest and tagged.
     expect((await table2.listVersions()).map((v) => v.version)).toEqual([3, 5]);
     table2.close();
+  });
+
+  it("commit on a Lance table is refused as FORMAT_READ_ONLY and writes nothing", {
+    timeout: 300_000,
+  }, async () => {
+    const { uri, dir } = await lanceTable();
+    const file = join(base, `commit-${n}.bin`);
+    writeFileSync(file, "bytes");
+    const before = listFiles(dir);
+    for (const extra of [[], ["--branch", "dev"]]) {
+      const run = await cli(["commit", dir, file, ...extra, "--json"]);
+      expect(run.code, run.stderr).toBe(5);
+      const doc = JSON.parse(run.stdout) as { error: { code: string; message: string } };
+      expect(doc.error.code).toBe("FORMAT_READ_ONLY");
+      expect(doc.error.message).toContain("written by LanceDB");
+      expect(doc.error.message).toContain("never writes Lance manifests");
+    }
+    expect(listFiles(dir)).toEqual(before);
+    const table = await (await lancedb.connect(uri)).openTable("events");
+    expect((await table.listVersions()).map((v) => v.version)).toEqual([1, 2, 3, 4, 5]);
+    table.close();
   });
 
   it("doctor and status report the Lance table and warn when Lance's automatic cleanup is on", {

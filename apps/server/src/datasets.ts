@@ -1,5 +1,10 @@
 import type { ObjectStore } from "@holdfast/conditional-store";
 import { createContext, type ProtocolContext } from "@holdfast/dataset";
+import {
+  type DatasetFormatName,
+  type OpenedDataset,
+  openDatasetOfFormat,
+} from "@holdfast/format-lance";
 import { MeteredStore, type ServerMetrics } from "./metrics.js";
 
 /** A dataset the server serves: its name in URLs and the store holding it (keys relative to its root). */
@@ -14,6 +19,12 @@ export interface DatasetEntry {
   readonly name: string;
   readonly store: MeteredStore;
   readonly ctx: ProtocolContext;
+  /**
+   * The dataset's format once an open found it (a holdfast identity object, or Lance
+   * manifests): it never changes for an existing dataset, so later opens skip detection.
+   * Unset while the dataset is missing, so a dataset created later is still detected.
+   */
+  formatName?: DatasetFormatName | undefined;
 }
 
 /** Wraps each source's store in the metrics counter and builds its protocol context. */
@@ -28,4 +39,16 @@ export function openDatasets(
     entries.set(source.name, { name: source.name, store, ctx: createContext(store, context) });
   }
   return entries;
+}
+
+/**
+ * Opens a served dataset in its format, as the CLI does (`openDatasetOfFormat`): a Lance
+ * table LanceDB wrote is read as Lance (its manifests, tags, branches and census), holdfast's
+ * own layout otherwise. The format found is remembered for the process; a Lance table's
+ * manifest naming is still read on every open (a migration to V2 names changes it).
+ */
+export async function openServed(ds: DatasetEntry): Promise<OpenedDataset> {
+  const opened = await openDatasetOfFormat(ds.ctx, ds.formatName);
+  ds.formatName = opened.resolved.name;
+  return opened;
 }

@@ -4,7 +4,7 @@ import { type CleanupStats, cleanup, recover } from "@holdfast/cleanup";
 import { isHoldfastError } from "@holdfast/conditional-store";
 import { recoverReferences, summarizeReferenceRecovery } from "@holdfast/refs-lifecycle";
 import type { z } from "zod";
-import type { DatasetEntry } from "./datasets.js";
+import { type DatasetEntry, openServed } from "./datasets.js";
 import type { JobHistory } from "./job-history.js";
 import type { ServerMetrics } from "./metrics.js";
 import { problemFor } from "./problem.js";
@@ -83,13 +83,16 @@ export class JobRunner {
       },
     };
     const run = (async () => {
+      // The dataset's format (a Lance table's manifests and census), as the CLI passes it.
+      const { format, referenceCensus } = (await openServed(dataset)).resolved;
       // References first: a retirement's recovery censuses them, so settle their intents.
-      const refs = summarizeReferenceRecovery(await recoverReferences(dataset.ctx));
+      const refs = summarizeReferenceRecovery(await recoverReferences(dataset.ctx, { format }));
       job.references = refs.references;
       job.referenceKeys = { ...refs.referenceKeys };
+      const run = { ...options, format, referenceCensus };
       return kind === "recover"
-        ? recover(dataset.ctx, options)
-        : cleanup(dataset.ctx, policy ?? { retainVersions: 1 }, options);
+        ? recover(dataset.ctx, run)
+        : cleanup(dataset.ctx, policy ?? { retainVersions: 1 }, run);
     })();
     // Settled once start() decides: true when the job is admitted (and its start record
     // written), false when the lock was refused and the job is not recorded.

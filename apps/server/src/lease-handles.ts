@@ -1,6 +1,7 @@
 import type { LeaseHandle } from "@holdfast/api-shapes";
 import { holdfastError } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
   isActiveAt,
   leaseExpiresAt,
   type ProtocolContext,
@@ -27,14 +28,14 @@ import {
 /** Acquires a lease and returns the handle plus the lease as the CLI shows it. */
 export async function acquireHandle(
   ctx: ProtocolContext,
-  request: { branch: string; version: number; ttlMs: number },
+  request: { branch: string; version: number; ttlMs: number; format: DatasetFormat },
 ): Promise<{ handle: LeaseHandle; lease: LeaseView }> {
   const lease = await acquireLease(ctx, request);
   return { handle: toHandle(lease), lease: await describeLease(ctx, lease) };
 }
 
 /**
- * Renews a lease from its handle. Reads the lease object's stamp first: if the store's
+ * Renews a lease from its handle (its version's manifest named by `format`). Reads the lease object's stamp first: if the store's
  * clock says its term ran out before the renewal landed, protection has already lapsed
  * (a cleaner may have counted it expired), so the lease is removed and the call is
  * refused with LEASE_EXPIRED, as the library refuses a late renewal. Otherwise the
@@ -43,8 +44,11 @@ export async function acquireHandle(
 export async function renewHandle(
   ctx: ProtocolContext,
   handle: LeaseHandle,
+  format: DatasetFormat,
 ): Promise<{ handle: LeaseHandle; lease: LeaseView }> {
   checkHandle(handle);
+  // The renewal checks the version's manifest at the key the dataset's format names.
+  const manifestKey = format.manifestKey(handle.branch, handle.version);
   const before = await ctx.store.head(handle.key);
   if (!before) {
     throw holdfastError("not-found", "renewLease", `lease ${handle.leaseId} is gone`, {
@@ -55,7 +59,11 @@ export async function renewHandle(
   }
   // The replica's clock never saw the last write: hand the library "now" so its local
   // check passes, and judge the term below by the store's stamps instead.
-  const renewed = await renewLease(ctx, { ...handle, writtenAtLocalMs: ctx.clock.now() });
+  const renewed = await renewLease(ctx, {
+    ...handle,
+    manifestKey,
+    writtenAtLocalMs: ctx.clock.now(),
+  });
   const after = await ctx.store.head(handle.key);
   const precision = storePrecisionMs(ctx);
   if (!after || !isActiveAt(before.lastModified, handle.ttlMs, precision, after.lastModified)) {

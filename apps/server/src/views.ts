@@ -1,10 +1,18 @@
 import { holdfastError, probeStore } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
   latestVersion,
-  listVersions,
   type ProtocolContext,
   type VersionRef,
 } from "@holdfast/dataset";
+import {
+  describeLanceDataset,
+  LANCE_AUTO_CLEANUP_GUARANTEE,
+  type LanceDatasetReport,
+  type LanceFormat,
+  lanceDoctorCheck,
+  type ResolvedFormat,
+} from "@holdfast/format-lance";
 import { getBranch, listTags } from "@holdfast/refs-lifecycle";
 
 /** One version row of the `versions` document. */
@@ -17,16 +25,18 @@ export interface VersionView {
 }
 
 /**
- * One page of a branch's versions, oldest first: versions numbered above `after`, at most
+ * One page of a branch's versions, oldest first, read through the dataset's format (a
+ * Lance table's manifests and tags are Lance's): versions numbered above `after`, at most
  * `limit`. `nextAfter` is the last version of the page when more may follow, else null.
  */
 export async function versionsPage(
   ctx: ProtocolContext,
+  format: DatasetFormat,
   branch: string,
   page: { after?: number | undefined; limit: number },
 ): Promise<{ versions: VersionView[]; nextAfter: number | null }> {
   const tagsByVersion = new Map<number, string[]>();
-  for (const tag of await listTags(ctx)) {
+  for (const tag of await listTags(ctx, { format })) {
     if (tag.target.branch !== branch) continue;
     tagsByVersion.set(tag.target.version, [
       ...(tagsByVersion.get(tag.target.version) ?? []),
@@ -35,7 +45,7 @@ export async function versionsPage(
   }
   const versions: VersionView[] = [];
   let more = false;
-  for await (const entry of listVersions(ctx, branch)) {
+  for await (const entry of format.listVersions(ctx, branch)) {
     if (page.after !== undefined && entry.version <= page.after) continue;
     if (versions.length === page.limit) {
       more = true;
@@ -72,7 +82,17 @@ export async function firstCommitParent(
   return info.parent;
 }
 
+/** A Lance table's details (status, doctor), or `null` for holdfast's format. */
+export async function lanceReport(
+  ctx: ProtocolContext,
+  resolved: ResolvedFormat,
+): Promise<LanceDatasetReport | null> {
+  if (resolved.name !== "lance") return null;
+  return describeLanceDataset(ctx, resolved.format as LanceFormat);
+}
+
 type CheckId =
+  | "lance"
   | "create-only"
   | "if-match"
   | "conditional-delete"
@@ -83,9 +103,10 @@ type CheckId =
 /**
  * The doctor's findings for a dataset's store (the CLI `doctor` document): the shared
  * probe's verdicts on create-only, if-match and conditional delete, timestamp precision
- * and clock skew. Writes and removes one probe object.
+ * and clock skew; on a Lance table (`lance`) its details and a `lance` check, `warn` when
+ * Lance's automatic cleanup is on. Writes and removes one probe object.
  */
-export async function diagnoseStore(ctx: ProtocolContext) {
+export async function diagnoseStore(ctx: ProtocolContext, lance: LanceDatasetReport | null = null) {
   const store = ctx.store;
   const report = await probeStore(store);
   const caps = store.capabilities;
@@ -125,6 +146,7 @@ export async function diagnoseStore(ctx: ProtocolContext) {
       detail: `store clock minus this host's: ${report.clockSkewMs} ms (leases never use host clocks)`,
     },
   ];
+  if (lance) checks.push(lanceDoctorCheck(lance));
   const verdict = checks.some((c) => c.status === "fail")
     ? "unsupported"
     : checks.some((c) => c.status === "warn")
@@ -136,6 +158,7 @@ export async function diagnoseStore(ctx: ProtocolContext) {
       : [
           "leases, tags and branches are exclusive (create-only and if-match are enforced)",
           "lease expiry is judged by the store's clock, never a host's",
+          ...(lance && checks.at(-1)?.status === "warn" ? [LANCE_AUTO_CLEANUP_GUARANTEE] : []),
         ];
   return {
     backend: store.backend,
@@ -144,5 +167,6 @@ export async function diagnoseStore(ctx: ProtocolContext) {
     checks,
     clockSkewMs: report.clockSkewMs,
     guarantees,
+    ...(lance ? { format: "lance" as const, lance } : {}),
   } as const;
 }

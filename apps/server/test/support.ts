@@ -148,7 +148,7 @@ function pick(vars: Record<string, string | undefined>, names: string[]): Record
 }
 
 /** Service settings from the environment, else the env file the start script writes; throws (never skips) when absent. */
-function serviceEnv(
+export function serviceEnv(
   file: string,
   required: string,
   start: string,

@@ -93,3 +93,41 @@ export async function describeLanceDataset(
     branches: sources("branch-lineage"),
   };
 }
+
+/**
+ * The warning for a Lance table whose config turns on Lance's automatic cleanup (a second
+ * cleaner that ignores holdfast's leases), or `null`.
+ */
+export function lanceAutoCleanupWarning(report: LanceDatasetReport): string | null {
+  const auto = report.autoCleanup;
+  if (!auto) return null;
+  const settings = Object.entries(auto)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(", ");
+  return `this Lance table turns on Lance's automatic cleanup (${settings}): writers run a second cleaner that ignores holdfast's leases; turn it off`;
+}
+
+/** The `lance` finding of a doctor (CLI `doctor`, the server's doctor route). */
+export interface LanceDoctorCheck {
+  readonly id: "lance";
+  readonly status: "warn" | "info";
+  readonly detail: string;
+}
+
+/**
+ * A doctor's `lance` finding about a Lance table: `warn` when its config turns on Lance's
+ * automatic cleanup, `info` otherwise.
+ */
+export function lanceDoctorCheck(report: LanceDatasetReport): LanceDoctorCheck {
+  const warning = lanceAutoCleanupWarning(report);
+  if (warning) return { id: "lance", status: "warn", detail: warning };
+  return {
+    id: "lance",
+    status: "info",
+    detail: `a Lance table (${report.naming.toUpperCase()} manifest naming, ${report.versions} version(s), ${report.tags} tag(s), ${report.branches} branch(es)); Lance's automatic cleanup is off`,
+  };
+}
+
+/** The guarantee a doctor withdraws when Lance's automatic cleanup is on. */
+export const LANCE_AUTO_CLEANUP_GUARANTEE =
+  "NOT against Lance's own automatic cleanup: this table's writers run it after their commits, and it deletes files under holdfast's leases; turn it off";

@@ -1,8 +1,25 @@
 export {
+  DATASET_FORMAT_NAMES,
+  type DatasetFormatName,
+  detectDatasetFormat,
+  FORMAT_READ_ONLY,
+  latestLanceBranchVersion,
+  latestVersionOf,
+  type OpenedDataset,
+  openDatasetOfFormat,
+  type ResolvedFormat,
+  requireWritableFormat,
+  resolveDatasetFormat,
+} from "./dataset-format.js";
+export {
   autoCleanupOf,
   describeLanceDataset,
+  LANCE_AUTO_CLEANUP_GUARANTEE,
   type LanceAutoCleanup,
   type LanceDatasetReport,
+  type LanceDoctorCheck,
+  lanceAutoCleanupWarning,
+  lanceDoctorCheck,
 } from "./describe.js";
 export {
   isUnsupportedLance,

@@ -6,10 +6,10 @@ import {
   type DataFile,
   initDataset,
   latestVersion,
-  openDataset,
   type VersionRef,
   writeDataFile,
 } from "@holdfast/dataset";
+import { requireWritableFormat } from "@holdfast/format-lance";
 import { listTags } from "@holdfast/refs-lifecycle";
 import { Command } from "commander";
 import { parseNameArg } from "../args.js";
@@ -82,10 +82,12 @@ export function registerDataset(r: Registrar, program: Command): void {
         const local = await Promise.all(paths.map((p) => readLocalFile(cx.io.cwd, p)));
         const store = await openTarget(target, cx.io);
         const ctx = contextFor(store);
-        const info = await openDataset(ctx);
-        const branch = branchFlag ?? info.defaultBranch;
+        // A Lance table is LanceDB's to write: refused before any data file is written.
+        const { resolved, defaultBranch } = await openFormatDataset(ctx);
+        requireWritableFormat(resolved, "commit");
+        const branch = branchFlag ?? defaultBranch;
         let parent: VersionRef | null | undefined;
-        if (branch !== info.defaultBranch && (await latestVersion(ctx, branch)) === null) {
+        if (branch !== defaultBranch && (await latestVersion(ctx, branch)) === null) {
           // A fork's first version descends from the version its branch was created from.
           parent = await branchParentForFirstCommit(ctx, branch);
         }

@@ -9,14 +9,17 @@ import {
   ulidIds,
 } from "@holdfast/conditional-store";
 import { createContext, PRECISION_FLOOR_MS } from "@holdfast/dataset";
+import {
+  detectDatasetFormat,
+  LANCE_AUTO_CLEANUP_GUARANTEE,
+  lanceDoctorCheck,
+} from "@holdfast/format-lance";
 import { Command } from "commander";
 import { formatDuration } from "../duration.js";
 import { ExitCode } from "../exit-codes.js";
 import {
-  detectFormat,
   type FormatName,
   type LanceDetails,
-  lanceAutoCleanupWarning,
   parseFormatOption,
   printLanceDetails,
   resolveFormat,
@@ -124,9 +127,7 @@ async function runDoctor(
   if (lance) {
     checks.push(lance.check);
     if (lance.check.status === "warn") {
-      guarantees.push(
-        "NOT against Lance's own automatic cleanup: this table's writers run it after their commits, and it deletes files under holdfast's leases; turn it off",
-      );
+      guarantees.push(LANCE_AUTO_CLEANUP_GUARANTEE);
     }
   }
   const verdict = checks.some((c) => c.status === "fail")
@@ -162,22 +163,10 @@ async function lanceCheck(
   forced: FormatName | undefined,
 ): Promise<{ check: DoctorCheck; details: LanceDetails } | null> {
   const ctx = createContext(store);
-  const name = forced ?? (await detectFormat(ctx));
+  const name = forced ?? (await detectDatasetFormat(ctx));
   if (name !== "lance") return null;
-  const resolved = await resolveFormat(ctx, name, { describe: true });
-  const details = resolved.lance;
-  if (!details) return null;
-  const warning = lanceAutoCleanupWarning(resolved);
-  return {
-    details,
-    check: warning
-      ? { id: "lance", status: "warn", detail: warning }
-      : {
-          id: "lance",
-          status: "info",
-          detail: `a Lance table (${details.naming.toUpperCase()} manifest naming, ${details.versions} version(s), ${details.tags} tag(s), ${details.branches} branch(es)); Lance's automatic cleanup is off`,
-        },
-  };
+  const details = (await resolveFormat(ctx, name, { describe: true })).lance;
+  return details ? { details, check: lanceDoctorCheck(details) } : null;
 }
 
 /** Removes a directory only if it holds nothing but the doctor's own (now empty) probe folders. */

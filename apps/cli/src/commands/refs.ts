@@ -1,11 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  defaultFormat,
-  latestVersion,
-  type ProtocolContext,
-  type VersionRef,
-} from "@holdfast/dataset";
+import type { DatasetFormat, ProtocolContext, VersionRef } from "@holdfast/dataset";
+import { latestVersionOf } from "@holdfast/format-lance";
 import {
   type BranchInfo,
   createBranch,
@@ -173,7 +168,7 @@ export function registerBranch(r: Registrar, program: Command): void {
         const { format } = resolved;
         let parent: VersionRef;
         if (fromParsed === undefined) {
-          const latest = await latestOf(ctx, format, defaultBranch);
+          const latest = await latestVersionOf(ctx, format, defaultBranch);
           if (latest === null) {
             throw holdfastError(
               "not-found",
@@ -231,7 +226,7 @@ export function registerBranch(r: Registrar, program: Command): void {
             name: defaultBranch,
             parent: null,
             default: true,
-            latestVersion: await latestOf(ctx, format, defaultBranch),
+            latestVersion: await latestVersionOf(ctx, format, defaultBranch),
           },
           ...(await Promise.all(
             refs
@@ -239,8 +234,8 @@ export function registerBranch(r: Registrar, program: Command): void {
               .map(async (b) => ({
                 ...branchShape(b),
                 default: false,
-                // A Lance branch's versions live under tree/{name}/: not listed by holdfast.
-                latestVersion: await latestOf(ctx, format, b.name),
+                // A Lance branch's versions live in its own tree/{name}/_versions/.
+                latestVersion: await latestVersionOf(ctx, format, b.name),
               })),
           )),
         ];
@@ -345,18 +340,6 @@ function deleteCommand(
       return ExitCode.ok;
     },
   );
-}
-
-/** The latest version of a branch through the format (holdfast's from its head hint). */
-async function latestOf(
-  ctx: ProtocolContext,
-  format: DatasetFormat,
-  branch: string,
-): Promise<number | null> {
-  if (format === defaultFormat) return latestVersion(ctx, branch);
-  let latest: number | null = null;
-  for await (const entry of format.listVersions(ctx, branch)) latest = entry.version;
-  return latest;
 }
 
 function tagShape(tag: TagInfo): { name: string; target: VersionRef } {

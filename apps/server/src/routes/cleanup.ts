@@ -7,10 +7,9 @@ import {
 } from "@holdfast/api-shapes";
 import { planCleanup } from "@holdfast/cleanup";
 import { holdfastError } from "@holdfast/conditional-store";
-import { openDataset } from "@holdfast/dataset";
 import { z } from "zod";
 import { type AppDeps, datasetOf, sendProblem, type ZodApp } from "../app.js";
-import type { DatasetEntry } from "../datasets.js";
+import { type DatasetEntry, openServed } from "../datasets.js";
 import { type JobEvent, statsBody } from "../jobs.js";
 import { problemFor } from "../problem.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
@@ -40,8 +39,11 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      await openDataset(ds.ctx);
-      const stats = await planCleanup(ds.ctx, request.body.policy);
+      const { resolved } = await openServed(ds);
+      const stats = await planCleanup(ds.ctx, request.body.policy, {
+        format: resolved.format,
+        referenceCensus: resolved.referenceCensus,
+      });
       const answer = {
         ok: true as const,
         command: "cleanup" as const,
@@ -96,7 +98,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const ds = datasetOf(deps, request);
-      await openDataset(ds.ctx);
+      await openServed(ds);
       const { job } = await deps.jobs.start(ds, "cleanup", "api", request.body.policy);
       return reply
         .code(202)
@@ -214,7 +216,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const ds = datasetOf(deps, request);
-      await openDataset(ds.ctx);
+      await openServed(ds);
       const { finished } = await deps.jobs.start(ds, "recover", "api", null);
       const job = await finished;
       if (job.stats === null) {

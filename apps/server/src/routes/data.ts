@@ -7,10 +7,17 @@ import {
   VersionsQuery,
 } from "@holdfast/api-shapes";
 import { collectStatus } from "@holdfast/cleanup";
-import { commitVersion, openDataset, writeDataFile } from "@holdfast/dataset";
+import { commitVersion, writeDataFile } from "@holdfast/dataset";
+import {
+  detectDatasetFormat,
+  lanceAutoCleanupWarning,
+  requireWritableFormat,
+  resolveDatasetFormat,
+} from "@holdfast/format-lance";
 import { type AppDeps, datasetOf, sendProblem, type ZodApp } from "../app.js";
+import { openServed } from "../datasets.js";
 import { problem } from "../problem.js";
-import { diagnoseStore, firstCommitParent, versionsPage } from "../views.js";
+import { diagnoseStore, firstCommitParent, lanceReport, versionsPage } from "../views.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 /** Datasets, versions (paged) and commits, data file uploads, status, doctor. */
@@ -52,7 +59,8 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
             ),
           );
         }
-        await openDataset(ds.ctx);
+        // A Lance table is LanceDB's to write: refused before anything is written.
+        requireWritableFormat((await openServed(ds)).resolved, "upload");
         const file = await writeDataFile(ds.ctx, new Uint8Array(request.body));
         return reply.code(201).send({
           ok: true as const,
@@ -101,9 +109,9 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      const info = await openDataset(ds.ctx);
-      const branch = request.query.branch ?? info.defaultBranch;
-      const page = await versionsPage(ds.ctx, branch, {
+      const { resolved, defaultBranch } = await openServed(ds);
+      const branch = request.query.branch ?? defaultBranch;
+      const page = await versionsPage(ds.ctx, resolved.format, branch, {
         after: request.query.after,
         limit: request.query.limit,
       });
@@ -111,6 +119,7 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
         ok: true as const,
         command: "versions" as const,
         location: ds.store.location,
+        format: resolved.name,
         branch,
         ...page,
       };
@@ -133,12 +142,14 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
     },
     async (request, reply) => {
       const ds = datasetOf(deps, request);
-      const info = await openDataset(ds.ctx);
+      const { resolved, defaultBranch } = await openServed(ds);
+      // A Lance table is LanceDB's to write: refused before anything is written.
+      requireWritableFormat(resolved, "commit");
       const { files, sources } = request.body;
-      const branch = request.body.branch ?? info.defaultBranch;
+      const branch = request.body.branch ?? defaultBranch;
       // A branch other than the default must exist; its first version descends from its fork point.
       const forkParent =
-        branch === info.defaultBranch ? undefined : await firstCommitParent(ds.ctx, branch);
+        branch === defaultBranch ? undefined : await firstCommitParent(ds.ctx, branch);
       const parent = request.body.parent !== undefined ? request.body.parent : forkParent;
       const commit = await commitVersion(ds.ctx, {
         branch,
@@ -179,15 +190,20 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      const info = await openDataset(ds.ctx);
-      const status = await collectStatus(ds.ctx);
+      const { resolved, datasetId, defaultBranch } = await openServed(ds);
+      const status = await collectStatus(ds.ctx, { format: resolved.format });
+      const lance = await lanceReport(ds.ctx, resolved);
+      const warning = lance ? lanceAutoCleanupWarning(lance) : null;
       return {
         ok: true as const,
         command: "status" as const,
         location: ds.store.location,
-        datasetId: info.datasetId,
-        defaultBranch: info.defaultBranch,
+        datasetId,
+        defaultBranch,
+        format: resolved.name,
         ...status,
+        ...(lance ? { lance } : {}),
+        warnings: warning ? [warning] : [],
       };
     },
   );
@@ -206,7 +222,12 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      const report = await diagnoseStore(ds.ctx);
+      // The doctor needs no dataset; on a Lance table it also reports the table (CLI doctor).
+      const lance =
+        (await detectDatasetFormat(ds.ctx)) === "lance"
+          ? await lanceReport(ds.ctx, await resolveDatasetFormat(ds.ctx, "lance"))
+          : null;
+      const report = await diagnoseStore(ds.ctx, lance);
       return {
         ok: true as const,
         command: "doctor" as const,

@@ -7,10 +7,10 @@ import {
   UlidParam,
 } from "@holdfast/api-shapes";
 import { holdfastError } from "@holdfast/conditional-store";
-import { openDataset } from "@holdfast/dataset";
 import { describeLeases } from "@holdfast/leases";
 import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
-import { acquireHandle, releaseHandle, renewHandle } from "../lease-handles.js";
+import { openServed } from "../datasets.js";
+import { acquireHandle, checkHandle, releaseHandle, renewHandle } from "../lease-handles.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 const LeaseParams = DatasetParams.extend({ leaseId: UlidParam });
@@ -32,10 +32,9 @@ export function registerLeaseRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      const info = await openDataset(ds.ctx);
+      const { defaultBranch } = await openServed(ds);
       const { version } = request.query;
-      const branch =
-        request.query.branch ?? (version === undefined ? undefined : info.defaultBranch);
+      const branch = request.query.branch ?? (version === undefined ? undefined : defaultBranch);
       const leases = await describeLeases(ds.ctx, {
         ...(branch === undefined ? {} : { branch }),
         ...(version === undefined ? {} : { version }),
@@ -64,11 +63,12 @@ export function registerLeaseRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const ds = datasetOf(deps, request);
-      const info = await openDataset(ds.ctx);
+      const { resolved, defaultBranch } = await openServed(ds);
       const held = await acquireHandle(ds.ctx, {
-        branch: request.body.branch ?? info.defaultBranch,
+        branch: request.body.branch ?? defaultBranch,
         version: request.body.version,
         ttlMs: request.body.ttlMs,
+        format: resolved.format,
       });
       return reply.code(201).send({
         ok: true as const,
@@ -95,7 +95,10 @@ export function registerLeaseRoutes(app: ZodApp, deps: AppDeps): void {
     async (request) => {
       const ds = datasetOf(deps, request);
       sameLease(request.params.leaseId, request.body.handle.leaseId);
-      const held = await renewHandle(ds.ctx, request.body.handle);
+      // A forged handle is refused before any request, the format's detection included.
+      checkHandle(request.body.handle);
+      const { resolved } = await openServed(ds);
+      const held = await renewHandle(ds.ctx, request.body.handle, resolved.format);
       return {
         ok: true as const,
         command: "lease renew" as const,

@@ -1,9 +1,9 @@
 import { ReadinessShape } from "@holdfast/api-shapes";
 import { probeStore, type StoreProbeReport } from "@holdfast/conditional-store";
-import { openDataset } from "@holdfast/dataset";
 import { describeLeases } from "@holdfast/leases";
 import { z } from "zod";
 import type { AppDeps, ZodApp } from "../app.js";
+import { openServed } from "../datasets.js";
 import { BEARER } from "./common.js";
 
 /** Health, readiness and Prometheus metrics. */
@@ -48,7 +48,7 @@ export function registerOpsRoutes(app: ZodApp, deps: AppDeps): void {
       const datasets = await Promise.all(
         [...deps.datasets.values()].map(async (ds) => {
           try {
-            await openDataset(ds.ctx);
+            await openServed(ds);
             let probe = probes.get(ds.name);
             if (!probe) {
               probe = probeStore(ds.store);

@@ -6,7 +6,8 @@ import {
   TagUpdateRequest,
 } from "@holdfast/api-shapes";
 import { holdfastError } from "@holdfast/conditional-store";
-import { latestVersion, openDataset, type VersionRef } from "@holdfast/dataset";
+import type { VersionRef } from "@holdfast/dataset";
+import { latestVersionOf } from "@holdfast/format-lance";
 import {
   createBranch,
   createTag,
@@ -18,6 +19,7 @@ import {
 } from "@holdfast/refs-lifecycle";
 import { z } from "zod";
 import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
+import { openServed } from "../datasets.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 const NamedParams = DatasetParams.extend({ name: NameParam });
@@ -40,8 +42,11 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      await openDataset(ds.ctx);
-      const tags = (await listTags(ds.ctx)).map((t) => ({ name: t.name, target: t.target }));
+      const { format } = (await openServed(ds)).resolved;
+      const tags = (await listTags(ds.ctx, { format })).map((t) => ({
+        name: t.name,
+        target: t.target,
+      }));
       return { ok: true as const, command: "tag list" as const, location: ds.store.location, tags };
     },
   );
@@ -61,12 +66,13 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const ds = datasetOf(deps, request);
-      const info = await openDataset(ds.ctx);
+      const { resolved, defaultBranch } = await openServed(ds);
       const { name, version, branch } = request.body;
-      const tag = await createTag(ds.ctx, {
-        name,
-        target: { branch: branch ?? info.defaultBranch, version },
-      });
+      const tag = await createTag(
+        ds.ctx,
+        { name, target: { branch: branch ?? defaultBranch, version } },
+        { format: resolved.format },
+      );
       return reply.code(201).send({
         ok: true as const,
         command: "tag create" as const,
@@ -91,14 +97,15 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      const info = await openDataset(ds.ctx);
-      const tag = await updateTag(ds.ctx, {
-        name: request.params.name,
-        target: {
-          branch: request.body.branch ?? info.defaultBranch,
-          version: request.body.version,
+      const { resolved, defaultBranch } = await openServed(ds);
+      const tag = await updateTag(
+        ds.ctx,
+        {
+          name: request.params.name,
+          target: { branch: request.body.branch ?? defaultBranch, version: request.body.version },
         },
-      });
+        { format: resolved.format },
+      );
       return {
         ok: true as const,
         command: "tag update" as const,
@@ -130,12 +137,13 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
       },
       async (request) => {
         const ds = datasetOf(deps, request);
-        await openDataset(ds.ctx);
+        const { format } = (await openServed(ds)).resolved;
         const result =
           kind === "tag"
-            ? await deleteTag(ds.ctx, request.params.name)
+            ? await deleteTag(ds.ctx, request.params.name, { format })
             : await deleteBranch(ds.ctx, request.params.name, {
                 force: request.query.force === "true",
+                format,
               });
         return {
           ok: true as const,
@@ -161,24 +169,25 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request) => {
       const ds = datasetOf(deps, request);
-      const info = await openDataset(ds.ctx);
-      const refs = await listBranches(ds.ctx);
+      const { resolved, defaultBranch } = await openServed(ds);
+      const { format } = resolved;
+      const refs = await listBranches(ds.ctx, { format });
       const branches = [
         {
-          name: info.defaultBranch,
+          name: defaultBranch,
           parent: null,
           default: true,
-          latestVersion: await latestVersion(ds.ctx, info.defaultBranch),
+          latestVersion: await latestVersionOf(ds.ctx, format, defaultBranch),
         },
         ...(await Promise.all(
           refs
-            .filter((b) => b.name !== info.defaultBranch)
+            .filter((b) => b.name !== defaultBranch)
             .map(async (b) => ({
               name: b.name,
               parent: b.parent,
               metadata: b.metadata,
               default: false,
-              latestVersion: await latestVersion(ds.ctx, b.name),
+              latestVersion: await latestVersionOf(ds.ctx, format, b.name),
             })),
         )),
       ];
@@ -206,24 +215,25 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const ds = datasetOf(deps, request);
-      const info = await openDataset(ds.ctx);
+      const { resolved, defaultBranch } = await openServed(ds);
+      const { format } = resolved;
       let parent: VersionRef;
       const from = request.body.from;
       if (from === undefined) {
-        const latest = await latestVersion(ds.ctx, info.defaultBranch);
+        const latest = await latestVersionOf(ds.ctx, format, defaultBranch);
         if (latest === null) {
           throw holdfastError(
             "not-found",
             "createBranch",
-            `branch ${info.defaultBranch} has no versions to fork from`,
+            `branch ${defaultBranch} has no versions to fork from`,
             { hint: "commit a version first, or pass from: { branch, version }" },
           );
         }
-        parent = { branch: info.defaultBranch, version: latest };
+        parent = { branch: defaultBranch, version: latest };
       } else {
-        parent = { branch: from.branch ?? info.defaultBranch, version: from.version };
+        parent = { branch: from.branch ?? defaultBranch, version: from.version };
       }
-      const created = await createBranch(ds.ctx, { name: request.body.name, parent });
+      const created = await createBranch(ds.ctx, { name: request.body.name, parent }, { format });
       return reply.code(201).send({
         ok: true as const,
         command: "branch create" as const,

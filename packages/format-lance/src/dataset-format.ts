@@ -1,0 +1,144 @@
+import { holdfastError, listAll } from "@holdfast/conditional-store";
+import {
+  type DatasetFormat,
+  defaultFormat,
+  latestVersion,
+  openDataset,
+  type ProtocolContext,
+} from "@holdfast/dataset";
+import type { ReferenceCensus } from "@holdfast/retirement";
+import { LANCE_FORMAT, type LanceFormat, openLanceFormat } from "./format.js";
+import { classifyVersionsKey, LANCE_VERSIONS_PREFIX } from "./naming.js";
+import { censusLanceReferences, LANCE_MAIN_BRANCH, LANCE_TREE_PREFIX } from "./refs.js";
+
+/**
+ * The dataset formats an application serving existing datasets knows (the CLI and the
+ * server): holdfast's own, and Lance tables as LanceDB writes them (docs/lance.md).
+ */
+export const DATASET_FORMAT_NAMES = ["holdfast", "lance"] as const;
+export type DatasetFormatName = (typeof DATASET_FORMAT_NAMES)[number];
+
+/** The format of an existing dataset and what cleanup needs with it. */
+export interface ResolvedFormat {
+  readonly name: DatasetFormatName;
+  readonly format: DatasetFormat;
+  /** Lance tables keep Lance's tags and branch fork points; holdfast's census otherwise. */
+  readonly referenceCensus?: ReferenceCensus | undefined;
+}
+
+/** An existing dataset of either format, opened. */
+export interface OpenedDataset {
+  readonly resolved: ResolvedFormat;
+  /** holdfast's default branch; `main` on a Lance table. */
+  readonly defaultBranch: string;
+  /** holdfast's dataset identity; `null` for a Lance table (which has none). */
+  readonly datasetId: string | null;
+}
+
+/** Code of the `unsupported` error a write of holdfast's own layout into a Lance table gets. */
+export const FORMAT_READ_ONLY = "FORMAT_READ_ONLY";
+
+/**
+ * The format of the dataset at the store's root, from one short listing of `_versions/`:
+ * Lance names manifests `_versions/{digits}.manifest`, holdfast one folder deeper
+ * (`_versions/{branch}/{version}.json`), so one name decides. One page is enough: only
+ * `.tmp*` leftovers of failed Lance commits sort before the manifests. Anything else is
+ * holdfast's format, whose open reports a missing dataset.
+ */
+export async function detectDatasetFormat(ctx: ProtocolContext): Promise<DatasetFormatName> {
+  const page = await ctx.store.list(LANCE_VERSIONS_PREFIX, { pageSize: 64 });
+  return page.objects.some((meta) => classifyVersionsKey(meta.key).kind === "manifest")
+    ? "lance"
+    : "holdfast";
+}
+
+/** Resolves the dataset's format: `forced` (a `--format` flag) or detected. */
+export async function resolveDatasetFormat(
+  ctx: ProtocolContext,
+  forced?: DatasetFormatName,
+): Promise<ResolvedFormat> {
+  const name = forced ?? (await detectDatasetFormat(ctx));
+  if (name === "holdfast") return { name, format: defaultFormat };
+  return {
+    name,
+    format: await openLanceFormat(ctx),
+    referenceCensus: censusLanceReferences(ctx),
+  };
+}
+
+/**
+ * Opens an existing dataset of either format: holdfast's checks its identity object and
+ * names its default branch; a Lance table's versions live on `main`. Every command and
+ * route that reads or writes an existing dataset opens it here, so the format is
+ * honoured everywhere.
+ */
+export async function openDatasetOfFormat(
+  ctx: ProtocolContext,
+  forced?: DatasetFormatName,
+): Promise<OpenedDataset> {
+  const resolved = await resolveDatasetFormat(ctx, forced);
+  if (resolved.name === "lance") {
+    return { resolved, defaultBranch: LANCE_MAIN_BRANCH, datasetId: null };
+  }
+  const info = await openDataset(ctx);
+  return { resolved, defaultBranch: info.defaultBranch, datasetId: info.datasetId };
+}
+
+/**
+ * Refuses a write of holdfast's own layout (a commit, a data file upload) into a dataset
+ * whose format holdfast only reads: `unsupported`, code FORMAT_READ_ONLY, before any
+ * request. A Lance table is written by LanceDB; holdfast never writes Lance manifests.
+ */
+export function requireWritableFormat(resolved: ResolvedFormat, operation: string): void {
+  if (resolved.name === "holdfast") return;
+  throw holdfastError(
+    "unsupported",
+    operation,
+    "this is a Lance table: its versions are written by LanceDB, and holdfast never writes Lance manifests; nothing was written",
+    {
+      code: FORMAT_READ_ONLY,
+      hint: "commit with LanceDB (table.add, table.delete, ...); holdfast leases, tags and cleans the versions it writes",
+    },
+  );
+}
+
+/**
+ * The latest version of a branch through the format: holdfast's from its head hint, a
+ * Lance main's from `_versions/`, a Lance branch's from `tree/{branch}/_versions/` (its
+ * own naming, which may differ from main's). `null` when the branch has no version.
+ */
+export async function latestVersionOf(
+  ctx: ProtocolContext,
+  format: DatasetFormat,
+  branch: string,
+): Promise<number | null> {
+  if (format === defaultFormat) return latestVersion(ctx, branch);
+  if (isLanceFormat(format) && branch !== LANCE_MAIN_BRANCH) {
+    return latestLanceBranchVersion(ctx, branch);
+  }
+  let latest: number | null = null;
+  for await (const entry of format.listVersions(ctx, branch)) latest = entry.version;
+  return latest;
+}
+
+/** The latest version in a Lance branch's own `tree/{branch}/_versions/`, or `null`. */
+export async function latestLanceBranchVersion(
+  ctx: ProtocolContext,
+  branch: string,
+): Promise<number | null> {
+  const prefix = `${LANCE_TREE_PREFIX}${branch}/${LANCE_VERSIONS_PREFIX}`;
+  let latest: number | null = null;
+  for await (const meta of listAll(ctx.store, prefix)) {
+    const entry = classifyVersionsKey(meta.key.slice(prefix.length));
+    if (entry.kind === "manifest" && (latest === null || entry.version > latest)) {
+      latest = entry.version;
+    }
+  }
+  return latest;
+}
+
+// --- utils ---
+
+function isLanceFormat(format: DatasetFormat): format is LanceFormat {
+  return format.name === LANCE_FORMAT && "naming" in format;
+}
