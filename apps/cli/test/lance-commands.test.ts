@@ -182,6 +182,44 @@ describe("every cli command detects a Lance table LanceDB wrote (local disk)", (
     table2.close();
   });
 
+  it("tag create on a version of a Lance branch writes Lance's tag with its branch; LanceDB checks it out; a version the branch lacks writes nothing", {
+    timeout: 300_000,
+  }, async () => {
+    const { uri, dir } = await lanceTable();
+    const created = ok(
+      await cli(["tag", "create", dir, "dev-4", "4", "--branch", "dev", "--json"]),
+    );
+    expect(created).toMatchObject({
+      tag: { name: "dev-4", target: { branch: "dev", version: 4 } },
+    });
+    const written = JSON.parse(readFileSync(join(dir, "_refs", "tags", "dev-4.json"), "utf8"));
+    expect(written).toMatchObject({ branch: "dev", version: 4 });
+    const devManifests = readdirSync(join(dir, "tree", "dev", "_versions"));
+    const sizes = devManifests.map((f) => statSync(join(dir, "tree", "dev", "_versions", f)).size);
+    expect(sizes).toContain(written.manifestSize);
+
+    const table = await (await lancedb.connect(uri)).openTable("events");
+    const listed = await (await table.tags()).list();
+    expect(listed["dev-4"]).toMatchObject({ version: 4 });
+    await table.checkout("dev-4");
+    expect(await table.version()).toBe(4);
+    const rows = (await table.query().toArray()) as { id: number }[];
+    // dev forked at 3 (one row, id 3) and appended id 9.
+    expect(rows.map((r) => r.id).sort((a, b) => a - b)).toEqual([3, 9]);
+    table.close();
+
+    // The tag's intent is written before its target is checked (so a cleanup's census sees
+    // it, docs/protocol.md) and removed when the check fails; the local backend's lock
+    // files are its own bookkeeping. Nothing else may change.
+    const data = () => listFiles(dir).filter((f) => !f.includes("/_holdfast/.local/locks/"));
+    const before = data();
+    const missing = await cli(["tag", "create", dir, "dev-9", "9", "--branch", "dev", "--json"]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.json()).toMatchObject({ ok: false, error: { kind: "not-found" } });
+    expect(data()).toEqual(before);
+    expect(await lanceTags(uri)).toEqual({ "lance-2": 2, "dev-4": 4 });
+  });
+
   it("commit on a Lance table is refused as FORMAT_READ_ONLY and writes nothing", {
     timeout: 300_000,
   }, async () => {

@@ -1,14 +1,16 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
 import type {
   BranchDocument,
   Carried,
   ReferenceCodec,
   TagDocument,
 } from "@holdfast/refs-lifecycle";
+import { lanceManifestKey } from "./naming.js";
 import {
   censusLanceReferences,
   LANCE_MAIN_BRANCH,
+  LANCE_TREE_PREFIX,
   LanceBranchSchema,
   LanceTagSchema,
   parseLanceReference,
@@ -64,9 +66,35 @@ export const lanceReferenceCodec: ReferenceCodec = {
   },
   writesBranches: false,
   census: censusLanceReferences,
+  targetManifest: lanceTargetManifest,
 };
 
 // --- utils ---
+
+/**
+ * The manifest of a tag's target: on main at the key the table's naming gives; on a Lance
+ * branch in `tree/{branch}/_versions/`, whose naming is the branch's own (LanceDB 0.31.0
+ * names a branch's manifests V2 even on a V1 table), so both exact names of the version
+ * are tried, V2 first, as Lance resolves a version. `null` when neither exists.
+ */
+async function lanceTargetManifest(
+  ctx: ProtocolContext,
+  format: DatasetFormat,
+  target: { readonly branch: string; readonly version: number },
+): Promise<{ key: string; size: number } | null> {
+  const keys =
+    target.branch === LANCE_MAIN_BRANCH
+      ? [format.manifestKey(target.branch, target.version)]
+      : (["v2", "v1"] as const).map(
+          (naming) =>
+            `${LANCE_TREE_PREFIX}${target.branch}/${lanceManifestKey(naming, target.version)}`,
+        );
+  for (const key of keys) {
+    const meta = await ctx.store.head(key);
+    if (meta) return { key, size: meta.size };
+  }
+  return null;
+}
 
 /**
  * The bytes of a Lance tag. Fields Lance added that holdfast does not model are kept

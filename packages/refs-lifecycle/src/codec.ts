@@ -55,6 +55,17 @@ export interface ReferenceCodec {
   readonly writesBranches: boolean;
   /** The reference census cleanup needs on this format (intents first, then its references). */
   census?(ctx: ProtocolContext): ReferenceCensus;
+  /**
+   * The manifest proving a reference's target exists (its key and size), or `null` when the
+   * version has none, for a format that finds some manifests by request rather than by
+   * `format.manifestKey` (a Lance branch names its manifests in its own scheme). Without
+   * it, a HEAD of `format.manifestKey(branch, version)`.
+   */
+  targetManifest?(
+    ctx: ProtocolContext,
+    format: DatasetFormat,
+    target: { readonly branch: string; readonly version: number },
+  ): Promise<{ key: string; size: number } | null>;
 }
 
 /** A `DatasetFormat` that says how its references are stored. */

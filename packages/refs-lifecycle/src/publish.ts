@@ -257,9 +257,9 @@ async function checkTarget<D extends CanonicalDocument>(
     }
     // A draining retirement is fine: its census runs after its seal and reads our intent.
     const format = plan.options.format ?? defaultFormat;
-    const manifest = await ctx.store.head(
-      format.manifestKey(plan.target.branch, plan.target.version),
-    );
+    const manifest = plan.codec.targetManifest
+      ? await plan.codec.targetManifest(ctx, format, plan.target)
+      : await ctx.store.head(format.manifestKey(plan.target.branch, plan.target.version));
     if (!manifest) {
       throw holdfastError(
         "not-found",

@@ -53,7 +53,8 @@ export function requireAtomicUpdate(ctx: ProtocolContext, operation: string): vo
 
 /**
  * Checks a reference target before any request: a branch name, a version, and a manifest
- * key the dataset's format can name (a Lance table's tags name versions of main only).
+ * key the dataset's format can name (a format with `targetManifest`, such as Lance's,
+ * whose branches name their manifests in their own scheme, finds it when it checks it).
  */
 function validateTarget(
   target: unknown,
@@ -65,7 +66,10 @@ function validateTarget(
   }
   const { branch, version } = target as { branch?: unknown; version?: unknown };
   const ref = { branch: validateName(branch, "branch"), version: validateVersion(version) };
-  (format ?? defaultFormat).manifestKey(ref.branch, ref.version);
+  // A format that finds a target's manifest by request (targetManifest) checks it there.
+  if (!referenceCodecOf(format).targetManifest) {
+    (format ?? defaultFormat).manifestKey(ref.branch, ref.version);
+  }
   return ref;
 }
 
