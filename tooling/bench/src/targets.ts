@@ -76,7 +76,7 @@ async function azuriteTarget(): Promise<Target> {
 }
 
 /** Empties a remote prefix (what a cleanup left: retained versions, leases, records). */
-async function removeAll(store: ObjectStore): Promise<void> {
+export async function removeAll(store: ObjectStore): Promise<void> {
   const size = Math.max(1, store.capabilities.maxBatchDelete);
   for (;;) {
     const page = await store.list("", { pageSize: size });
