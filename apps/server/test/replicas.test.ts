@@ -49,7 +49,15 @@ for (const backend of BACKENDS) {
       const random = prng(14);
       const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
       const violations: string[] = [];
-      const tally = { leases: 0, refusedLeases: 0, tags: 0, cleanups: 0, busy: 0, commits: 0 };
+      const tally = {
+        leases: 0,
+        refusedLeases: 0,
+        tags: 0,
+        cleanups: 0,
+        unresolved: 0,
+        busy: 0,
+        commits: 0,
+      };
 
       const currentVersions = async (app: ZodApp): Promise<number[]> =>
         (
@@ -148,6 +156,14 @@ for (const backend of BACKENDS) {
           const done = CleanupJobShape.parse(
             JSON.parse(events.body.split("event: done\ndata: ")[1]!.split("\n")[0]!),
           );
+          if (done.state === "failed" && done.error?.kind === "unresolved") {
+            // A store answer lost under load (a timed-out conditional write) leaves that
+            // write's outcome unknown, and the job says so instead of guessing
+            // (docs/protocol.md, unknown outcomes); the recovery and audit below must
+            // still find every invariant intact. Any other failure fails the test.
+            tally.unresolved += 1;
+            continue;
+          }
           expect(done.state, JSON.stringify(done.error)).toBe("succeeded");
           tally.cleanups += 1;
         }
