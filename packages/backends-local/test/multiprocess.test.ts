@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLocalStore } from "@holdfast/backends-local";
-import { isHoldfastError, listAll } from "@holdfast/conditional-store";
+import { type HoldfastError, isHoldfastError, listAll } from "@holdfast/conditional-store";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -142,6 +142,47 @@ describe("local store across processes", () => {
       expect({ round, after: await store.head(key) }).toEqual({ round, after: null });
     }
   }, 60_000);
+
+  it.each(["deleteMany", "delete"] as const)(
+    "R3 %s honours the lock of a compare-and-swap that has compared: it never reports deleted a key the swap then writes",
+    async (how) => {
+      const root = freshRoot();
+      // The swap below keeps the key's lock until it is told to finish, so a delete that
+      // honours the lock is refused after this wait (nothing deleted) instead of 30 s.
+      const store = createLocalStore({ root, lockTimeoutMs: 200 });
+      const key = "r3/held";
+      const { etag } = await store.put(key, new TextEncoder().encode("base"));
+      // A neighbour keeps the folder: an emptied folder is removed, and a rename into a
+      // removed folder fails, which would hide a resurrection behind that accident.
+      await store.put("r3/neighbour", new TextEncoder().encode("stays"));
+      const swapper = await startChild(root, 0);
+      const compared = nextMessage(swapper);
+      swapper.send({ op: "cas-held-before-rename", key, etag, body: "swapped" });
+      expect(await compared).toEqual({ compared: true });
+
+      // The other process's swap holds the lock with the ETag compared, its rename to come:
+      // unlinking now would let that rename bring the key back after "deleted" (R3).
+      const deletion =
+        how === "deleteMany"
+          ? await store.deleteMany([key])
+          : await store.delete(key).then(
+              () => ({ deleted: [key], failed: [] }),
+              (error: unknown) => ({ deleted: [], failed: [{ key, error }] }),
+            );
+      const swapped = nextMessage<RoundReply>(swapper);
+      swapper.send({ op: "finish-rename" });
+      expect((await swapped).outcomes).toEqual([
+        { won: true, etag: expect.any(String), body: "swapped" },
+      ]);
+      const after = await store.get(key);
+      expect({
+        deleted: deletion.deleted,
+        failed: deletion.failed.map((f) => [f.key, (f.error as HoldfastError).code]),
+        after: after && new TextDecoder().decode(after.body),
+      }).toEqual({ deleted: [], failed: [[key, "ELOCKTIMEOUT"]], after: "swapped" });
+    },
+    30_000,
+  );
 
   it("a key that becomes a folder while other processes compare-and-swap it keeps one winner and its bytes", async () => {
     const root = freshRoot();
