@@ -51,7 +51,7 @@ for (const backend of BACKENDS) {
       return keys;
     };
 
-    it("C1 commits a version naming a file of version 1 (declared as a source) and a file a writer put on the store", async () => {
+    it("commits a version naming a file of version 1 (declared as a source) and a file a writer put on the store", async () => {
       const v1 = await tryReadManifest(ctx, "main", 1);
       const written = await writeDataFile(ctx, new TextEncoder().encode("from a writer"));
       const files = [...v1!.manifest.files, { key: written.key, size: written.size }];
@@ -72,7 +72,7 @@ for (const backend of BACKENDS) {
       expect(await intentsLeft()).toEqual([]);
     });
 
-    it("C2 a fork's first version descends from its fork point; a branch that does not exist is 404 and gets no version", async () => {
+    it("a fork's first version descends from its fork point; a branch that does not exist is 404 and gets no version", async () => {
       const created = await app.inject({
         method: "POST",
         url: "/v1/datasets/ds/branches",
@@ -99,7 +99,7 @@ for (const backend of BACKENDS) {
       expect(await store.head(manifestKey("nope", 1))).toBeNull();
     });
 
-    it("C4 a client with only HTTP uploads a data file, then commits it", async () => {
+    it("a client with only HTTP uploads a data file, then commits it", async () => {
       const bytes = Buffer.from("rows uploaded over HTTP");
       const uploaded = await app.inject({
         method: "POST",
@@ -125,7 +125,7 @@ for (const backend of BACKENDS) {
       expect(json.statusCode).toBe(415);
     });
 
-    it("C3 a commit naming a file that is not on the store is refused and leaves nothing behind", async () => {
+    it("a commit naming a file that is not on the store is refused and leaves nothing behind", async () => {
       const latest = (await latestVersion(ctx, "main"))!;
       const res = await commit({
         files: [{ key: "data/01J9Z3K4V6W8X0Y2Z4A6B8C0D2.bin", size: 3 }],

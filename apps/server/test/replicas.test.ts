@@ -36,7 +36,7 @@ for (const backend of BACKENDS) {
       for (const c of cleanups.splice(0).reverse()) await c();
     });
 
-    it("R1 bounded load of leases, tags, commits and cleanups through three replicas; audit after recovery", async () => {
+    it("bounded load of leases, tags, commits and cleanups through three replicas; audit after recovery", async () => {
       const fresh = await freshStore(backend);
       cleanups.push(fresh.dispose);
       const ctx = await seedDataset(fresh.store, 12);
@@ -193,7 +193,7 @@ for (const backend of BACKENDS) {
       expect(tally.commits).toBe(8);
     });
 
-    it("R2 kill -9 of a replica process mid-cleanup; another replica takes over the lock after its bound and recovers", async () => {
+    it("kill -9 of a replica process mid-cleanup; another replica takes over the lock after its bound and recovers", async () => {
       if (!existsSync(CLI))
         throw new Error(`the CLI is not built (${CLI}): run pnpm turbo run build`);
       const root = await mkdtemp(join(tmpdir(), "holdfast-kill-"));
