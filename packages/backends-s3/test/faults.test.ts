@@ -24,7 +24,7 @@ const puts = (requests: readonly RecordedRequest[]) =>
   requests.filter((r) => r.method === "PUT").map((r) => [r.action, r.status]);
 
 describe("lost answers on real RGW", () => {
-  it("C1 an applied create whose answer was lost resolves as applied", async () => {
+  it("C1 an applied create whose answer was lost resolves as applied (invariant 4)", async () => {
     await using rgw = await rgwBehindProxy({}, [
       { method: "PUT", withHeaders: ["if-none-match"], nth: 1, action: { type: "drop-response" } },
     ]);
@@ -131,7 +131,7 @@ describe("lost answers on real RGW", () => {
     ]);
   });
 
-  it("C5 every copy lost before applying leaves the create unresolved, never failed", async () => {
+  it("C5 every copy lost before applying leaves the create unresolved, never failed (invariant 4)", async () => {
     await using rgw = await rgwBehindProxy({}, [
       { method: "PUT", withHeaders: ["if-none-match"], action: { type: "drop-request" } },
     ]);

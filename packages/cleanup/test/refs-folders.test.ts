@@ -10,7 +10,7 @@ const tagBody = (name: string, version: number) =>
 // docs/protocol.md "Reference census": every object under _refs/ is read as a reference or
 // stops the cleanup with an error naming it (issue 9, hole 5).
 describe("objects under _refs/ the census cannot name", () => {
-  it("a released-format tag in a subfolder (_refs/tags/release/1.0.json) protects its version", async () => {
+  it("invariant 8: a released-format tag in a subfolder (_refs/tags/release/1.0.json) protects its version", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 4 });
     await store.put("_refs/tags/release/1.0.json", tagBody("release/1.0", 1));
@@ -25,7 +25,7 @@ describe("objects under _refs/ the census cannot name", () => {
     expect(versionsOf(store)).toEqual([1, 4]);
   });
 
-  it("a branch file in a subfolder protects its fork point", async () => {
+  it("invariant 8: a branch file in a subfolder protects its fork point", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 4 });
     await store.put(
@@ -51,7 +51,7 @@ describe("objects under _refs/ the census cannot name", () => {
     "_refs/README.md",
     "_refs/heads/main.json",
   ]) {
-    it(`${key} stops the cleanup with an error naming it, and nothing is deleted`, async () => {
+    it(`invariant 8: ${key} stops the cleanup with an error naming it, and nothing is deleted`, async () => {
       const { ctx, store, time } = world();
       await seedDataset(ctx, time, { versions: 4 });
       await store.put(key, tagBody("v1", 1));

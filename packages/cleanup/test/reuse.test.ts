@@ -41,7 +41,7 @@ const policy = { retainVersions: 1 };
 // docs/protocol.md "Commits that reuse files": a commit that returns success never names a
 // file a cleanup deletes (issue 9, hole 1).
 describe("commits that reuse files vs a cleanup retiring their source", () => {
-  it("a restore committed between the retirement commit and the deletions is refused, never lands naming deleted files", async () => {
+  it("invariant 7: a restore committed between the retirement commit and the deletions is refused, never lands naming deleted files", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 5 });
     const cleaner = new FaultStore(store);
@@ -68,7 +68,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
     expect(keysUnder(store, COMMIT_INTENT_PREFIX)).toEqual([]);
   });
 
-  it("a restore whose checks passed before the retirement commit lands with every file it names (the cleaner reads its intent)", async () => {
+  it("invariant 7: a restore whose checks passed before the retirement commit lands with every file it names (the cleaner reads its intent)", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 5 });
     // The writer: its intent, record read and HEADs pass, then its manifest put waits.
@@ -122,7 +122,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
     expect(keysUnder(store, COMMIT_INTENT_PREFIX)).toEqual([]);
   });
 
-  it("a restore that completes between the plan and the retirement commit is found by the re-listing of manifests", async () => {
+  it("invariant 7: a restore that completes between the plan and the retirement commit is found by the re-listing of manifests", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 5 });
     const cleaner = new FaultStore(store);
@@ -141,7 +141,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
     expect(await missingFiles(ctx, store, 6)).toEqual([]);
   });
 
-  it("a restore without declared sources is refused while any retirement is committed", async () => {
+  it("invariant 7: a restore without declared sources is refused while any retirement is committed", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 5 });
     const cleaner = new FaultStore(store);

@@ -17,7 +17,7 @@ import { describe, expect, it, vi } from "vitest";
 import { enc, json, rejection, scripted, text } from "./helpers.js";
 
 describe("C1 lost answer of an applied create", () => {
-  it("C1 an applied create whose answer was lost resolves as applied", async () => {
+  it("C1 an applied create whose answer was lost resolves as applied (invariant 4)", async () => {
     const { memory, store, sleep } = scripted("single-attempt", {
       operation: "put",
       precondition: "create",
@@ -51,7 +51,7 @@ describe("C1 lost answer of an applied create", () => {
 });
 
 describe("C2 equal bytes and writer identity", () => {
-  it("C2 a second claimant of one token is refused because each claim names its writer", async () => {
+  it("C2 a second claimant of one token is refused because each claim names its writer (invariant 3)", async () => {
     const ids = seededIds(7);
     const first = writerPayload({ claim: "init", token: "tok-1" }, ids);
     const second = writerPayload({ claim: "init", token: "tok-1" }, ids);
@@ -73,7 +73,7 @@ describe("C2 equal bytes and writer identity", () => {
     expect(text((await memory.get("claims/init.json"))?.body)).toBe(text(first.bytes));
   });
 
-  it("C2 a second claimant whose answer was lost is still refused", async () => {
+  it("C2 a second claimant whose answer was lost is still refused (invariant 3)", async () => {
     const ids = seededIds(8);
     const first = writerPayload({ claim: "init", token: "tok-1" }, ids);
     const second = writerPayload({ claim: "init", token: "tok-1" }, ids);
@@ -124,7 +124,7 @@ describe("C5 lost answers of putIfAbsent and putIfMatch", () => {
     expect(store.requestCounts()).toMatchObject({ put: 2, get: 0 });
   });
 
-  it("C5 putIfAbsent whose every copy was lost before applying is unresolved", async () => {
+  it("C5 putIfAbsent whose every copy was lost before applying is unresolved (invariant 4)", async () => {
     const { memory, store, sleep } = scripted("single-attempt", {
       operation: "put",
       times: Number.POSITIVE_INFINITY,
@@ -155,7 +155,7 @@ describe("C5 lost answers of putIfAbsent and putIfMatch", () => {
     expect(store.requestCounts()).toMatchObject({ put: 2, get: 1 });
   });
 
-  it("C5 putIfMatch still at the expected ETag after every loss is unresolved", async () => {
+  it("C5 putIfMatch still at the expected ETag after every loss is unresolved (invariant 4)", async () => {
     const { memory, store, sleep } = scripted("single-attempt", {
       operation: "put",
       precondition: "if-match",

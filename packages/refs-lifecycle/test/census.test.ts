@@ -9,6 +9,7 @@ import {
   createTag,
   deleteBranch,
   deleteTag,
+  FOREIGN_REFERENCE_OBJECT,
   getTag,
   INTENTS_PREFIX,
   REFS_ROOT,
@@ -145,6 +146,35 @@ describe("censusReferences", () => {
     expect(Object.fromEntries(await censusReferences(ctx, { format })("main", [1, 2, 3]))).toEqual({
       3: "branch-lineage",
     });
+  });
+
+  it("invariant 8: every object under _refs/ is read as a reference, or the census stops and names it", async () => {
+    const tagBody = (name: string, version: number) =>
+      encodeJson({ schema: 1, name, target: { branch: "main", version } });
+    const { ctx, memory } = world();
+    await commits(ctx, "main", 3);
+    // Subfolders are names like any other (docs/guarantees.md, invariant 8): they protect.
+    await memory.put(`${REFS_ROOT}tags/release/1.0.json`, tagBody("release/1.0", 1));
+    await memory.put(
+      `${REFS_ROOT}branches/team/dev.json`,
+      encodeJson({ schema: 1, name: "team/dev", parent: { branch: "main", version: 2 } }),
+    );
+    expect(Object.fromEntries(await censusReferences(ctx)("main", [1, 2, 3]))).toEqual({
+      1: "tag",
+      2: "branch-lineage",
+    });
+    // An object the census cannot read as a reference stops it, naming the key.
+    for (const [key, body, code] of [
+      [`${REFS_ROOT}tags/v1`, tagBody("v1", 3), FOREIGN_REFERENCE_OBJECT],
+      [`${REFS_ROOT}heads/main.json`, tagBody("main", 3), FOREIGN_REFERENCE_OBJECT],
+      [`${REFS_ROOT}tags/broken.json`, encodeJson({ schema: 1, what: "?" }), "MALFORMED_OBJECT"],
+    ] as const) {
+      await memory.put(key, body);
+      const error = await rejects(censusReferences(ctx)("main", [3]));
+      expect(error).toMatchObject({ kind: "invalid-input", code, key });
+      await memory.delete(key);
+    }
+    expect(Object.fromEntries(await censusReferences(ctx)("main", [3]))).toEqual({});
   });
 
   it("fails closed on a malformed intent", async () => {

@@ -81,7 +81,7 @@ describe("tags", () => {
     ]);
   });
 
-  it("a create whose answers are all lost is unresolved, never failed; recovery keeps what landed", async () => {
+  it("invariant 4: a tag create whose answers are all lost is unresolved, never failed; recovery keeps what landed", async () => {
     const { ctx, faults, memory, time } = world();
     await commits(ctx, "main", 1);
     // The first copy lands, every answer is lost, read-back fails too.

@@ -77,7 +77,7 @@ export function describePreconditions(
     });
 
     it(
-      `${CONTRACT_RACERS} concurrent create-only puts of one key: exactly one winner, every round`,
+      `invariant 3: ${CONTRACT_RACERS} concurrent create-only puts of one key: exactly one winner, every round`,
       async () => {
         const store = current();
         for (let round = 0; round < rounds; round += 1) {
@@ -98,7 +98,7 @@ export function describePreconditions(
     );
 
     it(
-      `${CONTRACT_RACERS} concurrent if-match puts on one ETag: exactly one winner, every round`,
+      `invariant 3: ${CONTRACT_RACERS} concurrent if-match puts on one ETag: exactly one winner, every round`,
       async () => {
         const store = current();
         for (let round = 0; round < rounds; round += 1) {
