@@ -1,8 +1,18 @@
-import type { Dirent } from "node:fs";
+import type { BigIntStats, Dirent } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { compareKeys } from "@holdfast/conditional-store";
+import {
+  compareKeys,
+  holdfastError,
+  type ListOptions,
+  type ListPage,
+  type ObjectMeta,
+} from "@holdfast/conditional-store";
+import pMap from "p-map";
+import { statFile } from "./files.js";
 import { isLocalKey, LOCAL_INTERNAL_PREFIX, LOCAL_SELF_NAME } from "./layout.js";
+
+const READ_CONCURRENCY = 16;
 
 /** One object found by {@link walk}: its key and the file that holds it. */
 export interface ListedFile {
@@ -14,6 +24,60 @@ export interface ListedFile {
 export interface ListRange {
   readonly prefix: string;
   readonly after: string;
+}
+
+/**
+ * One page of the keys under `prefix`: at most `limit` objects in key order after
+ * `startAfter` and after the page token's key (whichever is later), with a token for the
+ * next page when more keys follow. A malformed page token is `invalid-input`.
+ */
+export async function listPage(
+  root: string,
+  prefix: string,
+  options: ListOptions,
+  limit: number,
+  meta: (key: string, stats: BigIntStats) => ObjectMeta,
+): Promise<ListPage> {
+  let after = options.startAfter ?? "";
+  if (options.pageToken !== undefined) {
+    const fromToken = decodePageToken(options.pageToken);
+    if (compareKeys(fromToken, after) > 0) after = fromToken;
+  }
+  const found: ListedFile[] = [];
+  let more = false;
+  for await (const entry of walk(root, "", { prefix, after })) {
+    if (found.length === limit) {
+      more = true;
+      break;
+    }
+    found.push(entry);
+  }
+  const metas = await pMap(
+    found,
+    // A key deleted since the directory was read is simply not listed.
+    async ({ key, file }) => {
+      const stats = await statFile(file);
+      return stats === null ? null : meta(key, stats);
+    },
+    { concurrency: READ_CONCURRENCY },
+  );
+  const objects = metas.filter((m): m is ObjectMeta => m !== null);
+  const last = found.at(-1);
+  return more && last !== undefined
+    ? { objects, nextPageToken: encodePageToken(last.key) }
+    : { objects };
+}
+
+function encodePageToken(key: string): string {
+  return Buffer.from(key, "utf8").toString("base64url");
+}
+
+function decodePageToken(token: string): string {
+  const key = Buffer.from(token, "base64url").toString("utf8");
+  if (token === "" || encodePageToken(key) !== token) {
+    throw holdfastError("invalid-input", "list", "malformed page token");
+  }
+  return key;
 }
 
 /**
