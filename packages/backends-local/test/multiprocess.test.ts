@@ -23,11 +23,23 @@ afterEach(() => {
 });
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-/** Starts a child store process over `root` and waits until it is listening. */
+/**
+ * Starts a child store process over `root` and waits until it is listening. With
+ * --expose-gc: a lock holder collects garbage before it reports its lock taken, so a lock
+ * that a collection would drop is gone before the test relies on it, every time.
+ */
 async function startChild(root: string, id: number): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "--conditions=@holdfast/source", childScript, root, String(id)],
+    [
+      "--expose-gc",
+      "--import",
+      "tsx",
+      "--conditions=@holdfast/source",
+      childScript,
+      root,
+      String(id),
+    ],
     { cwd: packageDir, stdio: ["ignore", "inherit", "inherit", "ipc"] },
   );
   children.push(child);
