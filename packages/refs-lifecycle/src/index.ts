@@ -1,4 +1,11 @@
 export {
+  type BranchInfo,
+  createBranch,
+  getBranch,
+  listBranches,
+  replaceBranchMetadata,
+} from "./branches.js";
+export {
   censusReferences,
   FOREIGN_REFERENCE_OBJECT,
   listReferencedVersions,
@@ -34,19 +41,7 @@ export {
 export { DEFAULT_INTENT_BOUND_MS, type MutationOptions } from "./publish.js";
 export { type ReferenceRecoveryReport, recoverReferences } from "./recovery.js";
 export { type ReferenceRecoveryKeys, summarizeReferenceRecovery } from "./recovery-summary.js";
-export {
-  type BranchInfo,
-  createBranch,
-  createTag,
-  getBranch,
-  getTag,
-  listBranches,
-  listTags,
-  type ReadReferenceOptions,
-  replaceBranchMetadata,
-  type TagInfo,
-  updateTag,
-} from "./references.js";
+export type { ReadReferenceOptions } from "./references.js";
 export {
   type BranchDocument,
   branchDocumentSchema,
@@ -62,3 +57,4 @@ export {
   type TagDocument,
   tagDocumentSchema,
 } from "./schema.js";
+export { createTag, getTag, listTags, type TagInfo, updateTag } from "./tags.js";
