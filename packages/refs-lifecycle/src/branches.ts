@@ -8,12 +8,14 @@ import {
 } from "@holdfast/dataset";
 import { z } from "zod";
 import { type ReferenceCodec, referenceCodecOf, requireBranchWrites } from "./codec.js";
-import { listCanonical, readCanonical, type StoredCanonical } from "./objects.js";
+import { readCanonical, type StoredCanonical } from "./objects.js";
 import { intentBound, type MutationOptions, publish } from "./publish.js";
 import {
   dependencyOf,
+  listReferences,
   notFound,
   type ReadReferenceOptions,
+  readReference,
   requireAtomicUpdate,
   validateTarget,
 } from "./references.js";
@@ -176,10 +178,7 @@ export async function getBranch(
   name: string,
   options: ReadReferenceOptions = {},
 ): Promise<BranchInfo | null> {
-  const codec = referenceCodecOf(options.format);
-  validateName(name, "branch");
-  const stored = await readCanonical(ctx, codec, "branch", name);
-  return stored ? branchInfo(name, stored) : null;
+  return readReference(ctx, "branch", name, options, branchInfo);
 }
 
 /**
@@ -190,12 +189,7 @@ export async function listBranches(
   ctx: ProtocolContext,
   options: ReadReferenceOptions = {},
 ): Promise<BranchInfo[]> {
-  const codec = referenceCodecOf(options.format);
-  const branches: BranchInfo[] = [];
-  for await (const stored of listCanonical(ctx, codec, "branch")) {
-    branches.push(branchInfo(stored.name, stored));
-  }
-  return branches;
+  return listReferences(ctx, "branch", options, branchInfo);
 }
 
 /**

@@ -9,9 +9,9 @@ import {
   validateVersion,
 } from "@holdfast/dataset";
 import { type ReferenceCodec, referenceCodecOf } from "./codec.js";
-import { readCanonical } from "./objects.js";
+import { listCanonical, readCanonical, type StoredCanonical } from "./objects.js";
 import type { Dependency } from "./publish.js";
-import type { BranchDocument } from "./schema.js";
+import type { BranchDocument, ReferenceKind, TagDocument } from "./schema.js";
 
 // What tag and branch mutations share (tags.ts, branches.ts, delete.ts): the store check,
 // target validation, the reader options and the branch a reference depends on.
@@ -80,4 +80,37 @@ export function notFound(kind: "tag" | "branch", name: string) {
   return holdfastError("not-found", "readReference", `${kind} ${name} does not exist`, {
     code: "REF_NOT_FOUND",
   });
+}
+
+/** A stored canonical of `kind` as the reader views it (TagInfo, BranchInfo). */
+type InfoOf<K extends ReferenceKind, I> = (
+  name: string,
+  stored: StoredCanonical<K extends "tag" ? TagDocument : BranchDocument>,
+) => I;
+
+/** Reads reference `name` of `kind` from its canonical file only; `null` when absent. */
+export async function readReference<K extends ReferenceKind, I>(
+  ctx: ProtocolContext,
+  kind: K,
+  name: string,
+  options: ReadReferenceOptions,
+  info: InfoOf<K, I>,
+): Promise<I | null> {
+  const codec = referenceCodecOf(options.format);
+  validateName(name, kind);
+  const stored = await readCanonical(ctx, codec, kind, name);
+  return stored ? info(name, stored) : null;
+}
+
+/** Lists every canonical reference of `kind`, whoever wrote its file (R11). */
+export async function listReferences<K extends ReferenceKind, I>(
+  ctx: ProtocolContext,
+  kind: K,
+  options: ReadReferenceOptions,
+  info: InfoOf<K, I>,
+): Promise<I[]> {
+  const codec = referenceCodecOf(options.format);
+  const found: I[] = [];
+  for await (const stored of listCanonical(ctx, codec, kind)) found.push(info(stored.name, stored));
+  return found;
 }

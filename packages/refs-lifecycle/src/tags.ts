@@ -1,12 +1,14 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import { type ProtocolContext, type VersionRef, validateName } from "@holdfast/dataset";
 import { carriedOf, type ReferenceCodec, referenceCodecOf } from "./codec.js";
-import { listCanonical, readCanonical, type StoredCanonical } from "./objects.js";
+import { readCanonical, type StoredCanonical } from "./objects.js";
 import { intentBound, type MutationOptions, publish } from "./publish.js";
 import {
   dependencyOf,
+  listReferences,
   notFound,
   type ReadReferenceOptions,
+  readReference,
   requireAtomicUpdate,
   validateTarget,
 } from "./references.js";
@@ -55,6 +57,46 @@ function tagDocument(
   };
 }
 
+/** What a tag mutation checks before any request (invariant 6): name, target, bound, store. */
+function checkTagMutation(
+  ctx: ProtocolContext,
+  operation: string,
+  input: { name: string; target: VersionRef },
+  options: MutationOptions,
+): { codec: ReferenceCodec; name: string; target: VersionRef } {
+  const codec = referenceCodecOf(options.format);
+  const name = validateTagName(codec, input.name);
+  const target = validateTarget(input.target, "tag target", options.format);
+  intentBound(options);
+  requireAtomicUpdate(ctx, operation);
+  return { codec, name, target };
+}
+
+/** Publishes `doc` through its intent: create-only when `expected` is null, else if-match on it. */
+async function publishTag(
+  ctx: ProtocolContext,
+  codec: ReferenceCodec,
+  doc: TagDocument,
+  expected: StoredCanonical<TagDocument> | null,
+  dependsOn: Awaited<ReturnType<typeof dependencyOf>>,
+  options: MutationOptions,
+): Promise<TagInfo> {
+  const { name, target } = doc;
+  const { etag } = await publish(ctx, {
+    kind: "tag",
+    name,
+    op: expected ? "update" : "create",
+    doc,
+    expected,
+    target,
+    checkTarget: true,
+    dependsOn,
+    options,
+    codec,
+  });
+  return { name, target, etag, generation: doc.generation ?? null };
+}
+
 /**
  * Creates tag `name` on `target` through an admission intent and a create-only put
  * (≤ 5 requests on the default branch). Invariant 2: once this returns, cleanup keeps the version.
@@ -64,26 +106,10 @@ export async function createTag(
   input: { name: string; target: VersionRef },
   options: MutationOptions = {},
 ): Promise<TagInfo> {
-  const codec = referenceCodecOf(options.format);
-  const name = validateTagName(codec, input.name);
-  const target = validateTarget(input.target, "tag target", options.format);
-  intentBound(options);
-  requireAtomicUpdate(ctx, "createTag");
+  const { codec, name, target } = checkTagMutation(ctx, "createTag", input, options);
   const dependsOn = await dependencyOf(ctx, codec, target);
   const doc = tagDocument(ctx, codec, name, target, dependsOn);
-  const { etag } = await publish(ctx, {
-    kind: "tag",
-    name,
-    op: "create",
-    doc,
-    expected: null,
-    target,
-    checkTarget: true,
-    dependsOn,
-    options,
-    codec,
-  });
-  return { name, target, etag, generation: doc.generation ?? null };
+  return publishTag(ctx, codec, doc, null, dependsOn, options);
 }
 
 /**
@@ -95,11 +121,7 @@ export async function updateTag(
   input: { name: string; target: VersionRef; expectedEtag?: string },
   options: MutationOptions = {},
 ): Promise<TagInfo> {
-  const codec = referenceCodecOf(options.format);
-  const name = validateTagName(codec, input.name);
-  const target = validateTarget(input.target, "tag target", options.format);
-  intentBound(options);
-  requireAtomicUpdate(ctx, "updateTag");
+  const { codec, name, target } = checkTagMutation(ctx, "updateTag", input, options);
   const current = await readCanonical(ctx, codec, "tag", name);
   if (!current) throw notFound("tag", name);
   if (input.expectedEtag !== undefined && input.expectedEtag !== current.etag) {
@@ -111,19 +133,7 @@ export async function updateTag(
   const dependsOn = await dependencyOf(ctx, codec, target);
   // The format's own fields of the tag (Lance: createdAt, metadata) are kept.
   const doc = { ...tagDocument(ctx, codec, name, target, dependsOn), ...carriedOf(current.doc) };
-  const { etag } = await publish(ctx, {
-    kind: "tag",
-    name,
-    op: "update",
-    doc,
-    expected: current,
-    target,
-    checkTarget: true,
-    dependsOn,
-    options,
-    codec,
-  });
-  return { name, target, etag, generation: doc.generation ?? null };
+  return publishTag(ctx, codec, doc, current, dependsOn, options);
 }
 
 /** Reads tag `name` from its canonical file only (never hidden by lifecycle state, R12); `null` when absent. */
@@ -132,10 +142,7 @@ export async function getTag(
   name: string,
   options: ReadReferenceOptions = {},
 ): Promise<TagInfo | null> {
-  const codec = referenceCodecOf(options.format);
-  validateName(name, "tag");
-  const stored = await readCanonical(ctx, codec, "tag", name);
-  return stored ? tagInfo(name, stored) : null;
+  return readReference(ctx, "tag", name, options, tagInfo);
 }
 
 /** Lists every canonical tag, including ones written by released clients or the format's own tools (R11). */
@@ -143,10 +150,5 @@ export async function listTags(
   ctx: ProtocolContext,
   options: ReadReferenceOptions = {},
 ): Promise<TagInfo[]> {
-  const codec = referenceCodecOf(options.format);
-  const tags: TagInfo[] = [];
-  for await (const stored of listCanonical(ctx, codec, "tag")) {
-    tags.push(tagInfo(stored.name, stored));
-  }
-  return tags;
+  return listReferences(ctx, "tag", options, tagInfo);
 }
