@@ -2,7 +2,7 @@ import { type BigIntStats, closeSync, fstatSync, open as openCallback, read } fr
 import { lstat, stat, unlink, utimes } from "node:fs/promises";
 import { dirname } from "node:path";
 import { promisify } from "node:util";
-import { holdfastError } from "@holdfast/conditional-store";
+import { holdfastError, type StorageOperation } from "@holdfast/conditional-store";
 import { errnoCode } from "./errors.js";
 import { etagOf, type KeyPaths } from "./layout.js";
 
@@ -42,15 +42,7 @@ export async function unlinkObject(
   precondition: { ifMatch: string } | undefined,
 ): Promise<string | null> {
   if (precondition) {
-    const current = await locateObject(paths);
-    if (current === null || etagOf(current.stats) !== precondition.ifMatch) {
-      throw holdfastError(
-        "conflict",
-        "delete",
-        current === null ? `if-match on absent object ${key}` : `ETag mismatch on ${key}`,
-        { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
-      );
-    }
+    const current = requireMatch(await locateObject(paths), key, "delete", precondition);
     return (await unlinkFile(current.file)) ? dirname(current.file) : null;
   }
   // Unconditional: no stat first; a folder at the path holds the object as its self file.
@@ -64,10 +56,36 @@ export async function unlinkObject(
   }
 }
 
+/** The file that holds a key's object, and its stat (whose ETag it has). */
+export interface LocatedObject {
+  readonly file: string;
+  readonly stats: BigIntStats;
+}
+
+/**
+ * The if-match check of a compare-and-swap or a conditional delete, made under the key's
+ * lock on the object {@link locateObject} found: answers it when its ETag is the one
+ * asked for; a missing object or another ETag is a `conflict` (nothing written).
+ */
+export function requireMatch(
+  current: LocatedObject | null,
+  key: string,
+  operation: StorageOperation,
+  precondition: { ifMatch: string },
+): LocatedObject {
+  if (current === null || etagOf(current.stats) !== precondition.ifMatch) {
+    throw holdfastError(
+      "conflict",
+      operation,
+      current === null ? `if-match on absent object ${key}` : `ETag mismatch on ${key}`,
+      { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
+    );
+  }
+  return current;
+}
+
 /** Where the object of a key is now: the plain file, or the self file of the key's directory. */
-export async function locateObject(
-  paths: KeyPaths,
-): Promise<{ file: string; stats: BigIntStats } | null> {
+export async function locateObject(paths: KeyPaths): Promise<LocatedObject | null> {
   const atPath = await statFileOrDir(paths.path);
   if (atPath === null) return null;
   if (!atPath.isDirectory()) return atPath.isFile() ? { file: paths.path, stats: atPath } : null;

@@ -8,8 +8,8 @@ import {
 } from "@holdfast/conditional-store";
 import type { LocalDisk } from "./disk.js";
 import { errnoCode } from "./errors.js";
-import { locateObject, lstatOrNull, stampAfter } from "./files.js";
-import { etagOf, type KeyPaths, LOCAL_SELF_NAME } from "./layout.js";
+import { locateObject, lstatOrNull, requireMatch, stampAfter } from "./files.js";
+import { type KeyPaths, LOCAL_SELF_NAME } from "./layout.js";
 import { nativeExtensions } from "./locks.js";
 
 // How a written temp file becomes the key's object: create-only by link(2), every other
@@ -104,17 +104,9 @@ async function replace(
   // the new file within the same millisecond (R9: a stale owner's if-match must fail).
   const etag = await stampAfter(temp, current?.stats ?? null);
   if (precondition) {
-    if (current === null || etagOf(current.stats) !== precondition.ifMatch) {
-      throw holdfastError(
-        "conflict",
-        "put",
-        current === null ? `if-match on absent object ${key}` : `ETag mismatch on ${key}`,
-        { key, precondition, code: current === null ? "ENOENT" : "ETAG_MISMATCH" },
-      );
-    }
     // Under the lock the object cannot move or vanish: every other mutation of the key
     // takes the same lock, and a directory holding its self file is never removed.
-    target = current.file;
+    target = requireMatch(current, key, "put", precondition).file;
   }
   for (let attempt = 0; ; attempt += 1) {
     if (attempt > MAX_PATH_RETRIES || (precondition && attempt > 0)) {
