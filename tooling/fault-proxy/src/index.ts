@@ -115,7 +115,14 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
-  server.keepAliveTimeout = 1_000;
+  // The proxy never closes an idle keep-alive connection before its client does. With a
+  // short timeout (it was 1 s) a client's pool hands out a connection the proxy is closing:
+  // when the event loop stalls past the timeout (a loaded machine, a busy bench process),
+  // Node's timer destroys the socket with the next request already unread in it, and the
+  // kernel answers that request with a reset. A POST (S3 DeleteObjects) is not retried by
+  // most clients, so LanceDB's cleanup failed with "connection reset by peer". Clients drop
+  // idle connections themselves (reqwest/hyper after 90 s); close() destroys what is left.
+  server.keepAliveTimeout = IDLE_KEEP_ALIVE_MS;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rule = firingRule(rules, req);
@@ -210,6 +217,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     [Symbol.asyncDispose]: close,
   };
 }
+
+/** Longer than any client's idle-connection timeout (reqwest and hyper: 90 s). */
+const IDLE_KEEP_ALIVE_MS = 10 * 60_000;
 
 /** An S3-style XML error body (`<Error><Code>…`), as S3 and RGW send. */
 export function s3ErrorBody(code: string, message = ""): string {

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { azureError, s3Error, slowDown, startFaultProxy } from "../src/index.js";
 
@@ -208,6 +208,41 @@ describe("startFaultProxy", () => {
     proxy.clearRules();
     proxy.addRule({ action: { type: "delay", ms: 10, next: { type: "respond", status: 500 } } });
     expect((await send(proxy.url, "GET", "/b/k")).status).toBe(500);
+  });
+
+  it("keeps an idle keep-alive connection open through an event-loop stall: the next request is answered, not reset", async () => {
+    await using proxy = await startFaultProxy({ target: upstream.url });
+    const { port } = new URL(proxy.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    let received = "";
+    const closed = new Promise<string>((resolve) => {
+      socket.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+      socket.on("close", () => resolve("closed"));
+    });
+    socket.on("data", (chunk: Buffer) => {
+      received += chunk.toString();
+    });
+    const answers = async (n: number) => {
+      while ((received.match(/missing/g) ?? []).length < n) {
+        const ended = await Promise.race([closed, new Promise((r) => setTimeout(r, 5))]);
+        if (typeof ended === "string") return ended;
+      }
+      return "answered";
+    };
+    const get = "GET /b/none HTTP/1.1\r\nHost: proxy\r\n\r\n";
+    socket.write(get);
+    expect(await answers(1)).toBe("answered");
+    // The client reuses the connection (as an HTTP pool does) while this process is busy
+    // for longer than the proxy's old 1 s keep-alive timeout (Node adds 1 s to it): the
+    // request waits unread in the socket when the idle timer comes due.
+    socket.write(get);
+    const busyUntil = performance.now() + 2_500;
+    while (performance.now() < busyUntil) {
+      // a stalled event loop, as on a loaded machine
+    }
+    expect(await answers(2)).toBe("answered");
+    expect(proxy.requests).toHaveLength(2);
+    socket.destroy();
   });
 
   it("close() stops listening", async () => {
