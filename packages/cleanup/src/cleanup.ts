@@ -1,8 +1,6 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/dataset";
 import {
-  acquireCleanupLock,
-  type CleanupLock,
   DEFAULT_OWNERSHIP_BOUND_MS,
   isCleanupLockLost,
   type RetirementHandle,
@@ -17,6 +15,7 @@ import type { CleanupPolicy } from "./policy.js";
 import { protectLateCommits } from "./protect.js";
 import { fullRecord, Retirer } from "./retire.js";
 import { createRunState, type Mode, type RunState } from "./run-state.js";
+import type { HeldLock } from "./start.js";
 import { sweepOrphans } from "./sweep.js";
 import { CleanupInterruptedError, type CleanupOptions, type CleanupStats } from "./types.js";
 
@@ -76,8 +75,9 @@ async function run(
   mode: Mode,
 ): Promise<CleanupStats> {
   const startedAt = baseCtx.clock.now();
+  // Takes the cleanup lock (not for a plan or a concurrent run) and the run's "now".
   const state = await createRunState(baseCtx, policy, options, mode);
-  const lock = await takeLock(state);
+  const lock = state.lock;
   const heartbeat = startRunHeartbeat(state, lock);
   try {
     const interrupted = await resolveInterrupted(state);
@@ -119,22 +119,8 @@ async function run(
   }
 }
 
-/** The dataset's cleanup lock, unless this is a plan or `concurrent` was asked for. */
-async function takeLock(state: RunState): Promise<{ current: CleanupLock | undefined }> {
-  if (state.dryRun || state.options.concurrent) return { current: undefined };
-  const current = await acquireCleanupLock(state.ctx, {
-    owner: state.owner,
-    boundMs: state.options.ownershipBoundMs,
-    storageNow: state.now,
-    wait: state.options.waitForLock
-      ? (state.options.signal ?? new AbortController().signal)
-      : undefined,
-  });
-  return { current };
-}
-
 /** Renews the lock and the pre-commit record in flight every third of the ownership bound. */
-function startRunHeartbeat(state: RunState, lock: { current: CleanupLock | undefined }) {
+function startRunHeartbeat(state: RunState, lock: HeldLock) {
   const boundMs = state.options.ownershipBoundMs ?? DEFAULT_OWNERSHIP_BOUND_MS;
   return startHeartbeat({
     everyMs: Math.max(1, Math.floor(boundMs / 3)),

@@ -1,10 +1,5 @@
-import { CountingStore, isHoldfastError } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  defaultFormat,
-  type ProtocolContext,
-  storageNow as probeStorageNow,
-} from "@holdfast/dataset";
+import { CountingStore } from "@holdfast/conditional-store";
+import { type DatasetFormat, defaultFormat, type ProtocolContext } from "@holdfast/dataset";
 import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
 import { censusReferences } from "@holdfast/refs-lifecycle";
 import type { DeleteLeases, HeldRecord, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
@@ -12,6 +7,7 @@ import { validateOptions } from "./options.js";
 import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import { TaskPool } from "./pool.js";
 import { RetiredLog } from "./ranges.js";
+import { type HeldLock, lockAndClock } from "./start.js";
 import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
 
 export type Mode = "cleanup" | "plan" | "recover";
@@ -55,8 +51,10 @@ export interface RunState {
   readonly pool: TaskPool;
   readonly deletePool: TaskPool;
   readonly batchSize: number;
-  /** Storage "now" of the run (probed once, or injected). */
+  /** Storage "now" of the run: its cleanup lock's Last-Modified, else one probe, or injected. */
   readonly now: Date;
+  /** The run's cleanup lock (none for a plan or a `concurrent` run); released at the end. */
+  readonly lock: HeldLock;
   /** This run's owner id in retirement records. */
   readonly owner: string;
   /** Keys of the records this run drained itself: their versions count as `retired`, others' as `finished`. */
@@ -70,7 +68,7 @@ export interface RunState {
   readonly stopping: () => boolean;
 }
 
-/** Validates the policy, wires the collaborators and takes the run's storage time (one probe unless injected or a plan). */
+/** Validates the policy, wires the collaborators, takes the cleanup lock and the run's storage time (start.ts). */
 export async function createRunState(
   baseCtx: ProtocolContext,
   policyIn: CleanupPolicy,
@@ -83,7 +81,8 @@ export async function createRunState(
   const counting = new CountingStore(baseCtx.store);
   const ctx: ProtocolContext = { ...baseCtx, store: counting };
   const warnings: string[] = [];
-  const now = options.storageNow ?? (await runStorageNow(ctx, dryRun, warnings));
+  const owner = ctx.ids.next();
+  const { now, lock } = await lockAndClock(ctx, options, { dryRun, owner, warnings });
   const signal = options.signal;
   return {
     mode,
@@ -103,7 +102,8 @@ export async function createRunState(
     deletePool: new TaskPool(options.concurrency ?? 8),
     batchSize: Math.max(1, ctx.store.capabilities.maxBatchDelete),
     now,
-    owner: ctx.ids.next(),
+    lock,
+    owner,
     ownRecords: new Set(),
     held: { current: undefined },
     checkpoint: () => signal?.throwIfAborted(),
@@ -127,29 +127,6 @@ export async function createRunState(
       warnings,
     },
   };
-}
-
-/**
- * The run's storage "now": one probe (PUT, HEAD, DELETE of a `_holdfast/clock/` object),
- * for a dry run too. No read-only request returns the store's clock (Last-Modified exists
- * only on objects the store stamped, and the newest of those is just a lower bound), and a
- * plan judged by the host clock disagrees with the run whenever the host is skewed. A dry
- * run on credentials that may not write falls back to the host clock, with a warning.
- */
-async function runStorageNow(
-  ctx: ProtocolContext,
-  dryRun: boolean,
-  warnings: string[],
-): Promise<Date> {
-  try {
-    return await probeStorageNow(ctx);
-  } catch (error) {
-    if (!dryRun || !isHoldfastError(error, "refused", "auth", "unsupported")) throw error;
-    warnings.push(
-      `storage-time probe refused (${error.code ?? error.kind}): the plan judges leases and ages by this host's clock, which may differ from the store's`,
-    );
-    return new Date(ctx.clock.now());
-  }
 }
 
 export function addAll(map: Map<string, Set<number>>, branch: string, versions: number[]): void {

@@ -4,6 +4,7 @@ import { acquireLease } from "@holdfast/leases";
 import { createTag } from "@holdfast/refs-lifecycle";
 import {
   acquireCleanupLock,
+  CLEANUP_LOCK_KEY,
   commit,
   drain,
   readAdmission,
@@ -136,6 +137,37 @@ describe("one cleanup at a time per dataset", () => {
     await time.advance(2 * MINUTE); // the other cleaner stopped renewing
     const taken = await cleanup(ctx, { retainVersions: 1 });
     expect(taken.retired.map((r) => r.version)).toEqual([2]);
+    expect(keysUnder(store, "_holdfast/cleanup/")).toEqual([]);
+  });
+
+  it("a run's storage time is its own lock write's Last-Modified (no clock probe); a lock that does not show the write means a probe", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 3 });
+    const run = await cleanup(ctx, { retainVersions: 1 });
+    expect(run.retired.map((r) => r.version)).toEqual([1, 2]);
+    // lock + drain + seal + commit; the lock's HEAD gave the run its "now"
+    expect(run.requests.put).toBe(4);
+    await seedDataset(ctx, time, { versions: 2 });
+    // A store whose HEAD of the lock shows no write of this run: the run probes instead.
+    let probes = 0;
+    const hidden = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === "head") {
+          return async (key: string, options?: object) => {
+            if (key === CLEANUP_LOCK_KEY) return null;
+            if (key.startsWith("_holdfast/clock/")) probes += 1;
+            return target.head(key, options);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const probed = await cleanup({ ...ctx, store: hidden }, { retainVersions: 1 });
+    expect(probed.retired.map((r) => r.version)).toEqual([3, 4]);
+    expect(probes).toBe(1);
+    expect(probed.requests.put).toBe(5);
+    expect(keysUnder(store, "_holdfast/clock/")).toEqual([]); // the probe deleted its object
     expect(keysUnder(store, "_holdfast/cleanup/")).toEqual([]);
   });
 

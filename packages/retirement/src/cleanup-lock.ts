@@ -162,6 +162,23 @@ export async function releaseCleanupLock(ctx: RetirementContext, lock: CleanupLo
   await ctx.store.delete(lock.key);
 }
 
+/**
+ * The storage time of the holder's own lock write, read by one HEAD: a Last-Modified the
+ * store stamped on a write this run made, so it can serve as the run's storage "now"
+ * instead of a separate probe (docs/protocol.md, "One cleanup at a time"). The returned
+ * lock records it as `since`, so renewals keep the start time. `undefined` when the lock
+ * no longer shows this holder's write (then the caller probes).
+ */
+export async function stampCleanupLock(
+  ctx: RetirementContext,
+  lock: CleanupLock,
+): Promise<{ lock: CleanupLock; storageNow: Date } | undefined> {
+  const meta = await ctx.store.head(lock.key);
+  if (!meta || meta.etag !== lock.etag) return undefined;
+  const since = lock.body.since ?? meta.lastModified.toISOString();
+  return { lock: { ...lock, body: { ...lock.body, since } }, storageNow: meta.lastModified };
+}
+
 /** Reads the current lock for `status`/`doctor`: `null` when no cleanup holds it. */
 export async function readCleanupLock(
   ctx: RetirementContext,

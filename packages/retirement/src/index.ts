@@ -19,6 +19,7 @@ export {
   readCleanupLock,
   releaseCleanupLock,
   renewCleanupLock,
+  stampCleanupLock,
 } from "./cleanup-lock.js";
 export type { RetirementContext } from "./context.js";
 export {

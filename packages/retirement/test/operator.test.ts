@@ -16,6 +16,7 @@ import {
   releaseCleanupLock,
   renewCleanupLock,
   seal,
+  stampCleanupLock,
   startHeartbeat,
 } from "../src/index.js";
 import { memoryContext, noLeases, noRefs } from "./helpers.js";
@@ -127,6 +128,23 @@ describe("one cleanup at a time: the cleanup lock", () => {
     );
     await releaseCleanupLock(ctx, lock); // not ours any more: left alone
     expect((await readCleanupLock(ctx))?.owner).toBe("01SECOND");
+  });
+
+  it("the holder's own lock write is its storage time: stamped once, kept as since across renewals, nothing once taken over", async () => {
+    const { ctx, time } = memoryContext();
+    const written = time.now();
+    const lock = await acquireCleanupLock(ctx, { owner: "01FIRST" });
+    await time.advance(5_000);
+    const stamped = await stampCleanupLock(ctx, lock);
+    // The store's stamp of the lock write, not the reading time 5 s later.
+    expect(stamped?.storageNow.getTime()).toBe(written);
+    expect(stamped?.lock.body.since).toBe(new Date(written).toISOString());
+    await time.advance(20_000);
+    const renewed = await renewCleanupLock(ctx, stamped!.lock);
+    expect((await readCleanupLock(ctx))?.since).toBe(new Date(written).toISOString());
+    await time.advance(70_000); // stale: taken over
+    await acquireCleanupLock(ctx, { owner: "01SECOND" });
+    expect(await stampCleanupLock(ctx, renewed)).toBeUndefined();
   });
 
   it("with wait, the second taker polls until the first releases", async () => {
