@@ -82,8 +82,13 @@ export async function createRunState(
   const ctx: ProtocolContext = { ...baseCtx, store: counting };
   const warnings: string[] = [];
   const owner = ctx.ids.next();
-  const { now, lock } = await lockAndClock(ctx, options, { dryRun, owner, warnings });
   const signal = options.signal;
+  const leaseCensus = options.leaseCensus ?? censusLeases(ctx);
+  // The format's own census when it has one (a Lance table's tags and branches).
+  const referenceCensus =
+    options.referenceCensus ?? censusReferences(ctx, { format: options.format });
+  // Last: nothing after the lock is taken may throw before the run's finally releases it.
+  const { now, lock } = await lockAndClock(ctx, options, { dryRun, owner, warnings });
   return {
     mode,
     dryRun,
@@ -92,9 +97,8 @@ export async function createRunState(
     counting,
     ctx,
     format: options.format ?? defaultFormat,
-    leaseCensus: options.leaseCensus ?? censusLeases(ctx),
-    // The format's own census when it has one (a Lance table's tags and branches).
-    referenceCensus: options.referenceCensus ?? censusReferences(ctx, { format: options.format }),
+    leaseCensus,
+    referenceCensus,
     deleteLeases:
       options.deleteLeases ?? ((branch, versions) => deleteLeasesOf(ctx, branch, versions)),
     progress: options.onProgress ?? (() => {}),
