@@ -1,5 +1,5 @@
 import { type CleanupJob, CleanupJobShape, JsonShapes } from "@holdfast/api-shapes";
-import { decodeJson, encodeJson, listAll, putIfAbsent } from "@holdfast/conditional-store";
+import { encodeJson, listAll, putIfAbsent, readJsonAs } from "@holdfast/conditional-store";
 import { z } from "zod";
 import type { DatasetEntry } from "./datasets.js";
 import { problem } from "./problem.js";
@@ -115,7 +115,7 @@ export class JobHistory {
       if (PLAN_KEY.test(meta.key)) keys.push(meta.key);
     }
     for (const key of keys.sort().reverse()) {
-      const plan = await readParsed(ds, key, StoredPlanShape);
+      const plan = await readJsonAs(ds.store, key, StoredPlanShape);
       if (plan) return plan;
     }
     return null;
@@ -140,7 +140,7 @@ export class JobHistory {
   ): Promise<CleanupJob | undefined> {
     for (const stage of ["end", "lost", "start"] as const) {
       if (!stages.has(stage)) continue;
-      const job = await readParsed(ds, jobKey(id, stage), CleanupJobShape);
+      const job = await readJsonAs(ds.store, jobKey(id, stage), CleanupJobShape);
       // The store holds one dataset's history: another replica may serve it under another name.
       if (job) return job;
     }
@@ -178,21 +178,4 @@ export class JobHistory {
 
 function jobKey(id: string, stage: Stage): string {
   return `${JOBS_PREFIX}${id}${stage === "start" ? "" : `.${stage}`}.json`;
-}
-
-async function readParsed<T>(
-  ds: DatasetEntry,
-  key: string,
-  shape: z.ZodType<T>,
-): Promise<T | null> {
-  const got = await ds.store.get(key);
-  if (!got) return null;
-  let body: unknown;
-  try {
-    body = decodeJson(got.body);
-  } catch {
-    return null;
-  }
-  const parsed = shape.safeParse(body);
-  return parsed.success ? parsed.data : null;
 }

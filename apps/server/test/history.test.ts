@@ -2,7 +2,7 @@ import { CleanupJobShape, CleanupJobsShape, JsonShapes } from "@holdfast/api-sha
 import { listAll, type ObjectStore } from "@holdfast/conditional-store";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ZodApp } from "../src/index.js";
-import { JOBS_PREFIX } from "../src/job-history.js";
+import { JOBS_PREFIX, PLANS_PREFIX } from "../src/job-history.js";
 import { as, BACKENDS, freshStore, seedDataset, testServer } from "./support.js";
 
 // Job history and the last plan live on the store: every replica sees them, restarts keep them.
@@ -107,6 +107,52 @@ for (const backend of BACKENDS) {
           `${JOBS_PREFIX}${id}.end.json`,
           `${JOBS_PREFIX}${id}.json`,
         ]),
+      );
+    });
+
+    it("H3 a job or plan record that is not JSON, or JSON of another schema, is skipped: the job shows its last readable stage, the plan route the newest readable plan", async () => {
+      const fresh = await freshStore(backend);
+      cleanups.push(fresh.dispose);
+      await seedDataset(fresh.store, 2);
+      const app = await serve(fresh.store, "skips");
+      for (let i = 0; i < 2; i++) {
+        const res = await app.inject({
+          method: "POST",
+          url: "/v1/datasets/ds/recover",
+          headers: as("admin"),
+        });
+        expect(res.statusCode, res.body).toBe(200);
+      }
+      const [newer, older] = await jobsOf(app);
+      expect([newer?.state, older?.state]).toEqual(["succeeded", "succeeded"]);
+      const bytes = (text: string) => new TextEncoder().encode(text);
+      await fresh.store.put(`${JOBS_PREFIX}${newer!.id}.end.json`, bytes("{not json"));
+      await fresh.store.put(
+        `${JOBS_PREFIX}${older!.id}.end.json`,
+        bytes(JSON.stringify({ schema: 99, id: older!.id })),
+      );
+      expect((await jobsOf(app)).map((j) => [j.id, j.state])).toEqual([
+        [newer!.id, "running"],
+        [older!.id, "running"],
+      ]);
+
+      const planned = await app.inject({
+        method: "POST",
+        url: "/v1/datasets/ds/cleanup/plan",
+        headers: as("admin"),
+        payload: { policy: { retainVersions: 1, minVersionAgeMs: 0 } },
+      });
+      expect(planned.statusCode, planned.body).toBe(200);
+      // Newer keys than the real plan (ULIDs sort by time): one not JSON, one another schema.
+      await fresh.store.put(`${PLANS_PREFIX}7ZZZZZZZZZZZZZZZZZZZZZZZZZ.json`, bytes("{not json"));
+      await fresh.store.put(
+        `${PLANS_PREFIX}7ZZZZZZZZZZZZZZZZZZZZZZZZY.json`,
+        bytes(JSON.stringify({ schema: 99 })),
+      );
+      const plan = await app.inject({ url: "/v1/datasets/ds/cleanup/plan", headers: as("reader") });
+      expect(plan.statusCode, plan.body).toBe(200);
+      expect(JsonShapes.cleanup.parse(plan.json()).stats.retired).toEqual(
+        planned.json().stats.retired,
       );
     });
   });

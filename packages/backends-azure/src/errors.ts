@@ -4,15 +4,9 @@ import {
   holdfastError,
   isHoldfastError,
   type Precondition,
+  type StorageErrorContext,
   type StorageOperation,
 } from "@holdfast/conditional-store";
-
-/** Where a failure happened, for the error's structured fields. */
-export interface ErrorContext {
-  operation: StorageOperation;
-  key?: string | undefined;
-  precondition?: Precondition | undefined;
-}
 
 /**
  * The one place Azure failures become holdfast errors (docs/guarantees.md, conditional requests):
@@ -21,7 +15,7 @@ export interface ErrorContext {
  * ContainerNotFound → refused; 401/403 → auth; other 4xx → refused; 408, 429, 5xx, timeouts
  * and resets → ambiguous (the request may have applied).
  */
-export function toHoldfastError(error: unknown, context: ErrorContext): HoldfastError {
+export function toHoldfastError(error: unknown, context: StorageErrorContext): HoldfastError {
   if (isHoldfastError(error)) return error;
   const { operation, key, precondition } = context;
   const where = key === undefined ? operation : `${operation} ${key}`;

@@ -3,23 +3,16 @@ import {
   type HoldfastError,
   holdfastError,
   isHoldfastError,
-  type Precondition,
+  type StorageErrorContext,
   type StorageOperation,
 } from "@holdfast/conditional-store";
-
-/** Where a failure happened, for the error's structured fields. */
-export interface S3ErrorContext {
-  operation: StorageOperation;
-  key?: string | undefined;
-  precondition?: Precondition | undefined;
-}
 
 /**
  * The one translation of S3 SDK failures into holdfast's taxonomy. Classifies by the
  * error's `name` (S3's error code) and `$metadata.httpStatusCode`, never by message text:
  * RGW's error bodies can lack `<Message>`.
  */
-export function toHoldfastError(error: unknown, context: S3ErrorContext): HoldfastError {
+export function toHoldfastError(error: unknown, context: StorageErrorContext): HoldfastError {
   if (isHoldfastError(error)) return error;
   const { operation, key, precondition } = context;
   const e = (typeof error === "object" && error !== null ? error : {}) as {

@@ -1,4 +1,4 @@
-export { bareEtag, type S3ErrorContext, toHoldfastError } from "./errors.js";
+export { bareEtag, toHoldfastError } from "./errors.js";
 export {
   type OpenS3StoreOptions,
   openS3Store,

@@ -67,6 +67,19 @@ export interface HoldfastErrorFields {
   cause?: unknown;
 }
 
+/**
+ * Where a storage request failed: what a backend's translation of its SDK's failures
+ * needs besides the failure itself (the error's operation, key and precondition fields).
+ */
+export interface StorageErrorContext {
+  /** The request that failed. */
+  operation: StorageOperation;
+  /** Its key, when it names one. */
+  key?: string | undefined;
+  /** Its precondition, when it sent one (a conflict is judged against it). */
+  precondition?: HoldfastErrorFields["precondition"];
+}
+
 /** Every error holdfast raises on purpose. Check with {@link isHoldfastError}. */
 export class HoldfastError extends Error {
   override readonly name = "HoldfastError";

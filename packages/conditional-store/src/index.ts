@@ -17,12 +17,20 @@ export {
   type HoldfastErrorKind,
   holdfastError,
   isHoldfastError,
+  type StorageErrorContext,
   type StorageOperation,
 } from "./errors.js";
 export { joinKey, MAX_KEY_BYTES, validateKey, validatePrefix } from "./keys.js";
 export { batches, listAll } from "./list.js";
 export { compareKeys, MEMORY_BACKEND, MemoryStore, type MemoryStoreOptions } from "./memory.js";
-export { decodeJson, encodeJson, writerPayload } from "./payload.js";
+export {
+  decodeJson,
+  encodeJson,
+  type JsonSchema,
+  parseJsonAs,
+  readJsonAs,
+  writerPayload,
+} from "./payload.js";
 export {
   type AnswerClass,
   classifyFailure,

@@ -1,4 +1,4 @@
-import { decodeJson } from "@holdfast/conditional-store";
+import { readJsonAs } from "@holdfast/conditional-store";
 import {
   isActiveAt,
   leaseExpiresAt,
@@ -44,7 +44,7 @@ export async function describeLeases(
   const precision = storePrecisionMs(ctx);
   const views: LeaseView[] = [];
   for (const entry of entries) {
-    const ttlMs = await readTtl(ctx, entry.key);
+    const ttlMs = (await readJsonAs(ctx.store, entry.key, LeaseBodySchema))?.ttlMs ?? null;
     views.push({
       leaseId: entry.leaseId,
       branch: entry.branch,
@@ -79,19 +79,4 @@ export async function describeLease(ctx: ProtocolContext, lease: Lease): Promise
       : null,
     active: meta !== null,
   };
-}
-
-// --- utils ---
-
-async function readTtl(ctx: ProtocolContext, key: string): Promise<number | null> {
-  const got = await ctx.store.get(key);
-  if (!got) return null;
-  let body: unknown;
-  try {
-    body = decodeJson(got.body);
-  } catch {
-    return null;
-  }
-  const parsed = LeaseBodySchema.safeParse(body);
-  return parsed.success ? parsed.data.ttlMs : null;
 }

@@ -5,6 +5,7 @@ import {
   acquireLease,
   censusLeases,
   deleteLeasesOf,
+  describeLeases,
   leaseKey,
   listLeases,
   MAX_TTL_MS,
@@ -369,6 +370,22 @@ describe("census", () => {
     const census = censusLeases(w.reader);
     expect(await census("main", [1], new Date(T0 + 60_000))).toEqual(new Map([[1, "lease"]]));
     expect(await census("main", [1], new Date(T0 + MAX_TTL_MS + 1_000))).toEqual(new Map());
+  });
+
+  it("describeLeases shows a lease whose body is not JSON, or JSON of another schema, as active with no TTL, never expired", async () => {
+    const w = world();
+    await commitVersions(w, 2);
+    const readable = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 5_000 });
+    const notJson = leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAV");
+    const otherSchema = leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAW");
+    await w.memory.put(notJson, new TextEncoder().encode("garbage"));
+    await w.memory.put(otherSchema, new TextEncoder().encode(JSON.stringify({ schema: 99 })));
+    await w.storeTime.advance(MAX_TTL_MS); // long past every valid TTL
+    const views = new Map((await describeLeases(w.reader)).map((v) => [v.key, v]));
+    expect(views.get(readable.key)).toMatchObject({ ttlMs: 5_000, active: false });
+    for (const key of [notJson, otherSchema]) {
+      expect(views.get(key)).toMatchObject({ ttlMs: null, expiresAt: null, active: true });
+    }
   });
 
   it("deleteLeasesOf removes the named versions' leases, or the whole branch's", async () => {
