@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, open, openSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import {
   holdfastError,
   type Precondition,
@@ -69,7 +71,7 @@ export async function withKeyLock<T>(
 
 async function acquireFileLock(lockPath: string, request: LockRequest): Promise<number> {
   const { key, operation, precondition, signal } = request;
-  const fd = openLockFile(lockPath);
+  const fd = await openLockFile(lockPath);
   try {
     const deadline = Date.now() + request.timeoutMs;
     let pause = 1;
@@ -103,12 +105,14 @@ async function acquireFileLock(lockPath: string, request: LockRequest): Promise<
 
 /**
  * Opens the lock file for writing (an exclusive lock needs a writable descriptor),
- * creating it (and its folder) on first use. Synchronous on purpose: the file is empty and
- * permanent, so open and close touch only the kernel's cached inode, never file data,
- * and two thread-pool round trips per lock would cost more than the calls themselves (a
- * batch delete takes one lock per key).
+ * creating it (and its folder) on first use. Opening an existing lock file is
+ * synchronous: the file is empty and permanent, so the open touches only the kernel's
+ * cached inode, and a thread-pool round trip would cost more than the call. Creating one
+ * goes through the thread pool instead: a first batch delete on a dataset holdfast never
+ * cleaned creates up to LOCK_STRIPES of them, which blocked the event loop when done
+ * synchronously. Either way the lock is taken on the opened file before the caller runs.
  */
-function openLockFile(lockPath: string): number {
+async function openLockFile(lockPath: string): Promise<number> {
   try {
     // Without O_CREAT: opening an existing file takes the folder's lock shared, not
     // exclusive, so concurrent lockers do not queue on the locks folder.
@@ -116,9 +120,17 @@ function openLockFile(lockPath: string): number {
   } catch (error) {
     if ((error as { code?: unknown }).code !== "ENOENT") throw error;
   }
-  mkdirSync(dirname(lockPath), { recursive: true }); // first lock of this file
-  return openSync(lockPath, "a");
+  try {
+    return await openAsync(lockPath, "a");
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ENOENT") throw error;
+  }
+  await mkdir(dirname(lockPath), { recursive: true }); // first lock of this store
+  return openAsync(lockPath, "a");
 }
+
+/** open(2) on the thread pool, returning the raw descriptor (a FileHandle closes on GC). */
+const openAsync = promisify(open);
 
 interface NativeExtensions {
   tryLock(fd: number): boolean;

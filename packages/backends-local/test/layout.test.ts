@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
@@ -129,6 +130,26 @@ describe("local store file layout: plain files", () => {
     });
     expect(readFileSync(join(root, "data/x.lance"), "utf8")).toBe("replaced by holdfast");
     expect((await store.head("data/x.lance"))?.etag).toBe(swapped.etag);
+  });
+
+  it("a first batch delete of files no holdfast process wrote creates their lock files and deletes every key", async () => {
+    const root = freshRoot();
+    // A table holdfast never touched: no locks folder, so the batch's concurrent lockers
+    // create it and most of the lock files at once.
+    const written = Array.from({ length: 600 }, (_, i) => `data/v${i % 40}/f${i}.lance`);
+    for (const key of written) writeForeign(root, key, key);
+    const store = createLocalStore({ root });
+    const result = await store.deleteMany(written);
+    expect({ deleted: [...result.deleted].sort(), failed: result.failed }).toEqual({
+      deleted: [...written].sort(),
+      failed: [],
+    });
+    expect(userTree(root)).toEqual([]);
+    // Each key was unlinked holding its stripe's lock file (the first 8 bits of its SHA-256).
+    const stripes = new Set(
+      written.map((key) => `${createHash("sha256").update(key).digest("hex").slice(0, 2)}.lock`),
+    );
+    expect(readdirSync(join(root, INTERNAL, "locks")).sort()).toEqual([...stripes].sort());
   });
 
   it("an in-place rewrite by another program that changes the size changes the ETag", async () => {
