@@ -8,7 +8,7 @@ import {
   renewCleanupLock,
   startHeartbeat,
 } from "@holdfast/retirement";
-import { deleteRetired, type PlannedDeletions } from "./delete.js";
+import { deleteRetired, type PlannedDeletions, retireVersionNumbers } from "./delete.js";
 import { finalizeRetired } from "./finalize.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
 import type { CleanupPolicy } from "./policy.js";
@@ -149,6 +149,7 @@ async function deleteAndFinalize(
   plannedData: PlannedDeletions,
 ): Promise<void> {
   state.progress({ phase: "delete", done: 0, total: committed.length });
+  await retireVersionNumbers(state, committed);
   let recordsDone = 0;
   for (const held of committed) {
     state.checkpoint();

@@ -1,9 +1,35 @@
-import type { RetirementHandle } from "@holdfast/retirement";
+import { parseRetirementKey, type RetirementHandle } from "@holdfast/retirement";
 import { DeleteBatcher } from "./batcher.js";
 import type { RunState } from "./run-state.js";
 
 /** Files a plan would delete: the orphan sweep must not count them a second time. */
 export type PlannedDeletions = Set<string>;
+
+/**
+ * Step 5 begins here, before anything of the committed records is deleted: per branch,
+ * the format records that the numbers up to the highest one in the records' keys are
+ * retired (docs/protocol.md §2, F1: the holdfast format raises the head hint's floor, so
+ * a commit that skips listing never lands on a freed number). One call per branch, not
+ * per record; a throw stops the deletions (the records stay committed for the next run).
+ */
+export async function retireVersionNumbers(
+  state: RunState,
+  committed: readonly RetirementHandle[],
+): Promise<void> {
+  const { ctx, format, dryRun } = state;
+  if (dryRun || !format.retireVersionNumbers) return;
+  const upTo = new Map<string, number>();
+  for (const handle of committed) {
+    // The key's range bounds the record's versions (cancelled ones still exist: over-
+    // stating the floor is safe, a version above it is never retired).
+    const parts = parseRetirementKey(handle.key);
+    const max = parts?.maxVersion ?? Math.max(0, ...handle.record.versions.map((v) => v.version));
+    upTo.set(handle.record.branch, Math.max(upTo.get(handle.record.branch) ?? 0, max));
+  }
+  for (const [branch, maxRetired] of upTo) {
+    await format.retireVersionNumbers(ctx, branch, maxRetired);
+  }
+}
 
 /**
  * Step 5, delete one committed record: data files no retained version names, then the

@@ -234,7 +234,8 @@ describe("cleanup", () => {
     );
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     // 3 records x (drain, seal, commit) + the cleanup lock (its stamp is the run's "now")
-    expect(counting.requestCounts().put).toBe(3 * 3 + 1);
+    // + the head hint's retired floor, raised once for the branch (docs/protocol.md §2, F1)
+    expect(counting.requestCounts().put).toBe(3 * 3 + 1 + 1);
     expect(versionsOf(store)).toEqual([8]);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
   });

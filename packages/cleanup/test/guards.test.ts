@@ -1,11 +1,18 @@
-import { encodeJson, seededIds } from "@holdfast/conditional-store";
+import { decodeJson, encodeJson, seededIds } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import { manifestKey, type ProtocolContext, readManifest, writeDataFile } from "@holdfast/dataset";
+import {
+  commitVersion,
+  headHintKey,
+  manifestKey,
+  type ProtocolContext,
+  readManifest,
+  writeDataFile,
+} from "@holdfast/dataset";
 import { acquireLease, renewLease } from "@holdfast/leases";
 import { censusReferences } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
-import { cleanup } from "../src/index.js";
-import { seedDataset, versionsOf, world } from "./helpers.js";
+import { cleanup, DEFAULT_MIN_VERSION_AGE_MS } from "../src/index.js";
+import { MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
 
 // The two guards issue 9 found deletable with the suite green, each pinned here.
 describe("retirement guards that only one interleaving needs", () => {
@@ -80,5 +87,29 @@ describe("retirement guards that only one interleaving needs", () => {
     expect(stats.warnings.join("\n")).toContain("manifest changed since it was drained");
     expect(await store.head(key)).not.toBeNull();
     expect(await store.head(fresh!.key)).not.toBeNull();
+  });
+
+  it("retired floor: a commit after a cleanup that retired versions above a lagging head hint never reuses a retired number", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 3 });
+    // Versions 4..10 land while every head-hint write is lost: the hint stays at 3.
+    const lossy = new FaultStore(store).on(
+      { operation: "put", key: headHintKey("main"), times: 1_000 },
+      { type: "lose-before-apply" },
+    );
+    for (let i = 0; i < 7; i += 1) {
+      await commitVersion({ ...ctx, store: lossy }, { branch: "main", files: [] });
+    }
+    expect(
+      (decodeJson((await store.get(headHintKey("main")))!.body) as { version: number }).version,
+    ).toBe(3);
+    await time.advance(DEFAULT_MIN_VERSION_AGE_MS + MINUTE);
+    await cleanup(ctx, { retainVersions: 1 }, { referenceCensus: censusReferences(ctx) });
+    expect(versionsOf(store)).toEqual([10]);
+    // Cleanup raised the floor before deleting 1..9 (docs/protocol.md §2), so the next
+    // commit does not put 4 above the stale hint: 4 was retired, and 10 is the latest.
+    const next = await commitVersion(ctx, { branch: "main", files: [] });
+    expect(next.version).toBe(11);
+    expect(versionsOf(store)).toEqual([10, 11]);
   });
 });

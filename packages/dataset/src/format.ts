@@ -6,6 +6,8 @@ import {
   tryReadManifest,
   type VersionEntry,
 } from "./dataset.js";
+import { raiseRetiredFloor } from "./heads.js";
+import { latestVersion } from "./latest.js";
 import { DATA_PREFIX, isDataKey, manifestKey, parseManifestKey } from "./layout.js";
 import type { DataFile, VersionRef } from "./manifest.js";
 
@@ -37,6 +39,14 @@ export interface DatasetFormat {
   /** Prefix under which every data file lives. */
   readonly dataPrefix: string;
   isDataKey(key: string): boolean;
+  /**
+   * Called by cleanup before it deletes any manifest of `branch` numbered up to
+   * `maxRetired`, and awaited: a format whose writers pick the next version number without
+   * listing records here that these numbers are retired (the holdfast format raises the
+   * head hint's retired floor, docs/protocol.md §2). A throw stops the deletion. Formats
+   * whose writers always list (Lance) leave it out.
+   */
+  retireVersionNumbers?(ctx: ProtocolContext, branch: string, maxRetired: number): Promise<void>;
 }
 
 /** The holdfast format: `_versions/{branch}/{version:020d}.json` manifests naming files under `data/`. */
@@ -53,4 +63,6 @@ export const defaultFormat: DatasetFormat = {
   parseManifestKey,
   dataPrefix: DATA_PREFIX,
   isDataKey,
+  retireVersionNumbers: (ctx, branch, maxRetired) =>
+    raiseRetiredFloor(ctx, branch, maxRetired, () => latestVersion(ctx, branch)),
 };

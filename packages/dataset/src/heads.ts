@@ -1,40 +1,43 @@
 import {
   encodeJson,
+  holdfastError,
+  isHoldfastError,
   type ObjectStore,
   putIfAbsent,
   putIfMatch,
   type ResolveOptions,
 } from "@holdfast/conditional-store";
 import { z } from "zod";
-import type { ProtocolContext } from "./context.js";
+import { type ProtocolContext, resolverOptions } from "./context.js";
 import { CONTROL_PREFIX } from "./layout.js";
 import { NameSchema, UlidSchema, VersionNumberSchema } from "./manifest.js";
 import { validateName } from "./names.js";
 import { parseStored } from "./stored.js";
 
 /**
- * Head hints: `_holdfast/heads/{branch}.json` names a version of the branch that existed
- * when a commit wrote it. Finding the latest version starts listing there instead of at
- * version 1, so a commit costs the same on a branch of 10 versions and of 100,000. A hint
- * is only a starting point, never trusted as the answer (docs/protocol.md §2): the listing
- * from the hint sees every version at or above it, and a hint with nothing at or above it
- * (the branch was deleted and re-created) falls back to the full search.
+ * Head hints (docs/protocol.md §2): `_holdfast/heads/{branch}.json` names a version of the
+ * branch and the branch's retired floor, the highest version number cleanup may have
+ * deleted. Every commit moves the hint to its own version with an if-match write, and
+ * cleanup raises the floor (if-match too) before it deletes a manifest, so no manifest
+ * above the floor is ever deleted. That lets a commit put `version + 1` straight away,
+ * without listing the branch, and prove afterwards that the number was fresh.
  */
 export const HEADS_PREFIX = `${CONTROL_PREFIX}heads/`;
 
-/**
- * A commit rewrites the hint when it is missing or at least this many versions behind the
- * version just committed: the listing from a hint then returns at most this many keys, one
- * small page, and most commits skip the extra write.
- */
-export const HEAD_HINT_STRIDE = 32;
+/** A version number, or 0 for "none" (the floor of a branch nothing was deleted from). */
+const FloorSchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
-/** Body of a head hint (zod, schema 1). `txnId` is the commit that wrote it (fresh bytes per write). */
+/**
+ * Body of a head hint (zod, schema 1). `txnId` is the commit (or cleanup) that wrote it:
+ * fresh bytes per write. `retiredFloor` is absent on hints of writers that predate it;
+ * such a hint is only a starting point for a listing.
+ */
 export const HeadHintSchema = z.looseObject({
   schema: z.literal(1),
   branch: NameSchema,
   version: VersionNumberSchema,
   txnId: UlidSchema,
+  retiredFloor: FloorSchema.optional(),
 });
 export type HeadHint = z.infer<typeof HeadHintSchema>;
 
@@ -43,9 +46,13 @@ export function headHintKey(branch: string): string {
   return `${HEADS_PREFIX}${validateName(branch, "branch")}.json`;
 }
 
-/** The hint as read: its version (`null` when the object is malformed) and ETag; `null` when absent. */
+/**
+ * The hint as read: its version and retired floor (`null` when the object is malformed,
+ * names another branch, or has no usable floor) and its ETag; `null` when absent.
+ */
 export interface StoredHeadHint {
   readonly version: number | null;
+  readonly retiredFloor: number | null;
   readonly etag: string;
 }
 
@@ -60,53 +67,193 @@ export async function readHeadHint(
   if (!got) return null;
   try {
     const hint = parseStored(HeadHintSchema, got.body, key, "latestVersion");
-    return { version: hint.branch === branch ? hint.version : null, etag: got.etag };
+    if (hint.branch !== branch) return { version: null, retiredFloor: null, etag: got.etag };
+    // A floor at or above the version breaks the hint's own rule: not one to probe above.
+    const floor = hint.retiredFloor;
+    const retiredFloor = floor !== undefined && floor < hint.version ? floor : null;
+    return { version: hint.version, retiredFloor, etag: got.etag };
   } catch {
-    return { version: null, etag: got.etag };
+    return { version: null, retiredFloor: null, etag: got.etag };
   }
 }
 
-/** Whether a commit of `version` should rewrite the hint it read (see {@link HEAD_HINT_STRIDE}). */
-export function headHintIsStale(hint: StoredHeadHint | null, version: number): boolean {
+/** A hint a commit may probe above: `version + 1` is fresh unless it already exists. */
+export type ProbeHint = StoredHeadHint & {
+  readonly version: number;
+  readonly retiredFloor: number;
+};
+
+/**
+ * Whether a commit may put `hint.version + 1` without listing: the hint has a floor below
+ * its version, and the store compares ETags atomically (the proof after the put rests on
+ * the if-match write of the hint failing when anyone moved it).
+ */
+export function canProbe(store: ObjectStore, hint: StoredHeadHint | null): hint is ProbeHint {
   return (
-    hint === null ||
-    hint.version === null ||
-    hint.version > version ||
-    version - hint.version >= HEAD_HINT_STRIDE
+    store.capabilities.atomicConditionalUpdate &&
+    hint !== null &&
+    hint.version !== null &&
+    hint.retiredFloor !== null
   );
 }
 
-/** No re-issue: a lost hint write is dropped, it only costs a later commit a longer listing. */
+/** No re-issue: a lost hint write is decided by reading the hint again (or dropped). */
 const ONE_ATTEMPT: ResolveOptions["policy"] = { pausesMs: [] };
 
+type HintWrite = "applied" | "conflict" | "unknown";
+
+/** One if-match (or create-only) write of the hint; never throws. */
+async function writeHint(
+  ctx: ProtocolContext,
+  branch: string,
+  next: { version: number; retiredFloor: number },
+  previous: StoredHeadHint | null,
+  options: ResolveOptions,
+): Promise<HintWrite> {
+  const key = headHintKey(branch);
+  const body = hintBody(ctx, branch, next);
+  try {
+    const outcome =
+      previous === null
+        ? await putIfAbsent(ctx.store, key, body, options)
+        : await putIfMatch(ctx.store, key, body, previous.etag, options);
+    return outcome.status;
+  } catch {
+    return "unknown";
+  }
+}
+
 /**
- * Best-effort rewrite of the hint after a commit of `version` landed: create-only when
- * there was none, else if-match on the ETag read before the commit, so two committers
- * never move it backwards (the loser's write conflicts and is dropped). Any failure is
- * swallowed: the commit already succeeded, and a stale or missing hint only makes the
- * next search list a little more.
+ * After a commit of `version` found by listing: moves the hint to it (backwards too, when
+ * the branch was re-created below an old hint), best-effort (one attempt; a failure only
+ * makes the next commit list again). `retiredFloor` is what the
+ * commit knows bounds every deletion: the floor it read, or one below the latest version
+ * its listing found (cleanup never deletes a branch's latest version).
  */
 export async function advanceHeadHint(
   ctx: ProtocolContext,
   branch: string,
   version: number,
-  txnId: string,
+  retiredFloor: number,
   hint: StoredHeadHint | null,
 ): Promise<void> {
-  if (!headHintIsStale(hint, version)) return;
-  const key = headHintKey(branch);
-  const body = encodeJson({ schema: 1, branch, version, txnId } satisfies HeadHint);
-  const options: ResolveOptions = { policy: ONE_ATTEMPT, sleep: ctx.sleep };
-  try {
-    if (hint === null) await putIfAbsent(ctx.store, key, body, options);
-    else if (canCompareAndSwap(ctx.store)) {
-      await putIfMatch(ctx.store, key, body, hint.etag, options);
-    }
-  } catch {
-    // Advisory object: see above.
-  }
+  // Without atomic compare-and-swap the hint is created once and never advanced.
+  if (hint !== null && !ctx.store.capabilities.atomicConditionalUpdate) return;
+  await writeHint(ctx, branch, { version, retiredFloor }, hint, {
+    policy: ONE_ATTEMPT,
+    sleep: ctx.sleep,
+  });
 }
 
-function canCompareAndSwap(store: ObjectStore): boolean {
-  return store.capabilities.atomicConditionalUpdate;
+/**
+ * Decides a commit that put `hint.version + 1` without listing (docs/protocol.md §2,
+ * "Commits above the hint"). `fresh`: no version above it existed, the number was never
+ * used, the commit is the branch's latest. Otherwise the caller must list to decide, and
+ * gets the hint as read again to write from.
+ *
+ * The if-match write of the hint applying proves it: nobody wrote the hint between the
+ * commit's read and this write, so no cleanup raised the floor, so no manifest above the
+ * floor it read was deleted meanwhile (nor before: the floor bounds every deletion), and
+ * above the floor versions have no gaps. When the write does not apply, the hint is read
+ * again: a floor still below the version proves the same.
+ */
+export async function settleProbe(
+  ctx: ProtocolContext,
+  branch: string,
+  version: number,
+  hint: ProbeHint,
+): Promise<{ fresh: boolean; hint: StoredHeadHint | null }> {
+  const once = { policy: ONE_ATTEMPT, sleep: ctx.sleep };
+  const next = { version, retiredFloor: hint.retiredFloor };
+  if ((await writeHint(ctx, branch, next, hint, once)) === "applied") {
+    return { fresh: true, hint: null };
+  }
+  const now = await readHeadHint(ctx, branch);
+  if (now?.retiredFloor == null || now.version === null || now.retiredFloor >= version) {
+    return { fresh: false, hint: now };
+  }
+  // Someone else moved the hint (a concurrent commit, or a cleanup below our version).
+  if (now.version < version) {
+    await writeHint(ctx, branch, { version, retiredFloor: now.retiredFloor }, now, once);
+  }
+  return { fresh: true, hint: null };
+}
+
+/**
+ * Cleanup's step before it deletes any manifest of `branch` numbered up to `maxRetired`
+ * (docs/protocol.md, Cleanup step 5): raises the branch's retired floor to at least
+ * `maxRetired`, so commits that put `version + 1` without listing never land on a number
+ * this deletion frees. `latest` (exact, listed) is needed only when the hint predates
+ * floors: the floor then becomes `latest - 1`, which bounds every earlier deletion.
+ * Resolves only once the stored floor is at least `maxRetired`; throws otherwise.
+ */
+export async function raiseRetiredFloor(
+  ctx: ProtocolContext,
+  branch: string,
+  maxRetired: number,
+  latest: () => Promise<number | null>,
+): Promise<void> {
+  validateName(branch, "branch");
+  if (!ctx.store.capabilities.atomicConditionalUpdate) return; // no commit probes there
+  for (let attempt = 0; attempt < 16; attempt += 1) {
+    const hint = await readHeadHint(ctx, branch);
+    if (hint?.retiredFloor != null && hint.version !== null && hint.retiredFloor >= maxRetired) {
+      return;
+    }
+    let next: { version: number; retiredFloor: number };
+    if (hint?.retiredFloor != null && hint.version !== null) {
+      // Above the old floor versions have no gaps, so maxRetired + 1 (never deleted: the
+      // latest version is kept) exists.
+      next = { version: Math.max(hint.version, maxRetired + 1), retiredFloor: maxRetired };
+    } else {
+      const top = await latest();
+      if (top === null || top <= maxRetired) {
+        throw holdfastError(
+          "invalid-input",
+          "cleanup",
+          `branch ${branch} has no version above ${maxRetired}: refusing to retire its latest`,
+          { code: "RETIRE_LATEST" },
+        );
+      }
+      next = { version: top, retiredFloor: top - 1 };
+    }
+    try {
+      const outcome =
+        hint === null
+          ? await putIfAbsent(ctx.store, headHintKey(branch), hintBody(ctx, branch, next), {
+              ...resolverOptions(ctx),
+            })
+          : await putIfMatch(
+              ctx.store,
+              headHintKey(branch),
+              hintBody(ctx, branch, next),
+              hint.etag,
+              resolverOptions(ctx),
+            );
+      if (outcome.status === "applied") return;
+    } catch (error) {
+      // An unknown outcome is decided by the next read of the hint.
+      if (!isHoldfastError(error, "unresolved")) throw error;
+    }
+  }
+  throw holdfastError(
+    "conflict",
+    "cleanup",
+    `could not raise the retired floor of ${branch}: the head hint kept changing`,
+    { key: headHintKey(branch), code: "HEAD_HINT_CONTENDED", hint: "retry the cleanup" },
+  );
+}
+
+function hintBody(
+  ctx: ProtocolContext,
+  branch: string,
+  next: { version: number; retiredFloor: number },
+): Uint8Array {
+  return encodeJson({
+    schema: 1,
+    branch,
+    version: next.version,
+    txnId: ctx.ids.next(),
+    retiredFloor: next.retiredFloor,
+  } satisfies HeadHint);
 }

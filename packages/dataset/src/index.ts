@@ -1,5 +1,13 @@
 // The public API of @holdfast/dataset. Every name here is covered by api/dataset.api.md:
 // add or remove one deliberately (`pnpm api:update`).
+
+export {
+  type CommitOptions,
+  type CommitResult,
+  checkCommit,
+  commitVersion,
+  UnresolvedCommitError,
+} from "./commit.js";
 export {
   COMMIT_INTENT_BOUND_MS,
   COMMIT_INTENT_EXPIRED,
@@ -16,25 +24,20 @@ export {
 } from "./commit-intent.js";
 export { createContext, type ProtocolContext, resolverOptions } from "./context.js";
 export {
-  type CommitOptions,
-  type CommitResult,
-  checkCommit,
-  commitVersion,
   initDataset,
-  latestVersion,
   listBranchesWithVersions,
   listVersions,
   type ManifestRecord,
   openDataset,
   readManifest,
   tryReadManifest,
-  UnresolvedCommitError,
   type VersionEntry,
   type WrittenDataFile,
   writeDataFile,
 } from "./dataset.js";
 export { type DatasetFormat, defaultFormat, type FormatManifest } from "./format.js";
-export { HEAD_HINT_STRIDE, HEADS_PREFIX, headHintKey } from "./heads.js";
+export { HEADS_PREFIX, headHintKey, raiseRetiredFloor } from "./heads.js";
+export { latestVersion } from "./latest.js";
 export {
   CLOCK_PREFIX,
   dataKey,

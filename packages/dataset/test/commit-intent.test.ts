@@ -6,6 +6,7 @@ import {
   COMMIT_SOURCE_MISSING,
   commitVersion,
   FRESH_FILE_WINDOW_MS,
+  headHintKey,
   initDataset,
   type ProtocolContext,
   readManifest,
@@ -58,13 +59,14 @@ describe("commit intents (docs/protocol.md, commits that reuse files)", () => {
     });
     const after = counting.requestCounts();
     expect(result.version).toBe(2);
-    // PUT intent, LIST records, HEAD source + 2 files, LIST versions, PUT manifest, DELETE intent.
+    // PUT intent, LIST records, HEAD source + 2 files, PUT manifest above the head hint,
+    // PUT hint, DELETE intent (docs/protocol.md §2: no listing of the versions).
     expect({
       put: after.put - before.put,
       list: after.list - before.list,
       head: after.head - before.head,
       delete: after.delete - before.delete,
-    }).toEqual({ put: 2, list: 2, head: 3, delete: 1 });
+    }).toEqual({ put: 3, list: 1, head: 3, delete: 1 });
     expect(memory.keys().filter((k) => k.startsWith(COMMIT_INTENT_PREFIX))).toEqual([]);
   });
 
@@ -112,9 +114,9 @@ describe("commit intents (docs/protocol.md, commits that reuse files)", () => {
     const a = await writeDataFile(ctx, bytes("a"));
     await commitVersion(ctx, { branch: "main", files: [a] });
     const slow = new FaultStore(memory);
-    // The version listing stalls for 6 minutes on the writer's timer.
+    // The head hint's read stalls for 6 minutes on the writer's timer.
     slow.on(
-      { operation: "list", key: "_versions/main/" },
+      { operation: "get", key: headHintKey("main") },
       {
         type: "before",
         run: async () => time.advance(6 * 60_000),

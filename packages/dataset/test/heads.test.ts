@@ -3,18 +3,20 @@ import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing"
 import {
   commitVersion,
   createContext,
-  HEAD_HINT_STRIDE,
   headHintKey,
   latestVersion,
   manifestKey,
   type ProtocolContext,
+  raiseRetiredFloor,
   readManifest,
 } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 
-// Head hints (docs/protocol.md §2): a commit finds the next version from the branch's
-// hint, so its cost does not depend on the branch's length, and a hint is only ever a
-// starting point: a stale, missing, malformed or too-high hint never makes a commit wrong.
+// Head hints (docs/protocol.md §2): a commit puts the version after the branch's hint
+// without listing the branch, so its cost does not depend on the branch's length, and a
+// stale, missing, malformed or too-high hint never makes a commit wrong: it only costs
+// a listing. The retired floor (raised by cleanup before it deletes) is what makes the
+// number after the hint provably fresh.
 
 function memoryContext(
   seed = 1,
@@ -44,6 +46,17 @@ async function hintVersion(ctx: ProtocolContext, branch: string): Promise<number
   return got ? (decodeJson(got.body) as { version: number }).version : null;
 }
 
+async function hintFloor(ctx: ProtocolContext, branch: string): Promise<number | undefined> {
+  const got = await ctx.store.get(headHintKey(branch));
+  return got ? (decodeJson(got.body) as { retiredFloor?: number }).retiredFloor : undefined;
+}
+
+/** What cleanup does before deleting manifests up to `maxRetired` (format.retireVersionNumbers). */
+async function retire(ctx: ProtocolContext, branch: string, versions: number[]) {
+  await raiseRetiredFloor(ctx, branch, Math.max(...versions), () => latestVersion(ctx, branch));
+  for (const v of versions) await ctx.store.delete(manifestKey(branch, v));
+}
+
 /** Requests of one commit, by operation. */
 async function commitCost(ctx: ProtocolContext, branch: string) {
   const counting = new FaultStore(ctx.store);
@@ -64,26 +77,26 @@ describe("head hints", () => {
     const a = await commitCost(short, "main");
     const b = await commitCost(long, "main");
     expect([a.version, b.version]).toEqual([11, 10_001]);
-    // GET hint, LIST from the hint, PUT manifest: no listing of the branch.
+    // GET hint, PUT the next manifest, PUT the hint (if-match): no listing at all.
     expect(a.counts).toEqual(b.counts);
     expect(b.log.map((r) => `${r.operation} ${r.key}`)).toEqual([
       `get ${headHintKey("main")}`,
-      "list _versions/main/",
       `put ${manifestKey("main", 10_001)}`,
+      `put ${headHintKey("main")}`,
     ]);
 
-    // Over a stride of commits the hint is rewritten the same number of times on both.
+    // Over many commits the requests stay the same on both.
     const totals = async (ctx: ProtocolContext) => {
       const counting = new FaultStore(ctx.store);
-      for (let i = 0; i < 2 * HEAD_HINT_STRIDE; i += 1)
+      for (let i = 0; i < 64; i += 1)
         await commitVersion({ ...ctx, store: counting }, { branch: "main", files: [] });
       return counting.requestCounts();
     };
     const ta = await totals(short);
     const tb = await totals(long);
     expect(ta).toEqual(tb);
-    expect(ta.put).toBe(2 * HEAD_HINT_STRIDE + 2);
-    expect(await latestVersion(long, "main")).toBe(10_001 + 2 * HEAD_HINT_STRIDE);
+    expect([ta.get, ta.put, ta.list]).toEqual([64, 128, 0]);
+    expect(await latestVersion(long, "main")).toBe(10_001 + 64);
   });
 
   it("a hint far behind (versions committed by a client that keeps none) is a starting point only", async () => {
@@ -101,10 +114,12 @@ describe("head hints", () => {
   it("versions retired between a stale hint and the latest never get reused", async () => {
     const ctx = memoryContext(4);
     await seedVersions(ctx.store, "main", range(1, 3));
-    await commitVersion(ctx, { branch: "main", files: [] }); // hint at 4
-    await seedVersions(ctx.store, "main", range(5, 30));
+    await commitVersion(ctx, { branch: "main", files: [] }); // hint at 4, floor 2
+    expect(await hintFloor(ctx, "main")).toBe(2);
+    await seedVersions(ctx.store, "main", range(5, 30)); // a writer whose hint writes failed
     // Cleanup retires 4..29 and keeps the latest (30): the hint's own version is gone too.
-    for (const v of range(4, 29)) await ctx.store.delete(manifestKey("main", v));
+    await retire(ctx, "main", range(4, 29));
+    expect([await hintVersion(ctx, "main"), await hintFloor(ctx, "main")]).toEqual([30, 29]);
     const result = await commitVersion(ctx, { branch: "main", files: [] });
     expect(result.version).toBe(31);
     expect((await readManifest(ctx, "main", 31)).manifest.parent).toEqual({
@@ -114,11 +129,53 @@ describe("head hints", () => {
     expect(await ctx.store.head(manifestKey("main", 5))).toBeNull();
   });
 
+  it("a cleanup that retires the version after a lagging hint while a commit is in flight never hides the commit", async () => {
+    const ctx = memoryContext(10);
+    for (let i = 0; i < 3; i += 1) await commitVersion(ctx, { branch: "main", files: [] });
+    await seedVersions(ctx.store, "main", range(4, 12)); // the hint lags at 3
+    // The committer read the hint (3) and is about to put 4. Just before its put lands, a
+    // cleanup raises the floor and retires 4..11 (keeping 12).
+    const fault = new FaultStore(ctx.store).on(
+      { operation: "put", key: manifestKey("main", 4), times: 1 },
+      { type: "before", run: () => retire(ctx, "main", range(4, 11)) },
+    );
+    const result = await commitVersion({ ...ctx, store: fault }, { branch: "main", files: [] });
+    // Version 4 landed below 12: a retired number nobody will build on. The commit saw the
+    // raised floor, listed, and went again above the latest.
+    expect(result.version).toBe(13);
+    expect(await latestVersion(ctx, "main")).toBe(13);
+    expect((await readManifest(ctx, "main", 13)).manifest.parent).toEqual({
+      branch: "main",
+      version: 12,
+    });
+    const stray = await readManifest(ctx, "main", 4);
+    expect(stray.manifest.txnId).toBe(result.txnId);
+    expect(await hintVersion(ctx, "main")).toBe(13);
+  });
+
+  it("a commit above a hint whose write was lost lists once and heals the hint", async () => {
+    const ctx = memoryContext(11);
+    for (let i = 0; i < 5; i += 1) await commitVersion(ctx, { branch: "main", files: [] });
+    await seedVersions(ctx.store, "main", [6]); // landed, its hint write lost
+    const cost = await commitCost(ctx, "main");
+    expect(cost.version).toBe(7);
+    expect(cost.log.map((r) => `${r.operation} ${r.key}`)).toEqual([
+      `get ${headHintKey("main")}`,
+      `put ${manifestKey("main", 6)}`,
+      "list _versions/main/",
+      `put ${manifestKey("main", 7)}`,
+      `put ${headHintKey("main")}`,
+    ]);
+    expect(await hintVersion(ctx, "main")).toBe(7);
+  });
+
   it("a hint above every version (branch deleted and re-created) falls back to the full search", async () => {
     const ctx = memoryContext(5);
     for (let i = 0; i < 40; i += 1) await commitVersion(ctx, { branch: "dev", files: [] });
-    expect(await hintVersion(ctx, "dev")).toBe(33);
-    // The branch's manifests go (a deletion whose hint removal was lost), then it starts over.
+    expect(await hintVersion(ctx, "dev")).toBe(40);
+    // A branch deletion removes the hint first, then the manifests: the re-created branch
+    // lists and starts over.
+    await ctx.store.delete(headHintKey("dev"));
     for (const v of range(1, 40)) await ctx.store.delete(manifestKey("dev", v));
     expect(await latestVersion(ctx, "dev")).toBeNull();
     const first = await commitVersion(ctx, { branch: "dev", files: [] });
@@ -128,8 +185,8 @@ describe("head hints", () => {
     expect(await hintVersion(ctx, "dev")).toBe(1);
     expect((await commitVersion(ctx, { branch: "dev", files: [] })).version).toBe(2);
 
-    // Same, with versions below the stale hint: an older client re-created the branch and
-    // cleanup retired its first versions. The next version is above them, never a gap.
+    // A hint of an older writer (no floor) above every version: an older client re-created
+    // the branch and cleanup retired its first versions. The next version is above them.
     for (const v of [1, 2]) await ctx.store.delete(manifestKey("dev", v));
     await ctx.store.put(
       headHintKey("dev"),
@@ -138,6 +195,8 @@ describe("head hints", () => {
     await seedVersions(ctx.store, "dev", [7, 9]);
     expect((await commitVersion(ctx, { branch: "dev", files: [] })).version).toBe(10);
     expect(await ctx.store.head(manifestKey("dev", 1))).toBeNull();
+    // The rewritten hint went back to the new incarnation, with a floor below its latest.
+    expect([await hintVersion(ctx, "dev"), await hintFloor(ctx, "dev")]).toEqual([10, 8]);
   });
 
   it("a malformed or foreign hint is ignored and replaced", async () => {

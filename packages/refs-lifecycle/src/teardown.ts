@@ -8,6 +8,10 @@ import { retirementPrefix } from "@holdfast/retirement";
  * References). Only formats whose codec writes branches get here (the holdfast layout).
  */
 export async function teardownBranch(ctx: ProtocolContext, branch: string): Promise<void> {
+  // The head hint goes first: its retired floor speaks for this incarnation only, and the
+  // manifests deleted below never raise it. Without a hint a commit lists (docs/protocol.md
+  // §2): it sees what an interrupted teardown left and never reuses a number of it.
+  await ctx.store.delete(headHintKey(branch));
   for (const prefix of [
     versionsPrefix(branch),
     branchLeasesPrefix(branch),
@@ -15,8 +19,6 @@ export async function teardownBranch(ctx: ProtocolContext, branch: string): Prom
   ]) {
     await deletePrefix(ctx, prefix);
   }
-  // The head hint goes last: a hint without versions is harmless (a search falls back).
-  await ctx.store.delete(headHintKey(branch));
 }
 
 async function deletePrefix(ctx: ProtocolContext, prefix: string): Promise<void> {

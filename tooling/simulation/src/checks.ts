@@ -57,7 +57,7 @@ export interface CheckedWorld {
   readonly failedCommitFiles: string[];
   /** Writes released or applied so far (any actor). */
   writes(): number;
-  violate(invariant: 1 | 2 | 3 | 4 | 5, message: string): void;
+  violate(invariant: 1 | 2 | 3 | 4 | 5 | 7, message: string): void;
 }
 
 /**

@@ -22,6 +22,11 @@ export interface SimulationConfig {
   forkers: number;
   /** Writers that commit many files, sometimes stalling longer than the orphan grace before the commit. */
   bulkWriters: number;
+  /**
+   * Writers of a holdfast that keeps no head hint: they list to find the next version and
+   * never write the hint, so the others' hint lags (docs/protocol.md §2). Optional: 0.
+   */
+  hintlessWriters?: number;
   /** Actors that call renewLease/releaseLease with forged handles (a manifest's key and ETag). */
   forgers: number;
   /** Operations per actor. */
@@ -72,7 +77,7 @@ export function profileConfig(profile: "default" | "stress"): Omit<SimulationCon
 
 /** A broken invariant, with the step it was seen at (rerun the seed to reproduce). */
 export interface Violation {
-  invariant: 1 | 2 | 3 | 4 | 5;
+  invariant: 1 | 2 | 3 | 4 | 5 | 7;
   step: number;
   message: string;
 }

@@ -2,7 +2,13 @@ import { initDataset } from "@holdfast/dataset";
 import { spawnCleaners } from "./actors/cleaners.js";
 import { spawnForgers, spawnReaders } from "./actors/readers.js";
 import { spawnBranchers, spawnTaggers } from "./actors/references.js";
-import { spawnBulkWriters, spawnForkers, spawnRestorers, spawnWriters } from "./actors/writers.js";
+import {
+  spawnBulkWriters,
+  spawnForkers,
+  spawnHintlessWriters,
+  spawnRestorers,
+  spawnWriters,
+} from "./actors/writers.js";
 import { createStepChecker } from "./checks.js";
 import { OWNERSHIP_BOUND_MS, type SimulationConfig, type SimulationResult } from "./config.js";
 import { checkFinalRecovery } from "./final-check.js";
@@ -19,6 +25,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   await world.seedDataset(initDataset);
   // The order of starting actors is part of the schedule a seed names: keep it.
   spawnWriters(world);
+  spawnHintlessWriters(world);
   spawnRestorers(world);
   spawnForkers(world);
   spawnBulkWriters(world);

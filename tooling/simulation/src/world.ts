@@ -3,12 +3,14 @@ import {
   type IdSource,
   isHoldfastError,
   MemoryStore,
+  type ObjectStore,
   seededIds,
 } from "@holdfast/conditional-store";
 import {
   commitVersion,
   createContext,
   type DataFile,
+  manifestKey,
   type ProtocolContext,
   tryReadManifest,
   type VersionRef,
@@ -23,6 +25,7 @@ import {
   type Violation,
 } from "./config.js";
 import { type FaultRates, GatedStore, SimulatedCrash } from "./gated-store.js";
+import { observeLandings } from "./landings.js";
 import { Scheduler } from "./scheduler.js";
 
 /**
@@ -57,10 +60,16 @@ export class SimulationWorld {
   /** Writes released or applied so far (any actor): the newest-version check runs only after one. */
   writes = 0;
   readonly #gatedStores = new Map<string, GatedStore>();
+  /** The memory store as actors reach it, and what each manifest landed below (see `landings.ts`). */
+  readonly #observed: ObjectStore;
+  readonly #landedBelow: Map<string, number | null>;
 
   constructor(readonly config: SimulationConfig) {
     this.sched = new Scheduler(config.seed);
     this.memory = new MemoryStore({ clock: this.sched.clock, timestampPrecisionMs: 1000 });
+    const observed = observeLandings(this.memory);
+    this.#observed = observed.store;
+    this.#landedBelow = observed.landedBelow;
     this.ids = seededIds(config.seed);
     if (config.trace) this.sched.trace = config.trace;
   }
@@ -94,9 +103,15 @@ export class SimulationWorld {
    * A protocol context for `actor`: its own gated view of the store (faults at `faults`,
    * keys under `hiddenPrefix` hidden) and a host clock `skewMs` off storage time.
    */
-  contextFor(actor: string, faults: FaultRates, skewMs = 0, hiddenPrefix?: string) {
+  contextFor(
+    actor: string,
+    faults: FaultRates,
+    skewMs = 0,
+    hiddenPrefix?: string,
+    view: (store: ObjectStore) => ObjectStore = (store) => store,
+  ) {
     const store = new GatedStore(
-      this.memory,
+      view(this.#observed),
       this.sched,
       actor,
       faults,
@@ -153,10 +168,11 @@ export class SimulationWorld {
     kind: string,
     count: number,
     body: (ctx: ProtocolContext, index: number, name: string) => Promise<void>,
+    view?: (store: ObjectStore) => ObjectStore,
   ): void {
     for (let i = 0; i < count; i += 1) {
       const name = `${kind}-${i}`;
-      const ctx = this.contextFor(name, this.config.faults);
+      const ctx = this.contextFor(name, this.config.faults, 0, undefined, view);
       this.spawn(name, () => body(ctx, i, name));
     }
   }
@@ -214,6 +230,13 @@ export class SimulationWorld {
     const other = (ledger as Map<unknown, string>).get(slot);
     if (other !== undefined && other !== result.txnId) {
       this.violate(3, `two commits both won version ${result.version} of ${branch}`);
+    }
+    const above = this.#landedBelow.get(manifestKey(branch, result.version));
+    if (above != null) {
+      this.violate(
+        7,
+        `commit ${branch}@${result.version} returned success but landed below version ${above}`,
+      );
     }
     (ledger as Map<unknown, string>).set(slot, result.txnId);
     if (branch === BRANCH) this.committedAt.set(result.version, this.sched.clock.now());

@@ -1,4 +1,5 @@
-import { type DataFile, writeDataFile } from "@holdfast/dataset";
+import type { ObjectStore } from "@holdfast/conditional-store";
+import { type DataFile, HEADS_PREFIX, writeDataFile } from "@holdfast/dataset";
 import { acquireLease, type Lease, releaseLease } from "@holdfast/leases";
 import { BRANCH, ORPHAN_GRACE_MS } from "../config.js";
 import type { SimulationWorld } from "../world.js";
@@ -12,6 +13,42 @@ export function spawnWriters(world: SimulationWorld): void {
       await world.commitOne(ctx);
     }
   });
+}
+
+/**
+ * Hintless writers: like writers, through a view of the store without head hints (reads
+ * find none, writes of one are dropped), as a holdfast from before hints commits: every
+ * commit lists, and the other writers' hint lags behind the versions they add.
+ */
+export function spawnHintlessWriters(world: SimulationWorld): void {
+  const { config, sched } = world;
+  world.spawnEach(
+    "hintless-writer",
+    config.hintlessWriters ?? 0,
+    async (ctx) => {
+      for (let r = 0; r < config.rounds; r += 1) {
+        await sched.sleep(sched.int(0, 3000));
+        await world.commitOne(ctx);
+      }
+    },
+    withoutHeadHints,
+  );
+}
+
+function withoutHeadHints(store: ObjectStore): ObjectStore {
+  const hint = (key: string) => key.startsWith(HEADS_PREFIX);
+  return {
+    backend: store.backend,
+    location: store.location,
+    capabilities: store.capabilities,
+    get: (key, options) => (hint(key) ? Promise.resolve(null) : store.get(key, options)),
+    head: (key, options) => (hint(key) ? Promise.resolve(null) : store.head(key, options)),
+    put: (key, body, options) =>
+      hint(key) ? Promise.resolve({ etag: "dropped" }) : store.put(key, body, options),
+    delete: (key, options) => (hint(key) ? Promise.resolve() : store.delete(key, options)),
+    deleteMany: (keys, options) => store.deleteMany(keys, options),
+    list: (prefix, options) => store.list(prefix, options),
+  };
 }
 
 /**
