@@ -5,18 +5,19 @@ import { DEFAULT_SIMULATION, type PlantedFault, runSimulation } from "../src/ind
  * The checker sees issue 9's hole 1 (docs/protocol.md, "Commits that reuse files"): with
  * either half of its fix planted away, a known seed reports a newest version naming a
  * deleted data file; without the plant the same seed passes. The seeds were found with
- * `simulate -- run 60 1 --plant <fault>` (the first failing seed of each); if the
- * simulation's actors change, find them again the same way.
+ * `simulate -- run 400 1 --plant <fault>` (the first failing seed of each; found again
+ * when commits stopped listing the branch, which changed every schedule); if the
+ * simulation's actors or the protocol's requests change, find them again the same way.
  */
 const CASES: { plant: PlantedFault; seed: number; why: string }[] = [
   {
     plant: "unprotected-reuse",
-    seed: 4,
+    seed: 19,
     why: "writers skip the reuse protocol (no intent, no checks)",
   },
   {
     plant: "blind-last-look",
-    seed: 48,
+    seed: 252,
     why: "cleanup's last look sees no intent and no new manifest",
   },
 ];
