@@ -6,8 +6,7 @@ import {
   tryReadManifest,
   type VersionEntry,
 } from "./dataset.js";
-import { raiseRetiredFloor } from "./heads.js";
-import { latestVersion } from "./latest.js";
+import { raiseRetiredFloor } from "./floor.js";
 import { DATA_PREFIX, isDataKey, manifestKey, parseManifestKey } from "./layout.js";
 import type { DataFile, VersionRef } from "./manifest.js";
 
@@ -63,6 +62,5 @@ export const defaultFormat: DatasetFormat = {
   parseManifestKey,
   dataPrefix: DATA_PREFIX,
   isDataKey,
-  retireVersionNumbers: (ctx, branch, maxRetired) =>
-    raiseRetiredFloor(ctx, branch, maxRetired, () => latestVersion(ctx, branch)),
+  retireVersionNumbers: (ctx, branch, maxRetired) => raiseRetiredFloor(ctx, branch, maxRetired),
 };

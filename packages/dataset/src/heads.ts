@@ -1,14 +1,12 @@
 import {
   encodeJson,
-  holdfastError,
-  isHoldfastError,
   type ObjectStore,
   putIfAbsent,
   putIfMatch,
   type ResolveOptions,
 } from "@holdfast/conditional-store";
 import { z } from "zod";
-import { type ProtocolContext, resolverOptions } from "./context.js";
+import type { ProtocolContext } from "./context.js";
 import { CONTROL_PREFIX } from "./layout.js";
 import { NameSchema, UlidSchema, VersionNumberSchema } from "./manifest.js";
 import { validateName } from "./names.js";
@@ -179,72 +177,7 @@ export async function settleProbe(
   return { fresh: true, hint: null };
 }
 
-/**
- * Cleanup's step before it deletes any manifest of `branch` numbered up to `maxRetired`
- * (docs/protocol.md, Cleanup step 5): raises the branch's retired floor to at least
- * `maxRetired`, so commits that put `version + 1` without listing never land on a number
- * this deletion frees. `latest` (exact, listed) is needed only when the hint predates
- * floors: the floor then becomes `latest - 1`, which bounds every earlier deletion.
- * Resolves only once the stored floor is at least `maxRetired`; throws otherwise.
- */
-export async function raiseRetiredFloor(
-  ctx: ProtocolContext,
-  branch: string,
-  maxRetired: number,
-  latest: () => Promise<number | null>,
-): Promise<void> {
-  validateName(branch, "branch");
-  if (!ctx.store.capabilities.atomicConditionalUpdate) return; // no commit probes there
-  for (let attempt = 0; attempt < 16; attempt += 1) {
-    const hint = await readHeadHint(ctx, branch);
-    if (hint?.retiredFloor != null && hint.version !== null && hint.retiredFloor >= maxRetired) {
-      return;
-    }
-    let next: { version: number; retiredFloor: number };
-    if (hint?.retiredFloor != null && hint.version !== null) {
-      // Above the old floor versions have no gaps, so maxRetired + 1 (never deleted: the
-      // latest version is kept) exists.
-      next = { version: Math.max(hint.version, maxRetired + 1), retiredFloor: maxRetired };
-    } else {
-      const top = await latest();
-      if (top === null || top <= maxRetired) {
-        throw holdfastError(
-          "invalid-input",
-          "cleanup",
-          `branch ${branch} has no version above ${maxRetired}: refusing to retire its latest`,
-          { code: "RETIRE_LATEST" },
-        );
-      }
-      next = { version: top, retiredFloor: top - 1 };
-    }
-    try {
-      const outcome =
-        hint === null
-          ? await putIfAbsent(ctx.store, headHintKey(branch), hintBody(ctx, branch, next), {
-              ...resolverOptions(ctx),
-            })
-          : await putIfMatch(
-              ctx.store,
-              headHintKey(branch),
-              hintBody(ctx, branch, next),
-              hint.etag,
-              resolverOptions(ctx),
-            );
-      if (outcome.status === "applied") return;
-    } catch (error) {
-      // An unknown outcome is decided by the next read of the hint.
-      if (!isHoldfastError(error, "unresolved")) throw error;
-    }
-  }
-  throw holdfastError(
-    "conflict",
-    "cleanup",
-    `could not raise the retired floor of ${branch}: the head hint kept changing`,
-    { key: headHintKey(branch), code: "HEAD_HINT_CONTENDED", hint: "retry the cleanup" },
-  );
-}
-
-function hintBody(
+export function hintBody(
   ctx: ProtocolContext,
   branch: string,
   next: { version: number; retiredFloor: number },

@@ -35,8 +35,9 @@ export {
   type WrittenDataFile,
   writeDataFile,
 } from "./dataset.js";
+export { raiseRetiredFloor } from "./floor.js";
 export { type DatasetFormat, defaultFormat, type FormatManifest } from "./format.js";
-export { HEADS_PREFIX, headHintKey, raiseRetiredFloor } from "./heads.js";
+export { HEADS_PREFIX, headHintKey } from "./heads.js";
 export { latestVersion } from "./latest.js";
 export {
   CLOCK_PREFIX,

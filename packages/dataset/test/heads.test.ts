@@ -53,7 +53,7 @@ async function hintFloor(ctx: ProtocolContext, branch: string): Promise<number |
 
 /** What cleanup does before deleting manifests up to `maxRetired` (format.retireVersionNumbers). */
 async function retire(ctx: ProtocolContext, branch: string, versions: number[]) {
-  await raiseRetiredFloor(ctx, branch, Math.max(...versions), () => latestVersion(ctx, branch));
+  await raiseRetiredFloor(ctx, branch, Math.max(...versions));
   for (const v of versions) await ctx.store.delete(manifestKey(branch, v));
 }
 
