@@ -107,17 +107,20 @@ async function commitAttempts(
   // Above a hint with a retired floor the next number is tried straight away; otherwise
   // (and after that try meets a version) the latest is listed from the hint.
   let probe: ProbeHint | null = canProbe(ctx.store, hint) ? hint : null;
-  const search = async (): Promise<number | null> => {
+  // The latest version listed from the hint, and the floor a closing hint write carries:
+  // the hint's own, or (none, or the search started over) one below the latest, since every
+  // deletion so far is below the latest version (cleanup keeps it).
+  const search = async (): Promise<{ latest: number | null; floor: number }> => {
     const found = await latestFromHint(ctx, branch, hint, options.signal);
-    // Every deletion so far is below the latest version listed (cleanup keeps the latest).
-    floor =
+    const floor =
       found.atOrAboveHint && hint?.retiredFloor != null
         ? hint.retiredFloor
         : Math.max(0, (found.latest ?? 1) - 1);
-    return found.latest;
+    return { latest: found.latest, floor };
   };
-  let floor = probe?.retiredFloor ?? 0;
-  let latest = probe ? probe.version : await search();
+  let { latest, floor } = probe
+    ? { latest: probe.version as number | null, floor: probe.retiredFloor }
+    : await search();
 
   for (let attempt = 0; attempt < maxAttempts; attempt += 1) {
     const version = (latest ?? 0) + 1;
@@ -170,7 +173,7 @@ async function commitAttempts(
     if (probe) {
       // The hint lags (a commit whose hint write failed): list from it.
       probe = null;
-      latest = await search();
+      ({ latest, floor } = await search());
       continue;
     }
     // Definite conflict: another writer holds version n. Try n+1.

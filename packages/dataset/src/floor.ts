@@ -1,11 +1,6 @@
-import {
-  holdfastError,
-  isHoldfastError,
-  putIfAbsent,
-  putIfMatch,
-} from "@holdfast/conditional-store";
+import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
 import { type ProtocolContext, resolverOptions } from "./context.js";
-import { headHintKey, hintBody, readHeadHint } from "./heads.js";
+import { headHintKey, putHint, readHeadHint } from "./heads.js";
 import { latestFromHint } from "./latest.js";
 import { validateName } from "./names.js";
 
@@ -48,19 +43,7 @@ export async function raiseRetiredFloor(
       next = { version: top, retiredFloor: top - 1 };
     }
     try {
-      const outcome =
-        hint === null
-          ? await putIfAbsent(ctx.store, headHintKey(branch), hintBody(ctx, branch, next), {
-              ...resolverOptions(ctx),
-            })
-          : await putIfMatch(
-              ctx.store,
-              headHintKey(branch),
-              hintBody(ctx, branch, next),
-              hint.etag,
-              resolverOptions(ctx),
-            );
-      if (outcome.status === "applied") return;
+      if ((await putHint(ctx, branch, next, hint, resolverOptions(ctx))) === "applied") return;
     } catch (error) {
       // An unknown outcome is decided by the next read of the hint.
       if (!isHoldfastError(error, "unresolved")) throw error;

@@ -100,25 +100,26 @@ const ONE_ATTEMPT: ResolveOptions["policy"] = { pausesMs: [] };
 
 type HintWrite = "applied" | "conflict" | "unknown";
 
-/** One if-match (or create-only) write of the hint; never throws. */
-async function writeHint(
+/** One write of the hint: create-only when `previous` is `null`, else if-match on its ETag. */
+export async function putHint(
   ctx: ProtocolContext,
   branch: string,
   next: { version: number; retiredFloor: number },
   previous: StoredHeadHint | null,
   options: ResolveOptions,
-): Promise<HintWrite> {
+): Promise<"applied" | "conflict"> {
   const key = headHintKey(branch);
   const body = hintBody(ctx, branch, next);
-  try {
-    const outcome =
-      previous === null
-        ? await putIfAbsent(ctx.store, key, body, options)
-        : await putIfMatch(ctx.store, key, body, previous.etag, options);
-    return outcome.status;
-  } catch {
-    return "unknown";
-  }
+  const outcome =
+    previous === null
+      ? await putIfAbsent(ctx.store, key, body, options)
+      : await putIfMatch(ctx.store, key, body, previous.etag, options);
+  return outcome.status;
+}
+
+/** {@link putHint} that never throws: any failure is an unknown outcome. */
+async function writeHint(...args: Parameters<typeof putHint>): Promise<HintWrite> {
+  return putHint(...args).catch(() => "unknown" as const);
 }
 
 /**
@@ -177,7 +178,7 @@ export async function settleProbe(
   return { fresh: true, hint: null };
 }
 
-export function hintBody(
+function hintBody(
   ctx: ProtocolContext,
   branch: string,
   next: { version: number; retiredFloor: number },
