@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine with Node 20 + npm: installs pnpm and the
 # packages, starts the real test services (Ceph RGW, Azurite), builds, typechecks, runs
-# every vitest project, stops the services, and prints "N passed, N failed".
+# every vitest project, stops the services, and prints "N passed, N failed". The repo's one
+# Python environment (.venv/, pylance as the Lance oracle) is created first; tests find its
+# interpreter in HOLDFAST_PYTHON.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cd "$HOLDFAST_ROOT"
+HOLDFAST_PYTHON=$(bash tooling/scripts/python-env.sh) || { echo "[test] FAILED: the Python test environment could not be created (see above)" >&2; exit 1; }
+export HOLDFAST_PYTHON
 
 services_dir=${HOLDFAST_SERVICES_DIR:-/tmp/holdfast-services}
 export HOLDFAST_SERVICES_DIR=$services_dir
