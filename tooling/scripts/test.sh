@@ -13,6 +13,7 @@ export HOLDFAST_PYTHON
 services_dir=${HOLDFAST_SERVICES_DIR:-/tmp/holdfast-services}
 export HOLDFAST_SERVICES_DIR=$services_dir
 stop_services() {
+  bash tooling/services/gcs-stop.sh >/dev/null 2>&1 || true
   bash tooling/services/azurite-stop.sh >/dev/null 2>&1 || true
   bash tooling/services/rgw-stop.sh >/dev/null 2>&1 || true
 }
@@ -21,10 +22,12 @@ trap stop_services EXIT
 echo "[test] starting Ceph RGW and Azurite" >&2
 bash tooling/services/rgw-start.sh >&2 || { echo "[test] FAILED: Ceph RGW did not start (see above)" >&2; exit 1; }
 bash tooling/services/azurite-start.sh >&2 || { echo "[test] FAILED: Azurite did not start (see above)" >&2; exit 1; }
+bash tooling/services/gcs-start.sh >&2 || { echo "[test] FAILED: fake-gcs-server did not start (see above)" >&2; exit 1; }
 bash tooling/services/chromium-install.sh >&2 || { echo "[test] FAILED: Chromium (browser tests) could not be installed (see above)" >&2; exit 1; }
 set -a
 . "$services_dir/rgw.env"
 . "$services_dir/azurite.env"
+. "$services_dir/gcs.env"
 set +a
 
 echo "[test] lint, build and typecheck" >&2
