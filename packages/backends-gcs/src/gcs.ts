@@ -65,6 +65,7 @@ export interface GcsRetryOptions {
   totalTimeout?: number | undefined;
 }
 
+/** Where a GCS store lives and how its client reaches it (see the package README's options table). */
 export interface GcsStoreOptions {
   /**
    * Bucket holding the store. It must exist: holdfast never creates or deletes buckets, and a

@@ -7,6 +7,7 @@ import {
 } from "@holdfast/conditional-store";
 import { createGcsStore, type GcsStoreOptions } from "./gcs.js";
 
+/** Options of {@link openGcsStore}: the store's options plus the probe's. */
 export interface OpenGcsStoreOptions extends GcsStoreOptions {
   /** Options of the capability probe (probe key ids, sleep between re-issues, signal). @default {} */
   probe?: ProbeOptions | undefined;
