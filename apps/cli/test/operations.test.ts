@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
@@ -102,6 +102,29 @@ describe("one cleanup at a time", () => {
     ]);
     expect(ok.code).toBe(0);
     expect((ok.json().stats as { retired: unknown[] }).retired).toHaveLength(2);
+  });
+});
+
+describe("a tag file the local backend cannot name", () => {
+  // Invariant 8 on a real file system: `_refs/tags/keep.json.hfobj` (the old layout's
+  // suffix) names version 1. Skipping it would let cleanup delete the version it names.
+  it("invariant 8: stops the cleanup (exit 2) naming the file; every version stays", async () => {
+    const ds = await dataset(3);
+    const tag = JSON.stringify({ schema: 1, name: "keep", target: { branch: "main", version: 1 } });
+    await mkdir(join(ds, "_refs", "tags"), { recursive: true });
+    await writeFile(join(ds, "_refs", "tags", "keep.json.hfobj"), tag);
+    const r = await run(["cleanup", ds, "--retain", "1", "--min-age", "0", "--json"]);
+    expect(r.code).toBe(2);
+    expect(r.json()).toMatchObject({
+      error: {
+        kind: "invalid-input",
+        code: "LOCAL_UNMAPPABLE_NAME",
+        key: "_refs/tags/keep.json.hfobj",
+      },
+    });
+    const versions = await readdir(join(ds, "_versions", "main"));
+    expect(versions).toHaveLength(3);
+    expect(await readdir(join(ds, "_holdfast"))).not.toContain("retirement");
   });
 });
 

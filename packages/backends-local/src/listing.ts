@@ -3,6 +3,7 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   compareKeys,
+  type HoldfastError,
   holdfastError,
   type ListOptions,
   type ListPage,
@@ -86,8 +87,8 @@ function decodePageToken(token: string): string {
  * order is global key order. A directory's own object (its self file, when the key is
  * also the folder of other keys) sorts by `seg`: when no sibling sorts between `seg` and
  * `seg/`, the directory's own walk yields it first; otherwise it is looked up in place.
- * Subtrees outside the range, the backend's private folder, and entries that are neither
- * regular files nor directories (or whose names are no valid key) are skipped.
+ * Subtrees outside the range and the backend's private folder are skipped; an entry in
+ * the range that maps to no key (see {@link unmappable}) stops the listing.
  */
 export async function* walk(
   dir: string,
@@ -115,13 +116,24 @@ export async function* walk(
   };
   for (const entry of entries) {
     const key = `${keyPrefix}${entry.name}`;
-    if (entry.name === LOCAL_SELF_NAME) {
-      hasSelf = entry.isFile();
+    if (entry.name === LOCAL_SELF_NAME && entry.isFile() && keyPrefix !== "") {
+      hasSelf = true;
     } else if (entry.isDirectory()) {
       if (`${key}/` === LOCAL_INTERNAL_PREFIX) continue;
+      if (!isLocalKey(key)) {
+        if (reaches(`${key}/`, range)) throw unmappable(key, "a folder whose name");
+        continue;
+      }
       add(`${key}/`, entry.name, "dir");
       add(key, entry.name, "self");
-    } else if (entry.isFile()) {
+    } else if (before(key, range)) {
+      // Invariant 8: nothing under a listed folder is skipped. A file whose name maps to no
+      // key (the old layout's `.hfobj`, a self-file name where no key can own it, a
+      // backslash or control character) or an entry that is no regular file (a symlink,
+      // a socket) would be invisible: a census would miss what it protects.
+      if (!entry.isFile())
+        throw unmappable(key, "an entry that is no regular file or folder, which");
+      if (!isLocalKey(key)) throw unmappable(key, "a file whose name");
       add(key, entry.name, "file");
     }
   }
@@ -137,7 +149,7 @@ export async function* walk(
     const path = join(dir, item.name);
     if (item.kind === "dir") {
       yield* walk(path, item.sortKey, range, lookedUp.has(item.name));
-    } else if (isLocalKey(item.sortKey)) {
+    } else {
       if (item.kind === "file") {
         yield { key: item.sortKey, file: path };
         continue;
@@ -212,7 +224,28 @@ function before(key: string, range: ListRange): boolean {
 }
 
 function inRange(key: string, range: ListRange): boolean {
-  return before(key, range) && isLocalKey(key); // a foreign file whose name is no valid key is not listed
+  return before(key, range);
+}
+
+/** Code of the listing error for a file or folder the backend cannot name as a key. */
+export const LOCAL_UNMAPPABLE_NAME = "LOCAL_UNMAPPABLE_NAME";
+
+/**
+ * A listing that met a file or folder it cannot map to a key: `invalid-input`, code
+ * LOCAL_UNMAPPABLE_NAME, `key` the file's path relative to the root. The listing stops
+ * rather than leave it out, so a cleanup never decides without it (invariant 8).
+ */
+function unmappable(path: string, what: string): HoldfastError {
+  return holdfastError(
+    "invalid-input",
+    "list",
+    `${path} is ${what} the local backend cannot map to an object key; the listing stops rather than skip it`,
+    {
+      key: path,
+      code: LOCAL_UNMAPPABLE_NAME,
+      hint: "move or rename that file (holdfast never writes such names); nothing was decided or deleted",
+    },
+  );
 }
 
 async function isFile(path: string): Promise<boolean> {

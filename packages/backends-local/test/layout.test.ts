@@ -17,6 +17,7 @@ import {
   LOCAL_BACKEND,
   LOCAL_INTERNAL_PREFIX,
   LOCAL_SELF_NAME,
+  LOCAL_UNMAPPABLE_NAME,
   toHoldfastError,
 } from "@holdfast/backends-local";
 import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
@@ -340,14 +341,52 @@ describe("local store file layout: plain files", () => {
     }
   });
 
-  it("skips names that are no valid key, symlinks and the like; reads nothing outside the root", async () => {
+  it("invariant 8: a listing stops at a name it cannot map, naming the file; other folders still list", async () => {
+    const foreign: [string, (root: string) => void][] = [
+      ["dir/back\\slash", (root) => writeForeign(root, "dir/back\\slash", "x")],
+      ["dir/ctl\u0001", (root) => writeForeign(root, "dir/ctl\u0001", "x")],
+      ["dir/v1.json.hfobj", (root) => writeForeign(root, "dir/v1.json.hfobj", "x")],
+      [
+        "dir/old.hfobj",
+        (root) => mkdirSync(join(root, "dir", "old.hfobj", "in"), { recursive: true }),
+      ],
+      [
+        `dir/${LOCAL_SELF_NAME}`,
+        (root) => mkdirSync(join(root, "dir", LOCAL_SELF_NAME, "x"), { recursive: true }),
+      ],
+      ["dir/link", (root) => symlinkSync("/etc/hostname", join(root, "dir", "link"))],
+    ];
+    for (const [path, make] of foreign) {
+      const root = freshRoot();
+      const store = createLocalStore({ root });
+      await store.put("dir/real", bytes("real"));
+      await store.put("other/k", bytes("k"));
+      make(root);
+      for (const prefix of ["", "dir/", "dir"]) {
+        const error = await errorOf(keys(store, prefix));
+        expect({ path, prefix, kind: (error as { kind?: string }).kind }).toEqual({
+          path,
+          prefix,
+          kind: "invalid-input",
+        });
+        expect(error).toMatchObject({ code: LOCAL_UNMAPPABLE_NAME, key: path });
+      }
+      // A listing whose range cannot hold the file is unaffected, and nothing outside the
+      // root was read (the symlink's target is never followed).
+      expect(await keys(store, "other/")).toEqual(["other/k"]);
+    }
+  });
+
+  it("invariant 8: a self-file name at the root stops the listing (no key can own it)", async () => {
     const root = freshRoot();
     const store = createLocalStore({ root });
-    await store.put("dir/real", bytes("real"));
-    writeForeign(root, "dir/back\\slash", "not a valid key");
-    writeForeign(root, "dir/ctl\u0001", "not a valid key");
-    symlinkSync("/etc/hostname", join(root, "dir", "link"));
-    expect(await keys(store)).toEqual(["dir/real"]);
+    await store.put("k", bytes("k"));
+    writeForeign(root, LOCAL_SELF_NAME, "x");
+    await expect(keys(store)).rejects.toMatchObject({
+      kind: "invalid-input",
+      code: LOCAL_UNMAPPABLE_NAME,
+      key: LOCAL_SELF_NAME,
+    });
   });
 
   it("refuses a root in the old wrapped layout with a typed error that says so", async () => {
