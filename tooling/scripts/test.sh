@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine with Node 20 + npm: installs pnpm and the
 # packages, starts the real test services (Ceph RGW, Azurite), builds, typechecks, runs
-# every vitest project, stops the services, and prints "N passed, N failed". The repo's one
+# every vitest project and the Python package's checks (tooling/scripts/python-package.sh),
+# stops the services, and prints "N passed, N failed" over both. The repo's one
 # Python environment (.venv/, pylance as the Lance oracle) is created first; tests find its
 # interpreter in HOLDFAST_PYTHON.
 set -euo pipefail
@@ -38,11 +39,24 @@ echo "[test] vitest" >&2
 report=$(mktemp -t holdfast-vitest-XXXXXX.json)
 status=0
 pnpm vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+
+echo "[test] python package (wheel, ruff, mypy --strict, pytest)" >&2
+py_report=$(mktemp -t holdfast-pytest-XXXXXX.xml)
+py_status=0
+bash tooling/scripts/python-package.sh "$py_report" || py_status=$?
 node -e '
-  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-  const skipped = r.numPendingTests + r.numTodoTests;
-  // Unhandled errors fail the run without failing a test: count them as a failure here.
-  const failed = r.numFailedTests + (process.argv[2] !== "0" && r.numFailedTests === 0 ? 1 : 0);
-  console.log(`${r.numPassedTests} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
-' "$report" "$status" || true
-exit $status
+  const fs = require("fs");
+  const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+  // pytest junit: <testsuite tests= failures= errors= skipped=> (absent if it never ran)
+  const x = (fs.readFileSync(process.argv[3], "utf8").match(/<testsuite\b[^>]*>/) ?? [""])[0];
+  const n = (k) => Number((x.match(new RegExp(`\\b${k}="(\\d+)"`)) ?? [0, 0])[1]);
+  const pyFailed = n("failures") + n("errors");
+  const pyPassed = n("tests") - pyFailed - n("skipped");
+  const skipped = r.numPendingTests + r.numTodoTests + n("skipped");
+  // Unhandled errors (or a Python step that failed outside a test) fail the run without failing a test: count one.
+  const failed = r.numFailedTests + (process.argv[2] !== "0" && r.numFailedTests === 0 ? 1 : 0)
+    + pyFailed + (process.argv[4] !== "0" && pyFailed === 0 ? 1 : 0);
+  console.log(`${r.numPassedTests + pyPassed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' "$report" "$status" "$py_report" "$py_status" || true
+[ "$status" = 0 ] || exit "$status"
+exit $py_status

@@ -1,0 +1,235 @@
+"""Test helpers: a fake clock, a scripted fault store for protocol tests, dataset fixtures.
+
+The fault store wraps a real store (a :class:`holdfast.LocalStore` in a temp folder whose
+clock is the fake storage clock) and loses answers on cue, applied or not, as
+``FaultStore`` of ``@holdfast/conditional-store/testing`` does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import holdfast
+from holdfast.errors import ErrorKind
+from holdfast.store import Capabilities, GetResult, ListPage, ObjectMeta, Precondition
+
+T0 = 1_800_000_000_000  # a whole second, in ms
+
+
+class FakeClock:
+    """A settable clock (ms); ``sleep`` advances it instead of waiting."""
+
+    def __init__(self, start: float = T0) -> None:
+        self.now = float(start)
+        self.pauses: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, ms: float) -> None:
+        self.now += ms
+
+    def sleep(self, ms: float, abort: threading.Event | None = None) -> None:
+        if abort is not None and abort.is_set():
+            raise holdfast.HoldfastError("aborted", "sleep", "pause aborted")
+        self.pauses.append(ms)
+        self.now += ms
+
+
+def seeded_ids(seed: int = 1) -> holdfast.context.Ids:
+    """Distinct, valid ULIDs in order (time part fixed, counter in the random part)."""
+    counter = itertools.count(seed * 1_000_000)
+    return lambda: holdfast.encode_ulid(T0, next(counter).to_bytes(10, "big"))
+
+
+@dataclass
+class Fault:
+    """One scripted failure: ``op`` on a key containing ``key_part``. ``applied``: the
+    request takes effect on the inner store before its answer is lost."""
+
+    op: str
+    key_part: str = ""
+    kind: ErrorKind = "ambiguous"
+    applied: bool = False
+    times: int = 1
+    code: str | None = None
+
+
+@dataclass
+class FaultStore:
+    inner: holdfast.ObjectStore
+    capabilities_override: dict[str, object] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def backend(self) -> str:
+        return f"fault({self.inner.backend})"
+
+    @property
+    def location(self) -> str:
+        return self.inner.location
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return replace(self.inner.capabilities, **self.capabilities_override)  # type: ignore[arg-type]
+
+    def lose(self, op: str, key_part: str = "", **options: object) -> None:
+        self.faults.append(Fault(op, key_part, **options))  # type: ignore[arg-type]
+
+    def count(self, op: str | None = None) -> int:
+        return sum(1 for o, _ in self.calls if op is None or o == op)
+
+    def _fault(self, op: str, key: str) -> Fault | None:
+        for fault in self.faults:
+            if fault.op == op and fault.key_part in key and fault.times > 0:
+                fault.times -= 1
+                return fault
+        return None
+
+    def _fail(self, fault: Fault, op: str, key: str) -> holdfast.HoldfastError:
+        return holdfast.HoldfastError(
+            fault.kind, op, f"scripted {fault.kind} on {op} {key}", key=key, code=fault.code
+        )
+
+    def get(self, key: str, *, abort: threading.Event | None = None) -> GetResult | None:
+        self.calls.append(("get", key))
+        fault = self._fault("get", key)
+        if fault is not None:
+            raise self._fail(fault, "get", key)
+        return self.inner.get(key, abort=abort)
+
+    def head(self, key: str, *, abort: threading.Event | None = None) -> ObjectMeta | None:
+        self.calls.append(("head", key))
+        fault = self._fault("head", key)
+        if fault is not None:
+            raise self._fail(fault, "head", key)
+        return self.inner.head(key, abort=abort)
+
+    def put(
+        self,
+        key: str,
+        body: bytes,
+        *,
+        precondition: Precondition | None = None,
+        abort: threading.Event | None = None,
+    ) -> str:
+        self.calls.append(("put", key))
+        fault = self._fault("put", key)
+        if fault is not None:
+            if fault.applied:
+                self.inner.put(key, body, precondition=precondition, abort=abort)
+            raise self._fail(fault, "put", key)
+        return self.inner.put(key, body, precondition=precondition, abort=abort)
+
+    def delete(
+        self, key: str, *, if_match: str | None = None, abort: threading.Event | None = None
+    ) -> None:
+        self.calls.append(("delete", key))
+        fault = self._fault("delete", key)
+        if fault is not None:
+            if fault.applied:
+                self.inner.delete(key, if_match=if_match, abort=abort)
+            raise self._fail(fault, "delete", key)
+        if not self.capabilities.atomic_conditional_delete:
+            if_match = None  # as RGW does: If-Match on DELETE is ignored
+        self.inner.delete(key, if_match=if_match, abort=abort)
+
+    def list(
+        self,
+        prefix: str,
+        *,
+        start_after: str | None = None,
+        page_token: str | None = None,
+        page_size: int | None = None,
+        abort: threading.Event | None = None,
+    ) -> ListPage:
+        self.calls.append(("list", prefix))
+        fault = self._fault("list", prefix)
+        if fault is not None:
+            raise self._fail(fault, "list", prefix)
+        return self.inner.list(
+            prefix, start_after=start_after, page_token=page_token, page_size=page_size, abort=abort
+        )
+
+
+@dataclass
+class World:
+    """One dataset on a local store: storage time and the reader's clock apart (L2)."""
+
+    root: Path
+    storage_clock: FakeClock
+    reader_clock: FakeClock
+    local: holdfast.LocalStore
+    store: FaultStore
+    ctx: holdfast.Context
+
+    def commit(self, version: int, branch: str = "main") -> None:
+        """Writes the manifest of ``version`` (the lease code only HEADs it)."""
+        body = {
+            "schema": 1,
+            "branch": branch,
+            "version": version,
+            "parent": None,
+            "files": [],
+            "txnId": "x",
+        }
+        self.local.put(holdfast.manifest_key(branch, version), json.dumps(body).encode())
+
+    def retire(
+        self,
+        versions: list[int],
+        state: str,
+        *,
+        branch: str = "main",
+        bound_ms: int = 60_000,
+        cancelled: tuple[int, ...] = (),
+        op_id: str = "01ARZ3NDEKTSV4RRFFQ69G5FAX",
+        key_range: tuple[int, int] | None = None,
+    ) -> str:
+        """Writes a retirement record as the TypeScript retirement package writes it."""
+        low, high = key_range or (min(versions), max(versions))
+        key = holdfast.retirement_key(branch, low, high, op_id)
+        record = {
+            "schema": 1,
+            "opId": op_id,
+            "writerId": "01ARZ3NDEKTSV4RRFFQ69G5FAY",
+            "owner": "01ARZ3NDEKTSV4RRFFQ69G5FAZ",
+            "branch": branch,
+            "state": state,
+            "ownershipBoundMs": bound_ms,
+            "versions": [
+                {"version": v, "manifestEtag": "etag", "cancelled": v in cancelled}
+                for v in versions
+            ],
+        }
+        self.local.put(key, json.dumps(record).encode())
+        return key
+
+    def leases(self) -> list[str]:
+        return [
+            meta.key for meta in holdfast.store.list_all(self.local, holdfast.layout.LEASES_PREFIX)
+        ]
+
+
+def make_world(
+    root: Path, *, capabilities: dict[str, object] | None = None, seed: int = 1
+) -> World:
+    storage_clock = FakeClock()
+    reader_clock = FakeClock()
+    local = holdfast.LocalStore(root, clock=storage_clock, fsync=False)
+    # Protocol tests run as a single-attempt client: answers can be lost (a local put
+    # completes before it answers, so the local store itself never loses one).
+    store = FaultStore(local, {"request_mode": "single-attempt", **(capabilities or {})})
+    ctx = holdfast.Context(
+        store=store,
+        clock=reader_clock,
+        ids=seeded_ids(seed),
+        random=holdfast.seeded_random_bytes(seed),
+        sleep=reader_clock.sleep,
+    )
+    return World(root, storage_clock, reader_clock, local, store, ctx)

@@ -1,0 +1,386 @@
+"""Lease protocol tests (docs/protocol.md §4) on a real local store with scripted faults.
+
+Scenario ids as in the TypeScript suite (L1, L4, L5, C1, C5, C6, C10); every guard of
+``holdfast.lease`` has a test here that fails when the guard is removed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import holdfast
+from helpers import T0, World, make_world
+from holdfast.errors import HoldfastError
+
+
+@pytest.fixture
+def w(tmp_path: Path) -> World:
+    world = make_world(tmp_path / "ds")
+    world.commit(1)
+    world.commit(2)
+    return world
+
+
+def acquire(
+    w: World, version: int = 2, branch: str = "main", ttl_ms: int = 30_000
+) -> holdfast.Lease:
+    return holdfast.acquire(w.ctx, version=version, branch=branch, ttl_ms=ttl_ms)
+
+
+def raises(kind: str, code: str | None = None) -> pytest.RaisesExc[HoldfastError]:
+    return pytest.raises(
+        HoldfastError, check=lambda e: e.kind == kind and (code is None or e.code == code)
+    )
+
+
+class TestAcquire:
+    def test_writes_a_schema_2_lease_in_3_requests_on_main(self, w: World) -> None:
+        lease = acquire(w)
+        assert lease.key == holdfast.lease_key(
+            "main", 2, lease.lease_id, holdfast.lease_tag(lease.secret)
+        )
+        body = json.loads(w.local.get(lease.key).body)  # type: ignore[union-attr]
+        assert list(body) == [
+            "schema",
+            "leaseId",
+            "branch",
+            "version",
+            "ttlMs",
+            "renewal",
+            "writerId",
+            "proof",
+        ]
+        assert body["proof"] == holdfast.lease_proof(
+            lease.secret, lease.lease_id, 0, lease.writer_id
+        )
+        assert [op for op, _ in w.store.calls] == ["put", "list", "head"]
+        assert w.leases() == [lease.key]
+        assert lease.etag == w.local.head(lease.key).etag  # type: ignore[union-attr]
+
+    def test_off_main_it_also_reads_the_branch_fence(self, w: World) -> None:
+        w.commit(1, branch="dev")
+        acquire(w, version=1, branch="dev")
+        assert w.store.calls[2] == ("head", "_holdfast/refs/fences/dev.json")
+        assert w.store.count() == 4
+
+    @pytest.mark.parametrize(
+        ("state", "code"),
+        [("draining", "RETIRING"), ("sealed", "SEALED"), ("committed", "COMMITTED")],
+    )
+    def test_refused_while_retiring_and_its_lease_removed(
+        self, w: World, state: str, code: str
+    ) -> None:
+        w.retire([1, 2], state)
+        with raises("refused", code):
+            acquire(w)
+        assert w.leases() == []
+
+    def test_l5_an_abandoned_drain_past_its_bound_does_not_block(self, w: World) -> None:
+        w.retire([2], "draining", bound_ms=10_000)
+        w.storage_clock.advance(11_000 + 1_000)  # bound + one precision interval later
+        lease = acquire(w)
+        assert w.leases() == [lease.key]
+        assert w.store.count("put") == 2  # the lease and the storage-time probe
+
+    def test_a_live_drain_judged_on_storage_time_not_the_reader_clock(self, w: World) -> None:
+        w.retire([2], "draining", bound_ms=10_000)
+        w.reader_clock.advance(3_600_000)  # the reader's clock is an hour ahead (L2)
+        with raises("refused", "RETIRING"):
+            acquire(w)
+
+    def test_cancelled_records_versions_and_other_ranges_admit(self, w: World) -> None:
+        w.commit(3)
+        w.retire([2], "cancelled", op_id="01ARZ3NDEKTSV4RRFFQ69G5FA1")
+        w.retire([1, 2], "sealed", cancelled=(2,), op_id="01ARZ3NDEKTSV4RRFFQ69G5FA2")
+        w.retire([3], "committed", op_id="01ARZ3NDEKTSV4RRFFQ69G5FA3")
+        w.retire([1], "sealed", key_range=(1, 1), op_id="01ARZ3NDEKTSV4RRFFQ69G5FA4")
+        w.retire([4], "sealed", key_range=(1, 4), op_id="01ARZ3NDEKTSV4RRFFQ69G5FA5")
+        lease = acquire(w)
+        assert lease.version == 2
+        with raises("refused", "COMMITTED"):
+            acquire(w, version=3)
+
+    def test_a_record_of_another_branch_folder_name_does_not_count(self, w: World) -> None:
+        w.commit(2, branch="dev")
+        w.retire([2], "sealed", branch="dev")
+        assert acquire(w).version == 2
+
+    def test_fails_closed_on_an_unreadable_record_and_removes_its_lease(self, w: World) -> None:
+        key = holdfast.retirement_key("main", 1, 2, "01ARZ3NDEKTSV4RRFFQ69G5FAX")
+        w.local.put(key, b"{not json")
+        with raises("invalid-input", "MALFORMED_OBJECT"):
+            acquire(w)
+        w.local.put(key, json.dumps({"schema": 99}).encode())
+        with raises("unsupported"):
+            acquire(w)
+        assert w.leases() == []
+
+    def test_refused_when_the_admission_read_fails_and_removes_its_lease(self, w: World) -> None:
+        w.store.lose("list", "_holdfast/retirement/", kind="refused")
+        with raises("refused"):
+            acquire(w)
+        assert w.leases() == []
+
+    def test_branch_deleting_refuses_and_removes_its_lease(self, w: World) -> None:
+        w.commit(1, branch="dev")
+        w.local.put(holdfast.branch_fence_key("dev"), b"{}")
+        with raises("refused", "BRANCH_DELETING"):
+            acquire(w, version=1, branch="dev")
+        assert w.leases() == []
+
+    def test_a_version_retired_before_the_lease_write_is_not_found(self, w: World) -> None:
+        with raises("not-found", "VERSION_NOT_FOUND"):
+            acquire(w, version=3)
+        assert w.leases() == []
+
+    def test_c1_a_create_whose_answer_was_lost_resolves_as_applied(self, w: World) -> None:
+        w.store.lose("put", "_holdfast/leases/", applied=True)
+        lease = acquire(w)
+        assert w.leases() == [lease.key]
+        assert w.reader_clock.pauses == [200.0]  # one re-issue, then the read-back
+
+    def test_an_unresolved_create_removes_what_it_may_have_left(self, w: World) -> None:
+        w.store.lose("put", "_holdfast/leases/", applied=True)
+        w.store.lose("put", "_holdfast/leases/", times=4)
+        w.store.lose("get", "_holdfast/leases/")  # the read-back is lost too
+        with raises("unresolved"):
+            acquire(w)
+        assert w.leases() == []
+
+    def test_a_taken_key_is_a_conflict(self, w: World) -> None:
+        first = acquire(w)
+        again = holdfast.Context(
+            store=w.store,
+            clock=w.ctx.clock,
+            ids=lambda: first.lease_id,
+            random=holdfast.seeded_random_bytes(1),
+            sleep=w.ctx.sleep,
+        )
+        with raises("conflict"):
+            holdfast.acquire(again, version=2, ttl_ms=30_000)
+
+    @pytest.mark.parametrize(
+        ("ttl", "ttl_ms"),
+        [(None, 99), (None, 86_400_001), (0.05, None), (0.1005, None), (True, None), (None, None)],
+    )
+    def test_invariant_6_invalid_ttls_are_refused_before_any_request(
+        self, w: World, ttl: float | None, ttl_ms: int | None
+    ) -> None:
+        with raises("invalid-input", "INVALID_TTL"):
+            holdfast.acquire(w.ctx, version=2, ttl=ttl, ttl_ms=ttl_ms)
+        assert w.store.calls == []
+
+    def test_ttl_in_seconds_or_timedelta(self, w: World) -> None:
+        from datetime import timedelta
+
+        assert holdfast.acquire(w.ctx, version=2, ttl=0.1).ttl_ms == 100
+        assert holdfast.acquire(w.ctx, version=2, ttl=timedelta(minutes=5)).ttl_ms == 300_000
+
+    @pytest.mark.parametrize(
+        ("branch", "version"), [("../x", 1), ("main", 0), ("main", True), ("", 1)]
+    )
+    def test_invariant_6_bad_names_and_versions_are_refused(
+        self, w: World, branch: str, version: int
+    ) -> None:
+        with raises("invalid-input"):
+            holdfast.acquire(w.ctx, version=version, branch=branch, ttl_ms=1000)
+        assert w.store.calls == []
+
+
+class TestRenew:
+    def test_rewrites_with_fresh_bytes_in_2_requests(self, w: World) -> None:
+        lease = acquire(w)
+        before = w.local.get(lease.key)
+        w.store.calls.clear()
+        w.storage_clock.advance(5_000)
+        renewed = holdfast.renew(w.ctx, lease)
+        assert [op for op, _ in w.store.calls] == ["put", "list"]
+        after = w.local.get(lease.key)
+        assert renewed.renewal == 1
+        assert renewed.etag == after.etag != before.etag  # type: ignore[union-attr]
+        assert after.last_modified_ms == before.last_modified_ms + 5_000  # type: ignore[union-attr]
+        body = json.loads(after.body)  # type: ignore[union-attr]
+        assert body["renewal"] == 1
+        assert body["writerId"] == renewed.writer_id != lease.writer_id
+
+    def test_l1_a_lease_admitted_before_the_drain_renews_while_draining(self, w: World) -> None:
+        lease = acquire(w)
+        w.retire([2], "draining")
+        assert holdfast.renew(w.ctx, lease).renewal == 1
+
+    @pytest.mark.parametrize(("state", "code"), [("sealed", "SEALED"), ("committed", "COMMITTED")])
+    def test_sealing_is_the_renewal_cutoff(self, w: World, state: str, code: str) -> None:
+        lease = acquire(w)
+        w.retire([2], state)
+        with raises("refused", code):
+            holdfast.renew(w.ctx, lease)
+
+    def test_an_expired_lease_is_never_rewritten(self, w: World) -> None:
+        lease = acquire(w, ttl_ms=1_000)
+        w.reader_clock.advance(1_000)
+        w.store.calls.clear()
+        with raises("refused", "LEASE_EXPIRED"):
+            holdfast.renew(w.ctx, lease)
+        assert w.store.calls == []
+
+    def test_a_deleted_lease_is_lost(self, w: World) -> None:
+        lease = acquire(w)
+        w.local.delete(lease.key)
+        with raises("not-found", "LEASE_LOST"):
+            holdfast.renew(w.ctx, lease)
+
+    def test_c6_a_renewal_whose_answer_was_lost_reads_back_its_own_bytes(self, w: World) -> None:
+        lease = acquire(w)
+        w.store.lose("put", lease.key, applied=True)
+        renewed = holdfast.renew(w.ctx, lease)
+        assert renewed.renewal == 1
+        assert renewed.etag == w.local.head(lease.key).etag  # type: ignore[union-attr]
+
+    def test_a_later_own_write_whose_answer_was_lost_is_adopted(self, w: World) -> None:
+        lease = acquire(w)
+        w.store.lose("put", lease.key, applied=True)
+        w.store.lose("put", lease.key, times=4)
+        w.store.lose("get", lease.key)
+        with raises("unresolved"):
+            holdfast.renew(w.ctx, lease)  # renewal 1 landed; nobody knows
+        renewed = holdfast.renew(w.ctx, lease)  # the old handle: conflict, then adoption
+        assert renewed.renewal == 2
+        assert json.loads(w.local.get(lease.key).body)["renewal"] == 2  # type: ignore[union-attr]
+
+    def test_a_body_without_the_secret_is_never_adopted(self, w: World) -> None:
+        lease = acquire(w)
+        forged = holdfast.encode_lease_body(
+            "A" * 43,
+            lease_id=lease.lease_id,
+            branch="main",
+            version=2,
+            ttl_ms=30_000,
+            renewal=5,
+            writer_id=lease.writer_id,
+        )
+        w.local.put(lease.key, forged)
+        with raises("not-found", "LEASE_LOST"):
+            holdfast.renew(w.ctx, lease)
+        assert w.local.get(lease.key).body == forged  # type: ignore[union-attr]
+
+    def test_an_older_own_body_put_back_is_never_adopted(self, w: World) -> None:
+        lease = acquire(w)
+        original = w.local.get(lease.key).body  # type: ignore[union-attr]
+        renewed = holdfast.renew(w.ctx, lease)
+        w.local.put(lease.key, original)  # renewal 0 again, at a new ETag
+        with raises("not-found", "LEASE_LOST"):
+            holdfast.renew(w.ctx, renewed)
+
+    def test_a_term_that_ran_out_in_flight_checks_the_manifest(self, w: World) -> None:
+        lease = acquire(w, ttl_ms=1_000)
+        w.reader_clock.advance(900)
+        w.store.lose("put", lease.key, applied=False)  # one lost answer: 200 ms pause
+        w.local.delete(holdfast.manifest_key("main", 2))  # retired meanwhile
+        with raises("not-found", "VERSION_NOT_FOUND"):
+            holdfast.renew(w.ctx, lease)
+        assert w.leases() == []
+
+    def test_a_term_that_ran_out_in_flight_keeps_a_version_that_exists(self, w: World) -> None:
+        lease = acquire(w, ttl_ms=1_000)
+        w.reader_clock.advance(900)
+        w.store.lose("put", lease.key, applied=False)
+        assert holdfast.renew(w.ctx, lease).renewal == 1
+        assert w.store.calls[-1] == ("head", holdfast.manifest_key("main", 2))
+
+
+class TestRelease:
+    def test_deletes_only_its_lease_and_is_idempotent(self, w: World) -> None:
+        lease = acquire(w)
+        other = acquire(w)
+        holdfast.release(w.ctx, lease)
+        holdfast.release(w.ctx, lease)
+        assert w.leases() == [other.key]
+
+    def test_after_a_lost_renewal_it_deletes_the_later_own_write(self, w: World) -> None:
+        lease = acquire(w)
+        w.store.lose("put", lease.key, applied=True)
+        w.store.lose("put", lease.key, times=4)
+        w.store.lose("get", lease.key)
+        with raises("unresolved"):
+            holdfast.renew(w.ctx, lease)
+        holdfast.release(w.ctx, lease)
+        assert w.leases() == []
+
+    def test_leaves_an_object_that_is_not_this_lease_any_more(self, w: World) -> None:
+        lease = acquire(w)
+        forged = w.local.get(lease.key).body.replace(b'"renewal":0', b'"renewal":9')  # type: ignore[union-attr]
+        w.local.put(lease.key, forged)
+        with raises("conflict", "LEASE_LOST"):
+            holdfast.release(w.ctx, lease)
+        assert w.leases() == [lease.key]
+
+    def test_without_conditional_delete_it_deletes_the_checked_key(self, tmp_path: Path) -> None:
+        w = make_world(tmp_path / "rgw-like", capabilities={"atomic_conditional_delete": False})
+        w.commit(1)
+        lease = acquire(w, version=1)
+        w.store.calls.clear()
+        holdfast.release(w.ctx, lease)
+        assert w.store.calls == [("delete", lease.key)]
+        assert w.leases() == []
+
+
+class TestHandles:
+    def mutations(self, lease: holdfast.Lease) -> list[holdfast.Lease]:
+        other_tag = holdfast.lease_tag("A" * 43)
+        return [
+            replace(lease, secret="A" * 43),
+            replace(lease, secret=lease.secret[:-1] + ("B" if lease.secret[-1] != "B" else "C")),
+            replace(lease, key=holdfast.manifest_key("main", 2)),
+            replace(
+                lease,
+                key=holdfast.lease_key("main", 1, lease.lease_id, holdfast.lease_tag(lease.secret)),
+            ),
+            replace(lease, key=lease.key.replace(holdfast.lease_tag(lease.secret), other_tag)),
+            replace(lease, key=f"_holdfast/leases/main/00000000000000000002/{lease.lease_id}.json"),
+            replace(lease, etag=""),
+            replace(lease, ttl_ms=50),
+            replace(lease, renewal=-1),
+            replace(lease, lease_id="not-a-ulid"),
+        ]
+
+    def test_invariant_6_renew_and_release_refuse_a_handle_that_names_another_object(
+        self, w: World
+    ) -> None:
+        lease = acquire(w)
+        w.store.calls.clear()
+        for bad in self.mutations(lease):
+            with raises("invalid-input"):
+                holdfast.renew(w.ctx, bad)
+            with raises("invalid-input"):
+                holdfast.release(w.ctx, bad)
+        assert w.store.calls == []
+        assert w.leases() == [lease.key]
+
+    def test_handles_round_trip_through_the_typescript_shape(self, w: World) -> None:
+        lease = acquire(w)
+        shape = lease.to_dict()
+        assert set(shape) == {
+            "leaseId", "branch", "version", "ttlMs", "secret", "key", "etag",
+            "renewal", "writerId", "writtenAtLocalMs", "manifestKey",
+        }  # fmt: skip
+        assert holdfast.Lease.from_dict(json.loads(json.dumps(shape))) == lease
+        with raises("invalid-input", "INVALID_LEASE_HANDLE"):
+            holdfast.Lease.from_dict({**shape, "secret": "A" * 43})
+        assert "secret" not in repr(lease) or lease.secret not in repr(lease)
+
+
+class TestListing:
+    def test_lists_by_branch_and_version_with_ttls(self, w: World) -> None:
+        a = acquire(w, version=1, ttl_ms=1_000)
+        b = acquire(w, version=2)
+        w.local.put("_holdfast/leases/main/00000000000000000002/junk.txt", b"x")
+        assert [e.lease_id for e in holdfast.list(w.ctx)] == sorted([a.lease_id, b.lease_id])
+        (entry,) = holdfast.list(w.ctx, branch="main", version=1, read_bodies=True)
+        assert entry.ttl_ms == 1_000
+        assert entry.expires_at_ms == T0 + 1_000 + 1_000
+        with raises("invalid-input"):
+            list(holdfast.list(w.ctx, version=1))
