@@ -99,6 +99,21 @@ def test_invariant_6_bad_keys_are_refused_before_touching_the_disk(
     assert not Path(store.root).exists() or os.listdir(store.root) in ([], ["_holdfast"])
 
 
+@pytest.mark.parametrize("name", ["keep.json.hfobj", "a\\b", "link"])
+def test_invariant_8_a_listing_stops_at_a_file_it_cannot_map_to_a_key(
+    store: holdfast.LocalStore, name: str
+) -> None:
+    store.put("_refs/tags/v1.json", b"{}")
+    folder = Path(store.root, "_refs", "tags")
+    if name == "link":
+        (folder / name).symlink_to(folder / "v1.json")
+    else:
+        (folder / name).write_bytes(b"{}")
+    with pytest.raises(HoldfastError, check=lambda e: e.code == "LOCAL_UNMAPPABLE_NAME"):
+        list(holdfast.store.list_all(store, "_refs/"))
+    assert [m.key for m in store.list("_versions/").objects] == []  # other ranges unaffected
+
+
 def test_an_old_wrapped_layout_is_refused(tmp_path: Path) -> None:
     root = tmp_path / "old"
     (root / "_holdfast").mkdir(parents=True)

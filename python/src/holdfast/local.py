@@ -239,7 +239,7 @@ class LocalStore:
             if from_token.encode("utf-8") > after.encode("utf-8"):
                 after = from_token
         try:
-            found = sorted(self._walk(prefix), key=lambda item: item[0].encode("utf-8"))
+            found = sorted(self._walk(prefix, after), key=lambda item: item[0].encode("utf-8"))
         except OSError as error:
             raise _to_error(error, "list", None) from error
         after_bytes = after.encode("utf-8")
@@ -557,8 +557,12 @@ class LocalStore:
 
     # --- reading helpers ---
 
-    def _walk(self, prefix: str) -> Iterator[tuple[str, str]]:
-        """Every object (key, file) whose key starts with ``prefix``, in no particular order."""
+    def _walk(self, prefix: str, after: str) -> Iterator[tuple[str, str]]:
+        """Every object (key, file) in the range (keys starting with ``prefix``, after
+        ``after``), in no particular order. An entry in the range that maps to no key (a
+        ``.hfobj`` name, a self-file name no key can own, a symlink or socket, a backslash or
+        control character) stops the listing, as the TypeScript backend's does: a census must
+        never decide without it (invariant 8)."""
         base = prefix.rsplit("/", 1)[0] + "/" if "/" in prefix else ""
         start = os.path.join(self.root, *base.strip("/").split("/")) if base else self.root
         stack = [(start, base)]
@@ -569,25 +573,30 @@ class LocalStore:
             except (FileNotFoundError, NotADirectoryError):
                 continue
             for entry in entries:
-                name = entry.name
-                key = f"{key_prefix}{name}"
-                if name == LOCAL_SELF_NAME:
-                    if key_prefix and entry.is_file(follow_symlinks=False):
-                        own = key_prefix[:-1]
-                        if own.startswith(prefix) and _is_local_key(own):
-                            yield own, entry.path
-                    continue
-                if entry.is_dir(follow_symlinks=False):
+                key = f"{key_prefix}{entry.name}"
+                if (
+                    entry.name == LOCAL_SELF_NAME
+                    and key_prefix
+                    and entry.is_file(follow_symlinks=False)
+                ):
+                    own = key_prefix[:-1]
+                    if _before(own, prefix, after):
+                        yield own, entry.path
+                elif entry.is_dir(follow_symlinks=False):
                     sub = f"{key}/"
                     if sub == LOCAL_INTERNAL_PREFIX:
                         continue
-                    if sub.startswith(prefix) or prefix.startswith(sub):
+                    if not _is_local_key(key):
+                        if _reaches(sub, prefix, after):
+                            raise _unmappable(key, "a folder whose name")
+                        continue
+                    if _reaches(sub, prefix, after):
                         stack.append((entry.path, sub))
-                elif (
-                    entry.is_file(follow_symlinks=False)
-                    and key.startswith(prefix)
-                    and _is_local_key(key)
-                ):
+                elif _before(key, prefix, after):
+                    if not entry.is_file(follow_symlinks=False):
+                        raise _unmappable(key, "an entry that is no regular file or folder, which")
+                    if not _is_local_key(key):
+                        raise _unmappable(key, "a file whose name")
                     yield key, entry.path
 
     def _paths(self, key: str, operation: str) -> _Paths:
@@ -670,6 +679,32 @@ def _is_local_key(key: str) -> bool:
     except HoldfastError:
         return False
     return True
+
+
+LOCAL_UNMAPPABLE_NAME = "LOCAL_UNMAPPABLE_NAME"
+
+
+def _before(key: str, prefix: str, after: str) -> bool:
+    return key.startswith(prefix) and (after == "" or key.encode("utf-8") > after.encode("utf-8"))
+
+
+def _reaches(sub: str, prefix: str, after: str) -> bool:
+    """Whether the folder whose keys start with ``sub`` can hold a key of the range."""
+    if not sub.startswith(prefix) and not prefix.startswith(sub):
+        return False
+    return after == "" or sub.encode("utf-8") >= after.encode("utf-8") or after.startswith(sub)
+
+
+def _unmappable(path: str, what: str) -> HoldfastError:
+    return HoldfastError(
+        "invalid-input",
+        "list",
+        f"{path} is {what} the local backend cannot map to an object key; the listing stops "
+        "rather than skip it",
+        key=path,
+        code=LOCAL_UNMAPPABLE_NAME,
+        hint="move or rename that file (holdfast never writes such names); nothing was decided",
+    )
 
 
 def _assert_not_old_layout(root: str) -> None:
