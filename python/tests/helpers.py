@@ -15,7 +15,7 @@ from pathlib import Path
 
 import holdfast
 from holdfast.errors import ErrorKind
-from holdfast.store import Capabilities, GetResult, ListPage, ObjectMeta, Precondition
+from holdfast.store import Capabilities, GetResult, IfAbsent, ListPage, ObjectMeta, Precondition
 
 T0 = 1_800_000_000_000  # a whole second, in ms
 
@@ -46,10 +46,24 @@ def seeded_ids(seed: int = 1) -> holdfast.context.Ids:
     return lambda: holdfast.encode_ulid(T0, next(counter).to_bytes(10, "big"))
 
 
+KEY_CLASSES = {
+    "lease": "_holdfast/leases/",
+    "record": "_holdfast/retirement/",
+    "manifest": "_versions/",
+    "fence": "_holdfast/refs/fences/",
+    "probe": "_holdfast/clock/",
+}
+
+
 @dataclass
 class Fault:
-    """One scripted failure: ``op`` on a key containing ``key_part``. ``applied``: the
-    request takes effect on the inner store before its answer is lost."""
+    """One scripted rule, with the semantics of ``FaultStore`` in
+    ``@holdfast/conditional-store/testing``: it matches ``op`` on a key containing
+    ``key_part`` (or of a key class: lease, record, manifest, fence, probe) with the given
+    precondition; it fires from the ``nth`` match on, ``times`` times. ``action``:
+    ``apply-then-lose`` (forward, then answer ``kind``), ``lose-before-apply`` (answer
+    ``kind``, nothing forwarded), ``refuse``, ``in-flight`` (S3's 409), ``repeat`` (forward
+    twice, answer the second)."""
 
     op: str
     key_part: str = ""
@@ -57,6 +71,17 @@ class Fault:
     applied: bool = False
     times: int = 1
     code: str | None = None
+    action: str | None = None
+    nth: int = 1
+    precondition: str = "any"
+    seen: int = 0
+    fired: int = 0
+
+    @property
+    def effect(self) -> str:
+        if self.action is not None:
+            return self.action
+        return "apply-then-lose" if self.applied else "lose-before-apply"
 
 
 @dataclass
@@ -81,17 +106,56 @@ class FaultStore:
     def lose(self, op: str, key_part: str = "", **options: object) -> None:
         self.faults.append(Fault(op, key_part, **options))  # type: ignore[arg-type]
 
+    def script(self, rule: dict[str, object]) -> None:
+        """A rule in the conformance vectors' form (conformance/leases/scenarios.json)."""
+        key = str(rule.get("key", ""))
+        self.faults.append(
+            Fault(
+                str(rule["operation"]),
+                KEY_CLASSES.get(key, key),
+                action=str(rule["fault"]),
+                nth=int(rule.get("nth", 1)),  # type: ignore[call-overload]
+                times=int(rule.get("times", 1)),  # type: ignore[call-overload]
+                precondition=str(rule.get("precondition", "any")),
+            )
+        )
+
     def count(self, op: str | None = None) -> int:
         return sum(1 for o, _ in self.calls if op is None or o == op)
 
-    def _fault(self, op: str, key: str) -> Fault | None:
+    def _fault(self, op: str, key: str, precondition: Precondition | None = None) -> Fault | None:
+        actual = (
+            "none"
+            if precondition is None
+            else "create"
+            if isinstance(precondition, IfAbsent)
+            else "if-match"
+        )
+        chosen: Fault | None = None
         for fault in self.faults:
-            if fault.op == op and fault.key_part in key and fault.times > 0:
-                fault.times -= 1
-                return fault
-        return None
+            if fault.op != op or fault.key_part not in key:
+                continue
+            if fault.precondition not in ("any", actual):
+                continue
+            fault.seen += 1
+            if chosen is not None or fault.seen < fault.nth or fault.fired >= fault.times:
+                continue
+            fault.fired += 1
+            chosen = fault
+        return chosen
 
     def _fail(self, fault: Fault, op: str, key: str) -> holdfast.HoldfastError:
+        if fault.effect == "refuse":
+            return holdfast.HoldfastError("refused", op, f"scripted refusal on {op} {key}", key=key)
+        if fault.effect == "in-flight":
+            return holdfast.HoldfastError(
+                "in-flight",
+                op,
+                f"scripted 409 on {op} {key}",
+                key=key,
+                status=409,
+                code="ConditionalRequestConflict",
+            )
         return holdfast.HoldfastError(
             fault.kind, op, f"scripted {fault.kind} on {op} {key}", key=key, code=fault.code
         )
@@ -119,10 +183,19 @@ class FaultStore:
         abort: threading.Event | None = None,
     ) -> str:
         self.calls.append(("put", key))
-        fault = self._fault("put", key)
+        fault = self._fault("put", key, precondition)
         if fault is not None:
-            if fault.applied:
-                self.inner.put(key, body, precondition=precondition, abort=abort)
+            if fault.effect == "repeat":
+                try:
+                    self.inner.put(key, body, precondition=precondition, abort=abort)
+                except holdfast.HoldfastError:
+                    pass  # a retrying SDK: the first copy's answer is dropped
+                return self.inner.put(key, body, precondition=precondition, abort=abort)
+            if fault.effect == "apply-then-lose":
+                try:
+                    self.inner.put(key, body, precondition=precondition, abort=abort)
+                except holdfast.HoldfastError:
+                    pass
             raise self._fail(fault, "put", key)
         return self.inner.put(key, body, precondition=precondition, abort=abort)
 
@@ -130,10 +203,13 @@ class FaultStore:
         self, key: str, *, if_match: str | None = None, abort: threading.Event | None = None
     ) -> None:
         self.calls.append(("delete", key))
-        fault = self._fault("delete", key)
+        fault = self._fault("delete", key, None if if_match is None else holdfast.IfMatch(if_match))
         if fault is not None:
-            if fault.applied:
-                self.inner.delete(key, if_match=if_match, abort=abort)
+            if fault.effect == "apply-then-lose":
+                try:
+                    self.inner.delete(key, if_match=if_match, abort=abort)
+                except holdfast.HoldfastError:
+                    pass
             raise self._fail(fault, "delete", key)
         if not self.capabilities.atomic_conditional_delete:
             if_match = None  # as RGW does: If-Match on DELETE is ignored
