@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
+# The workspace whose built packages and CLI the tests drive (default: this repo).
+REPO = Path(os.environ.get("HOLDFAST_TS_REPO", HERE.parent.parent))
 PEER = HERE / "ts_peer.mjs"
 CLI = REPO / "apps" / "cli" / "dist" / "bin.js"
 

@@ -360,6 +360,18 @@ class TestHandles:
         assert w.store.calls == []
         assert w.leases() == [lease.key]
 
+    def test_invariant_6_a_handle_without_an_etag_deletes_nothing_where_delete_is_unconditional(
+        self, tmp_path: Path
+    ) -> None:
+        w = make_world(tmp_path / "rgw-like", capabilities={"atomic_conditional_delete": False})
+        w.commit(1)
+        lease = acquire(w, version=1)
+        w.store.calls.clear()
+        with raises("invalid-input", "INVALID_LEASE_HANDLE"):
+            holdfast.release(w.ctx, replace(lease, etag=""))
+        assert w.store.calls == []
+        assert w.leases() == [lease.key]
+
     def test_handles_round_trip_through_the_typescript_shape(self, w: World) -> None:
         lease = acquire(w)
         shape = lease.to_dict()

@@ -205,3 +205,15 @@ def test_concurrent_compare_and_swaps_have_exactly_one_winner(store: holdfast.Lo
     assert len(wins) == 1
     assert len(errors) == 7
     assert all(isinstance(e, HoldfastError) and e.kind == "conflict" for e in errors)
+
+
+def test_r9_etags_of_one_key_never_repeat_even_within_one_millisecond(tmp_path: Path) -> None:
+    """Writes under the key's lock stamp strictly later than the one before, so an ETag the
+    key had earlier never comes back, even if a freed inode number is reused (R9)."""
+    frozen = holdfast.LocalStore(tmp_path / "frozen", clock=lambda: 1_800_000_000_000.0)
+    stamps = []
+    etag = frozen.put("k", b"v")
+    for _ in range(20):
+        etag = frozen.put("k", b"v", precondition=holdfast.IfMatch(etag))
+        stamps.append(int(etag.rsplit("-", 1)[1], 36))
+    assert stamps == sorted(set(stamps))

@@ -5,7 +5,8 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const repo =
+  process.env.HOLDFAST_TS_REPO ?? join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const load = (pkg) => import(join(repo, "packages", pkg, "dist", "index.js"));
 
 const request = JSON.parse(process.argv[2]);
@@ -42,7 +43,7 @@ const meta = (m) =>
 async function run() {
   const store = request.store ? await openStore(request.store) : undefined;
   const { createContext } = await load("dataset");
-  const ctx = store ? createContext({ store }) : undefined;
+  const ctx = store ? createContext(store) : undefined;
   switch (request.op) {
     case "capabilities":
       return store.capabilities;
