@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import Generic, Protocol, TypeVar
 
 from .context import Context, as_context
 from .errors import HoldfastError
@@ -22,7 +23,23 @@ from .lease import Lease, acquire, release, renew, validate_lease_handle
 from .store import ObjectStore
 
 
-class HeldLease:
+class KeptHandle(Protocol):
+    """What the keeper needs of a handle (a :class:`Lease`, or an HTTP client's handle)."""
+
+    @property
+    def lease_id(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def ttl_ms(self) -> int: ...
+    @property
+    def written_at_local_ms(self) -> float: ...
+
+
+H = TypeVar("H", bound=KeptHandle)
+
+
+class HeldLease(Generic[H]):
     """A lease renewed by a background thread. Read :attr:`lease` for the current handle;
     call :meth:`check` before (and while) reading the version: it raises once protection
     may have ended."""
@@ -30,14 +47,25 @@ class HeldLease:
     def __init__(
         self,
         ctx: Context,
-        lease: Lease,
+        lease: H,
         *,
         renew_every_ms: float | None = None,
         safety_margin_ms: float | None = None,
-        on_renew: Callable[[Lease], None] | None = None,
+        on_renew: Callable[[H], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
+        renewer: Callable[[H, threading.Event], H] | None = None,
     ) -> None:
-        validate_lease_handle(lease, "keep")
+        """``renewer(handle, abort)`` renews one handle (default: :func:`holdfast.renew` on
+        ``ctx``'s store); it must raise ``refused`` or ``not-found`` when no renewal can
+        succeed any more."""
+        if renewer is None:
+            validate_lease_handle(lease, "keep")
+
+            def renewer(handle: H, abort: threading.Event) -> H:
+                renewed: H = renew(ctx, handle, abort=abort)  # type: ignore[arg-type,assignment]
+                return renewed
+
+        self._renewer = renewer
         every = renew_every_ms if renew_every_ms is not None else max(1, lease.ttl_ms // 3)
         margin = safety_margin_ms if safety_margin_ms is not None else min(1000, lease.ttl_ms // 4)
         if not (
@@ -75,8 +103,8 @@ class HeldLease:
             thread.start()
 
     @property
-    def lease(self) -> Lease:
-        """The lease as last renewed."""
+    def lease(self) -> H:
+        """The lease as last renewed (a :class:`Lease` for leases on a store)."""
         with self._guard:
             return self._current
 
@@ -86,7 +114,7 @@ class HeldLease:
         with self._guard:
             return self._deadline
 
-    def check(self) -> Lease:
+    def check(self) -> H:
         """The current handle; raises the loss (a :class:`HoldfastError`) once the lease is lost."""
         if self.lost.is_set():
             assert self.error is not None
@@ -100,7 +128,7 @@ class HeldLease:
         assert self.error is not None
         raise self.error
 
-    def stop(self) -> Lease:
+    def stop(self) -> H:
         """Stops renewing and the fence; answers the last renewed handle."""
         self._halt.set()
         for thread in self._threads:
@@ -148,7 +176,7 @@ class HeldLease:
                 return
             try:
                 # The halt event stops the resolver's re-issues: a renewal cannot outlive the fence.
-                renewed = renew(self._ctx, self.lease, abort=self._halt)
+                renewed = self._renewer(self.lease, self._halt)
             except HoldfastError as error:
                 if self._on_error is not None:
                     self._on_error(error)
@@ -167,7 +195,7 @@ class HeldLease:
                 self._on_renew(renewed)
 
 
-def keep(store: ObjectStore | Context, lease: Lease, **options: object) -> HeldLease:
+def keep(store: ObjectStore | Context, lease: Lease, **options: object) -> HeldLease[Lease]:
     """Starts renewing ``lease`` in the background (see :class:`HeldLease`)."""
     return HeldLease(as_context(store), lease, **options)  # type: ignore[arg-type]
 
@@ -183,7 +211,7 @@ def lease(
     manifest: str | None = None,
     renew_every_ms: float | None = None,
     safety_margin_ms: float | None = None,
-) -> Iterator[HeldLease]:
+) -> Iterator[HeldLease[Lease]]:
     """``with holdfast.lease(store, version=3, ttl=30) as held:`` acquires, renews in the
     background while the block runs, then stops renewing and releases the lease whatever the
     block did. ``held.check()`` raises once protection may have ended. Invariant 1."""

@@ -136,7 +136,7 @@ def open_store(uri: str, storage_options: dict[str, str] | None = None) -> Objec
 class LanceCheckout:
     """A Lance table held at one version by a kept lease."""
 
-    held: HeldLease
+    held: HeldLease[Lease]
     version: int
     naming: LanceNaming
     _dataset: Any
