@@ -1,5 +1,5 @@
 import type { LeaseHandle } from "@holdfast/api-shapes";
-import { holdfastError } from "@holdfast/conditional-store";
+import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   isActiveAt,
@@ -12,14 +12,16 @@ import {
   describeLease,
   type Lease,
   type LeaseView,
-  leaseKey,
   releaseLease,
   renewLease,
+  validateLeaseHandle,
 } from "@holdfast/leases";
 
 /**
  * Leases over HTTP. The server keeps nothing: the client holds a handle (the library's
- * `Lease` without its local timestamp) and any replica can renew or release it. Expiry is
+ * `Lease` without its local timestamp, its secret included) and any replica can renew or
+ * release it. A lease is not bound to the token that took it: the secret is the
+ * capability, so whoever holds the handle may renew or release it, and nobody else can. Expiry is
  * judged only by the store's clock (the Last-Modified stamps of the lease object), never
  * by a replica's, so a lease taken through one host and renewed through another with a
  * different clock keeps exactly the term the store gave it (docs/protocol.md, leases).
@@ -101,18 +103,21 @@ export async function releaseHandle(ctx: ProtocolContext, handle: LeaseHandle): 
 }
 
 /**
- * A handle's key must be the key its fields name: a forged handle must not let a client
- * rewrite or delete any other object of the dataset.
+ * A handle's key must be the key its fields and secret name (the library's
+ * `validateLeaseHandle`): a forged handle, one built from the lease listing with a made-up
+ * secret included, must not let a client rewrite or delete any object of the dataset.
  */
 export function checkHandle(handle: LeaseHandle): void {
-  const expected = leaseKey(handle.branch, handle.version, handle.leaseId);
-  if (handle.key !== expected) {
-    throw holdfastError(
-      "invalid-input",
-      "validate",
-      `lease handle key ${JSON.stringify(handle.key)} does not match its lease`,
-      { code: "BAD_HANDLE", hint: "send back the handle exactly as acquire or renew returned it" },
-    );
+  try {
+    validateLeaseHandle({ ...handle, writtenAtLocalMs: 0 }, "validate");
+  } catch (error) {
+    if (!isHoldfastError(error, "invalid-input")) throw error;
+    throw holdfastError("invalid-input", "validate", error.message, {
+      code: "BAD_HANDLE",
+      key: handle.key,
+      hint: "send back the handle exactly as acquire or renew returned it",
+      cause: error,
+    });
   }
 }
 
@@ -124,6 +129,7 @@ function toHandle(lease: Lease): LeaseHandle {
     branch: lease.branch,
     version: lease.version,
     ttlMs: lease.ttlMs,
+    secret: lease.secret,
     key: lease.key,
     etag: lease.etag,
     renewal: lease.renewal,

@@ -26,14 +26,18 @@ export const LEASE_TTL_RANGE_MS = { min: 100, max: 24 * 60 * 60 * 1000 } as cons
 
 /**
  * The lease handle a client keeps and sends back to renew or release: everything the
- * renewing replica needs, so any replica can serve the next call. It grants nothing by
- * itself (the store's lease object decides); the server checks its key matches its fields.
+ * renewing replica needs, so any replica can serve the next call. Its `secret` is the
+ * capability: only acquire and renew answers carry it (never a listing, status or
+ * metric), the lease key is bound to it, and the server refuses a handle whose key is
+ * not its fields' and secret's (docs/protocol.md §4, "Lease secrets"). Keep it private.
  */
 export const LeaseHandleShape = z.strictObject({
   leaseId: UlidParam,
   branch: NameParam,
   version: VersionParam,
   ttlMs: z.number().int().min(LEASE_TTL_RANGE_MS.min).max(LEASE_TTL_RANGE_MS.max),
+  /** 32 random bytes, base64url without padding. */
+  secret: z.string().regex(/^[A-Za-z0-9_-]{43}$/, "expected a 43-character base64url lease secret"),
   key: z.string().min(1).max(1024),
   etag: z.string().min(1).max(256),
   renewal: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),

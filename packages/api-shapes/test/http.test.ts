@@ -12,7 +12,8 @@ describe("HTTP request shapes", () => {
     branch: "main",
     version: 1,
     ttlMs: 1000,
-    key: "_holdfast/leases/main/00000000000000000001/01J9Z3K4V6W8X0Y2Z4A6B8C0D2.json",
+    secret: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8",
+    key: "_holdfast/leases/main/00000000000000000001/01J9Z3K4V6W8X0Y2Z4A6B8C0D2.630dcd2966c4336691125448bbb25b4f.json",
     etag: "abc",
     renewal: 0,
     writerId: "01J9Z3K4V6W8X0Y2Z4A6B8C0D3",
@@ -24,6 +25,14 @@ describe("HTTP request shapes", () => {
     expect(LeaseHandleShape.safeParse({ ...handle, leaseId: "x" }).success).toBe(false);
     expect(LeaseHandleShape.safeParse({ ...handle, ttlMs: 99 }).success).toBe(false);
     expect(LeaseHandleShape.safeParse({ ...handle, branch: "../main" }).success).toBe(false);
+  });
+
+  it("invariant 6 a lease handle carries its 43-character base64url secret", () => {
+    const { secret: _, ...withoutSecret } = handle;
+    expect(LeaseHandleShape.safeParse(withoutSecret).success).toBe(false);
+    for (const secret of ["", "A".repeat(42), "A".repeat(44), `${"A".repeat(42)}+`, 42]) {
+      expect(LeaseHandleShape.safeParse({ ...handle, secret }).success).toBe(false);
+    }
   });
 
   it("an acquire needs a version >= 1 and a TTL within 100 ms .. 24 h", () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { monotonicFactory, ulid } from "ulid";
 
 /** Injected wall clock (ms since epoch). Only ever used for local timers, never compared across hosts. */
@@ -11,6 +12,36 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 /** Source of unique writer ids (ULIDs in production, seeded in simulations). */
 export interface IdSource {
   next(): string;
+}
+
+/**
+ * Source of random bytes: `n` fresh bytes per call. Lease secrets come from it
+ * (`node:crypto` in production, seeded in tests and simulations so runs replay).
+ */
+export type RandomBytes = (n: number) => Uint8Array;
+
+/** Cryptographically strong random bytes (`node:crypto` `randomBytes`). */
+export const cryptoRandomBytes: RandomBytes = (n) => new Uint8Array(randomBytes(n));
+
+/**
+ * Deterministic bytes from a seed, for replayable tests and simulations only: anyone who
+ * knows the seed knows every secret drawn from it.
+ */
+export function seededRandomBytes(seed: number): RandomBytes {
+  let state = seed >>> 0 || 1;
+  return (n) => {
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i += 1) {
+      // xorshift32, as in seededIds
+      state ^= state << 13;
+      state >>>= 0;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      state >>>= 0;
+      out[i] = state & 0xff;
+    }
+    return out;
+  };
 }
 
 /** The host clock; for local timers only (leases use storage time). */

@@ -2,10 +2,13 @@
 // api/conditional-store.api.md: add or remove one deliberately (`pnpm api:update`).
 export {
   type Clock,
+  cryptoRandomBytes,
   type IdSource,
+  type RandomBytes,
   realSleep,
   type Sleep,
   seededIds,
+  seededRandomBytes,
   systemClock,
   ulidIds,
 } from "./clock.js";

@@ -1,7 +1,9 @@
 import {
   type Clock,
+  cryptoRandomBytes,
   type IdSource,
   type ObjectStore,
+  type RandomBytes,
   type ReissuePolicy,
   type ResolveOptions,
   realSleep,
@@ -23,6 +25,11 @@ export interface ProtocolContext {
   readonly ids: IdSource;
   /** Injected pauses (resolver re-issues, keeper renewals). */
   readonly sleep: Sleep;
+  /**
+   * Random bytes for secrets (a lease's capability, docs/protocol.md §4).
+   * @default cryptoRandomBytes (`node:crypto`)
+   */
+  readonly random?: RandomBytes | undefined;
   /** Re-issue policy handed to the resolver. @default DEFAULT_REISSUE_POLICY */
   readonly reissue?: ReissuePolicy | undefined;
 }
@@ -37,6 +44,7 @@ export function createContext(
     clock: partial.clock ?? systemClock,
     ids: partial.ids ?? ulidIds(),
     sleep: partial.sleep ?? realSleep,
+    random: partial.random ?? cryptoRandomBytes,
     reissue: partial.reissue,
   };
 }

@@ -13,7 +13,7 @@ import {
 } from "@holdfast/dataset";
 import type { LeaseCensus } from "@holdfast/retirement";
 import { type LeaseEntry, listLeases } from "./list.js";
-import { LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
+import { MAX_TTL_MS, MIN_TTL_MS, StoredLeaseBodySchema } from "./schema.js";
 
 /** What retirement calls to find versions with active leases: version → reason (defined by retirement). */
 export type { LeaseCensus };
@@ -58,7 +58,7 @@ async function leaseIsActive(
   if (!got) return false; // released since the listing
   let ttlMs: number;
   try {
-    ttlMs = parseStored(LeaseBodySchema, got.body, lease.key, "censusLeases").ttlMs;
+    ttlMs = parseStored(StoredLeaseBodySchema, got.body, lease.key, "censusLeases").ttlMs;
   } catch {
     return true; // unreadable: retain, and MAX_TTL_MS bounds how long
   }
@@ -138,7 +138,7 @@ export async function sweepExpiredLeases(
       if (!got) continue;
       let ttlMs: number;
       try {
-        ttlMs = parseStored(LeaseBodySchema, got.body, lease.key, "sweepExpiredLeases").ttlMs;
+        ttlMs = parseStored(StoredLeaseBodySchema, got.body, lease.key, "sweepExpiredLeases").ttlMs;
       } catch {
         continue; // unreadable: only past the maximum TTL
       }

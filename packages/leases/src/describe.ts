@@ -8,7 +8,7 @@ import {
 } from "@holdfast/dataset";
 import type { Lease } from "./lease.js";
 import { type LeaseEntry, listLeases } from "./list.js";
-import { LeaseBodySchema } from "./schema.js";
+import { StoredLeaseBodySchema } from "./schema.js";
 
 /**
  * A lease as people and programs are shown it: the CLI's `lease list` and `status`, and the
@@ -44,7 +44,7 @@ export async function describeLeases(
   const precision = storePrecisionMs(ctx);
   const views: LeaseView[] = [];
   for (const entry of entries) {
-    const ttlMs = (await readJsonAs(ctx.store, entry.key, LeaseBodySchema))?.ttlMs ?? null;
+    const ttlMs = (await readJsonAs(ctx.store, entry.key, StoredLeaseBodySchema))?.ttlMs ?? null;
     views.push({
       leaseId: entry.leaseId,
       branch: entry.branch,

@@ -14,10 +14,18 @@ export { branchFenceKey, branchLeasesPrefix, leaseKey, parseLeaseKey } from "./l
 export {
   type AcquireOptions,
   acquireLease,
+  encodeLeaseBody,
   type Lease,
   releaseLease,
   renewLease,
 } from "./lease.js";
 export { type LeaseEntry, listLeases } from "./list.js";
-export { type LeaseBody, LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
+export {
+  type LeaseBody,
+  LeaseBodySchema,
+  MAX_TTL_MS,
+  MIN_TTL_MS,
+  StoredLeaseBodySchema,
+} from "./schema.js";
+export { LEASE_SECRET_BYTES, leaseProof, leaseTag } from "./secret.js";
 export { type LeasedVersion, withLease } from "./with-lease.js";

@@ -1,11 +1,11 @@
 import {
   deleteIfMatch,
+  encodeJson,
   type HoldfastError,
   holdfastError,
   isHoldfastError,
   putIfAbsent,
   putIfMatch,
-  writerPayload,
 } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
@@ -21,13 +21,21 @@ import { type AdmissionState, readAdmission } from "@holdfast/retirement";
 import { validateLeaseHandle } from "./handle.js";
 import { branchFenceKey, leaseKey } from "./layout.js";
 import { type LeaseBody, LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
+import { drawLeaseSecret, leaseProof, verifyLeaseProof } from "./secret.js";
 
-/** A lease this process holds. Pass it back to renew, keep or release it. */
+/**
+ * A lease this process holds. Pass it back to renew, keep or release it. Its `secret` is
+ * the capability: whoever holds the handle can renew and release the lease, nobody else
+ * can (docs/protocol.md §4, "Lease secrets"). Keep it out of logs.
+ */
 export interface Lease {
   readonly leaseId: string;
   readonly branch: string;
   readonly version: number;
   readonly ttlMs: number;
+  /** 32 random bytes, base64url without padding (43 characters); never stored or listed. */
+  readonly secret: string;
+  /** `leaseKey(branch, version, leaseId, secret)`. */
   readonly key: string;
   /** ETag of the last write: the next renewal is an if-match on it. */
   readonly etag: string;
@@ -76,16 +84,9 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const manifestKey = (options.format ?? defaultFormat).manifestKey(branch, version);
 
   const leaseId = ctx.ids.next();
-  const key = leaseKey(branch, version, leaseId);
-  const body: Omit<LeaseBody, "writerId"> = {
-    schema: 1,
-    leaseId,
-    branch,
-    version,
-    ttlMs,
-    renewal: 0,
-  };
-  const { writerId, bytes } = writerPayload(body, ctx.ids);
+  const secret = drawLeaseSecret(ctx);
+  const key = leaseKey(branch, version, leaseId, secret);
+  const { writerId, bytes } = leaseBodyBytes(ctx, secret, { leaseId, branch, version, ttlMs }, 0);
   const writtenAtLocalMs = ctx.clock.now();
   let etag: string;
   try {
@@ -162,6 +163,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
     branch,
     version,
     ttlMs,
+    secret,
     key,
     etag,
     renewal: 0,
@@ -202,16 +204,8 @@ export async function renewLease(
       },
     );
   }
-  const renewal = lease.renewal + 1;
-  const body: Omit<LeaseBody, "writerId"> = {
-    schema: 1,
-    leaseId: lease.leaseId,
-    branch: lease.branch,
-    version: lease.version,
-    ttlMs: lease.ttlMs,
-    renewal,
-  };
-  const { writerId, bytes } = writerPayload(body, ctx.ids);
+  let renewal = lease.renewal + 1;
+  let { writerId, bytes } = leaseBodyBytes(ctx, lease.secret, lease, renewal);
   const writtenAtLocalMs = ctx.clock.now();
   let expected = lease.etag;
   let outcome = await putIfMatch(
@@ -222,13 +216,16 @@ export async function renewLease(
     resolverOptions(ctx, options.signal),
   );
   if (outcome.status === "conflict") {
-    // Only this holder ever writes its lease key (others only delete it), so a lease
-    // object that is still there at another ETag was rewritten by one of our own earlier
-    // renewals whose answer was lost. Adopt its ETag once and rewrite.
+    // The lease is no longer at the handle's ETag. Adopt what is there only if it is a later
+    // write of this very handle whose answer was lost (its proof verifies under our secret
+    // and it counts past our renewal); anything else (gone, rewritten by anyone without
+    // the secret, an older body put back) means the lease is not ours any more.
     const current = await ctx.store.get(lease.key, { signal: options.signal });
-    const mine = current !== null && isOwnLease(current.body, lease);
-    if (current !== null && mine && current.etag !== expected) {
+    const adopted = current === null ? null : laterOwnWrite(current.body, lease);
+    if (current !== null && adopted !== null) {
       expected = current.etag;
+      renewal = adopted.renewal + 1;
+      ({ writerId, bytes } = leaseBodyBytes(ctx, lease.secret, lease, renewal));
       outcome = await putIfMatch(
         ctx.store,
         lease.key,
@@ -276,12 +273,13 @@ export async function renewLease(
 
 /**
  * Releases a lease: deletes its object, and only it. The handle is checked first (its key
- * must be the lease key of its own branch, version and leaseId: anything else is refused
- * with `invalid-input` before any request). Where the store honours conditional DELETE the
- * delete is if-match on the handle's ETag; a mismatch (an own renewal whose answer was
- * lost) is settled by reading the object: our lease at another ETag is deleted at that
- * ETag, anything else is left alone (`conflict`). Elsewhere (RGW) the delete is
- * unconditional on the checked key, which only this holder ever writes. Idempotent.
+ * must be the lease key of its own branch, version, leaseId and secret: anything else is
+ * refused with `invalid-input` before any request). Where the store honours conditional
+ * DELETE the delete is if-match on the handle's ETag; a mismatch is settled by reading the
+ * object: a later write of this handle (proof verifies, renewal past the handle's: an own
+ * renewal whose answer was lost) is deleted at its ETag, anything else is left alone
+ * (`conflict`, LEASE_LOST). Elsewhere (RGW) the delete is unconditional on the checked key,
+ * which names only the lease whose secret the caller holds. Idempotent.
  */
 export async function releaseLease(ctx: ProtocolContext, lease: Lease): Promise<void> {
   validateLeaseHandle(lease, "releaseLease");
@@ -293,7 +291,7 @@ export async function releaseLease(ctx: ProtocolContext, lease: Lease): Promise<
   if (first.status === "applied") return;
   const current = await ctx.store.get(lease.key);
   if (current === null) return;
-  if (isOwnLease(current.body, lease)) {
+  if (laterOwnWrite(current.body, lease) !== null) {
     const again = await deleteIfMatch(ctx.store, lease.key, current.etag, resolverOptions(ctx));
     if (again.status === "applied") return;
   }
@@ -316,17 +314,67 @@ function validateSignalOption(options: unknown, operation: string): void {
 
 // --- utils ---
 
-function isOwnLease(body: Uint8Array, lease: Lease): boolean {
+/**
+ * The schema 2 body of a write this handle made after its own last one (a renewal whose
+ * answer was lost), or `null`: the body must name this lease, its proof must verify under
+ * the handle's secret, and its renewal must be past the handle's.
+ */
+function laterOwnWrite(body: Uint8Array, lease: Lease): LeaseBody | null {
+  let stored: LeaseBody;
   try {
-    const stored = parseStored(LeaseBodySchema, body, lease.key, "renewLease");
-    return (
-      stored.leaseId === lease.leaseId &&
-      stored.branch === lease.branch &&
-      stored.version === lease.version
-    );
+    stored = parseStored(LeaseBodySchema, body, lease.key, "renewLease");
   } catch {
-    return false;
+    return null;
   }
+  const mine =
+    stored.leaseId === lease.leaseId &&
+    stored.branch === lease.branch &&
+    stored.version === lease.version &&
+    stored.renewal > lease.renewal &&
+    verifyLeaseProof(lease.secret, stored, stored.proof);
+  return mine ? stored : null;
+}
+
+/**
+ * The bytes of one lease write: a schema 2 body with a fresh writerId and its proof, the
+ * fields in the order docs/protocol.md §4 fixes (the Python package writes the same bytes).
+ */
+function leaseBodyBytes(
+  ctx: ProtocolContext,
+  secret: string,
+  lease: { leaseId: string; branch: string; version: number; ttlMs: number },
+  renewal: number,
+): { writerId: string; bytes: Uint8Array } {
+  const writerId = ctx.ids.next();
+  return { writerId, bytes: encodeLeaseBody(secret, { ...lease, renewal, writerId }) };
+}
+
+/**
+ * Encodes a schema 2 lease body: `encodeJson` of schema, leaseId, branch, version, ttlMs,
+ * renewal, writerId, proof in that order, `proof` being `leaseProof(secret, ...)`.
+ */
+export function encodeLeaseBody(
+  secret: string,
+  fields: {
+    readonly leaseId: string;
+    readonly branch: string;
+    readonly version: number;
+    readonly ttlMs: number;
+    readonly renewal: number;
+    readonly writerId: string;
+  },
+): Uint8Array {
+  const body: LeaseBody = {
+    schema: 2,
+    leaseId: fields.leaseId,
+    branch: fields.branch,
+    version: fields.version,
+    ttlMs: fields.ttlMs,
+    renewal: fields.renewal,
+    writerId: fields.writerId,
+    proof: leaseProof(secret, fields),
+  };
+  return encodeJson(body);
 }
 
 function validateTtl(ttlMs: unknown): number {

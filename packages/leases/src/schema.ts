@@ -16,17 +16,39 @@ export const MIN_TTL_MS = 100;
 export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Lease object body, schema 1 (at `_holdfast/leases/{branch}/{version:020d}/{leaseId}.json`).
- * `writerId` is fresh on every write and `renewal` counts writes, so every renewal changes
- * the bytes (and so the S3 content-MD5 ETag); a read-back of equal bytes proves ours.
+ * Lease object body, schema 2 (at `_holdfast/leases/{branch}/{version:020d}/{leaseId}.{tag}.json`),
+ * written as `encodeJson` writes it with the fields in exactly this order: schema, leaseId,
+ * branch, version, ttlMs, renewal, writerId, proof. `writerId` is fresh on every write and
+ * `renewal` counts writes, so every renewal changes the bytes (and so the S3 content-MD5
+ * ETag). `proof` is the lease secret's HMAC of `${leaseId}:${renewal}:${writerId}`
+ * (`leaseProof`): a read-back adopts a body only when it verifies (docs/protocol.md §4).
  */
 export const LeaseBodySchema = z.looseObject({
-  schema: z.literal(1),
+  schema: z.literal(2),
   leaseId: UlidSchema,
-  writerId: UlidSchema,
   branch: NameSchema,
   version: VersionNumberSchema,
   ttlMs: z.number().int().min(MIN_TTL_MS).max(MAX_TTL_MS),
-  renewal: z.number().int().min(0),
+  renewal: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  writerId: UlidSchema,
+  proof: z.string().regex(/^[0-9a-f]{64}$/),
 });
 export type LeaseBody = z.infer<typeof LeaseBodySchema>;
+
+/**
+ * What a census, sweep or listing reads for a lease's TTL: a schema 2 body, or a schema 1
+ * body (`{leaseId}.json`, no proof) left by an older release, which still protects its
+ * version until it expires.
+ */
+export const StoredLeaseBodySchema = z.union([
+  LeaseBodySchema,
+  z.looseObject({
+    schema: z.literal(1),
+    leaseId: UlidSchema,
+    writerId: UlidSchema,
+    branch: NameSchema,
+    version: VersionNumberSchema,
+    ttlMs: z.number().int().min(MIN_TTL_MS).max(MAX_TTL_MS),
+    renewal: z.number().int().min(0),
+  }),
+]);

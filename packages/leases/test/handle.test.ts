@@ -77,7 +77,7 @@ describe("lease handles are checked before use", () => {
 
   it("refuses handles that name another lease, a foreign suffix, or lack an ETag, without a request", async () => {
     const { counting, ctx, lease } = await setup();
-    const otherLease = leaseKey("main", 2, lease.leaseId);
+    const otherLease = leaseKey("main", 2, lease.leaseId, lease.secret);
     const forgeries: unknown[] = [
       null,
       "lease",

@@ -1,4 +1,4 @@
-import { encodeJson, MemoryStore, seededIds } from "@holdfast/conditional-store";
+import { encodeJson, MemoryStore, seededIds, seededRandomBytes } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
 import { commitVersion, createContext, type ProtocolContext } from "@holdfast/dataset";
 import { retirementKey } from "@holdfast/retirement";
@@ -24,6 +24,7 @@ export function world(options: { seed?: number; readerClock?: FakeTime } = {}): 
     clock: readerTime,
     sleep: readerTime.sleep,
     ids: seededIds(options.seed ?? 1),
+    random: seededRandomBytes(options.seed ?? 1),
   });
   return { storeTime, memory, fault, reader };
 }
@@ -37,6 +38,9 @@ export async function commitVersions(w: World, count: number, branch = "main"): 
   });
   for (let i = 0; i < count; i += 1) await commitVersion(ctx, { branch, files: [] });
 }
+
+/** A well-formed lease secret no lease in a test was acquired with (32 zero bytes). */
+export const OTHER_SECRET = "A".repeat(43);
 
 let opCounter = 0;
 

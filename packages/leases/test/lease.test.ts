@@ -15,7 +15,7 @@ import {
   sweepExpiredLeases,
 } from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
-import { commitVersions, putRetirement, T0, world } from "./helpers.js";
+import { commitVersions, OTHER_SECRET, putRetirement, T0, world } from "./helpers.js";
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -29,7 +29,7 @@ describe("acquire", () => {
     await commitVersions(w, 2);
     const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 });
     expect(lease).toMatchObject({ branch: "main", version: 2, ttlMs: 30_000, renewal: 0 });
-    expect(lease.key).toBe(leaseKey("main", 2, lease.leaseId));
+    expect(lease.key).toBe(leaseKey("main", 2, lease.leaseId, lease.secret));
     const listed = await collect(listLeases(w.reader, { branch: "main", version: 2 }));
     expect(listed.map((l) => l.leaseId)).toEqual([lease.leaseId]);
     expect(listed[0]?.lastModified.getTime()).toBe(T0);
@@ -365,7 +365,7 @@ describe("census", () => {
   it("counts an unreadable lease as active (fail closed) until the maximum TTL passes", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const key = leaseKey("main", 1, "01ARZ3NDEKTSV4RRFFQ69G5FAV");
+    const key = leaseKey("main", 1, "01ARZ3NDEKTSV4RRFFQ69G5FAV", OTHER_SECRET);
     await w.memory.put(key, new TextEncoder().encode("garbage"));
     const census = censusLeases(w.reader);
     expect(await census("main", [1], new Date(T0 + 60_000))).toEqual(new Map([[1, "lease"]]));
@@ -376,8 +376,8 @@ describe("census", () => {
     const w = world();
     await commitVersions(w, 2);
     const readable = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 5_000 });
-    const notJson = leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAV");
-    const otherSchema = leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAW");
+    const notJson = leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAV", OTHER_SECRET);
+    const otherSchema = leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAW", OTHER_SECRET);
     await w.memory.put(notJson, new TextEncoder().encode("garbage"));
     await w.memory.put(otherSchema, new TextEncoder().encode(JSON.stringify({ schema: 99 })));
     await w.storeTime.advance(MAX_TTL_MS); // long past every valid TTL
@@ -410,7 +410,7 @@ describe("census", () => {
       await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 5_000 });
       await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 120_000 });
       await w.memory.put(
-        leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+        leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAV", OTHER_SECRET),
         new TextEncoder().encode("junk"),
       );
       const store = conditionalDelete
