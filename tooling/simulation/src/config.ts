@@ -29,6 +29,11 @@ export interface SimulationConfig {
   hintlessWriters?: number;
   /** Actors that call renewLease/releaseLease with forged handles (a manifest's key and ETag). */
   forgers: number;
+  /**
+   * Actors that build lease handles from the lease listing (every listed field, a made-up
+   * secret) and try to release, shorten or stretch the readers' leases.
+   */
+  leaseAttackers: number;
   /** Operations per actor. */
   rounds: number;
   faults: FaultRates;
@@ -56,6 +61,7 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
   forkers: 1,
   bulkWriters: 1,
   forgers: 1,
+  leaseAttackers: 1,
   rounds: 10,
   faults: { applyThenLose: 0.04, loseBefore: 0.03, crash: 0.006 },
   maxClockSkewMs: 120_000,

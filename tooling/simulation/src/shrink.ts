@@ -10,6 +10,7 @@ const COUNTS = [
   "forkers",
   "bulkWriters",
   "forgers",
+  "leaseAttackers",
   "taggers",
   "branchers",
   "cleaners",

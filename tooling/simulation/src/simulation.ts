@@ -1,6 +1,6 @@
 import { initDataset } from "@holdfast/dataset";
 import { spawnCleaners } from "./actors/cleaners.js";
-import { spawnForgers, spawnReaders } from "./actors/readers.js";
+import { spawnForgers, spawnLeaseAttackers, spawnReaders } from "./actors/readers.js";
 import { spawnBranchers, spawnTaggers } from "./actors/references.js";
 import {
   spawnBulkWriters,
@@ -34,6 +34,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   spawnTaggers(world);
   spawnBranchers(world);
   spawnCleaners(world);
+  spawnLeaseAttackers(world);
 
   const checkStep = createStepChecker({
     memory: world.memory,

@@ -4,7 +4,9 @@ import {
   isHoldfastError,
   MemoryStore,
   type ObjectStore,
+  type RandomBytes,
   seededIds,
+  seededRandomBytes,
 } from "@holdfast/conditional-store";
 import {
   commitVersion,
@@ -38,6 +40,8 @@ export class SimulationWorld {
   readonly memory: MemoryStore;
   /** Every actor draws from one seeded id source, so ids are unique and replayable. */
   readonly ids: IdSource;
+  /** Every actor draws lease secrets from one seeded source too (replayable, tests only). */
+  readonly random: RandomBytes;
   readonly violations: Violation[] = [];
   readonly stats: Record<string, number> = {};
   readonly protections: Protection[] = [];
@@ -71,6 +75,7 @@ export class SimulationWorld {
     this.#observed = observed.store;
     this.#landedBelow = observed.landedBelow;
     this.ids = seededIds(config.seed);
+    this.random = seededRandomBytes(config.seed);
     if (config.trace) this.sched.trace = config.trace;
   }
 
@@ -124,6 +129,7 @@ export class SimulationWorld {
     return createContext(store, {
       clock: { now: () => this.sched.clock.now() + skewMs },
       ids: this.ids,
+      random: this.random,
       sleep: this.sched.sleep,
       reissue: { pausesMs: [200, 400, 800, 1600] },
     });
@@ -134,6 +140,7 @@ export class SimulationWorld {
     const setup = createContext(this.memory, {
       clock: this.sched.clock,
       ids: this.ids,
+      random: this.random,
       sleep: this.sched.sleep,
     });
     await init(setup);

@@ -1,6 +1,20 @@
-import { isHoldfastError } from "@holdfast/conditional-store";
-import { manifestKey } from "@holdfast/dataset";
-import { acquireLease, type Lease, releaseLease, renewLease } from "@holdfast/leases";
+import {
+  deleteIfMatch,
+  encodeJson,
+  isHoldfastError,
+  putIfMatch,
+} from "@holdfast/conditional-store";
+import { manifestKey, type ProtocolContext, resolverOptions } from "@holdfast/dataset";
+import {
+  acquireLease,
+  type Lease,
+  type LeaseEntry,
+  listLeases,
+  MAX_TTL_MS,
+  MIN_TTL_MS,
+  releaseLease,
+  renewLease,
+} from "@holdfast/leases";
 import type { Protection } from "../checks.js";
 import { BRANCH } from "../config.js";
 import { rethrowIfCrashed, type SimulationWorld } from "../world.js";
@@ -46,6 +60,108 @@ export function spawnForgers(world: SimulationWorld): void {
       });
     }
   });
+}
+
+/** What a lease attacker tries with a handle it built from the lease listing. */
+type LeaseAttack = "release" | "shorten" | "stretch";
+
+/**
+ * Lease attackers: each round lists main's leases (what any process, or any reader token
+ * through the server, can see), builds a handle for one of them from every listed field
+ * and a made-up secret, and tries to release it, shorten it to MIN_TTL_MS or stretch it to
+ * MAX_TTL_MS. renewLease/releaseLease must refuse the handle (`invalid-input`: its key is
+ * not its secret's, docs/protocol.md §4 "Lease secrets"). With the planted fault
+ * `forgeable-leases` the forged call is applied as the library applied it before lease
+ * secrets, and the checker must see a reader's version lost while protected (invariant 1).
+ */
+export function spawnLeaseAttackers(world: SimulationWorld): void {
+  const { config, sched } = world;
+  world.spawnEach("lease-attacker", config.leaseAttackers, async (ctx) => {
+    for (let r = 0; r < config.rounds; r += 1) {
+      await sched.sleep(sched.int(0, 1500));
+      const listed: LeaseEntry[] = [];
+      try {
+        for await (const entry of listLeases(ctx, { branch: BRANCH })) listed.push(entry);
+      } catch (error) {
+        world.tolerate(ctx, error);
+        continue;
+      }
+      if (listed.length === 0) continue;
+      const target = sched.pick(listed);
+      const attack = sched.pick<LeaseAttack>(["release", "shorten", "stretch"]);
+      const random = ctx.random;
+      if (random === undefined) throw new Error("the simulation seeds every context's randomness");
+      const forged: Lease = {
+        leaseId: target.leaseId,
+        branch: target.branch,
+        version: target.version,
+        ttlMs: attack === "shorten" ? MIN_TTL_MS : attack === "stretch" ? MAX_TTL_MS : 20_000,
+        secret: Buffer.from(random(32)).toString("base64url"),
+        key: target.key,
+        etag: target.etag,
+        renewal: 0,
+        writerId: ctx.ids.next(),
+        writtenAtLocalMs: ctx.clock.now(),
+      };
+      if (config.plant === "forgeable-leases") {
+        await applyAsBeforeSecrets(world, ctx, forged, attack);
+        continue;
+      }
+      try {
+        if (attack === "release") await releaseLease(ctx, forged);
+        else await renewLease(ctx, forged);
+        world.violate(
+          1,
+          `a lease handle forged from the listing (${attack}) was accepted for ${target.key}`,
+        );
+      } catch (error) {
+        rethrowIfCrashed(ctx, error);
+        if (isHoldfastError(error, "invalid-input")) world.bump("leaseForgeryRefused");
+        else throw error;
+      }
+    }
+  });
+}
+
+/**
+ * Planted fault `forgeable-leases` (tests only): a forged handle's release or renewal as
+ * renewLease/releaseLease carried it out before lease secrets, when a handle was checked
+ * against its branch, version and leaseId only: an if-match write (or delete) at the
+ * listed ETag, and on a conflict the same once more at the ETag read back.
+ */
+async function applyAsBeforeSecrets(
+  world: SimulationWorld,
+  ctx: ProtocolContext,
+  forged: Lease,
+  attack: LeaseAttack,
+): Promise<void> {
+  const options = resolverOptions(ctx);
+  try {
+    if (attack === "release" && !ctx.store.capabilities.atomicConditionalDelete) {
+      await ctx.store.delete(forged.key);
+    } else if (attack === "release") {
+      const first = await deleteIfMatch(ctx.store, forged.key, forged.etag, options);
+      const current = first.status === "applied" ? null : await ctx.store.head(forged.key);
+      if (current) await deleteIfMatch(ctx.store, forged.key, current.etag, options);
+    } else {
+      const body = encodeJson({
+        schema: 2,
+        leaseId: forged.leaseId,
+        branch: forged.branch,
+        version: forged.version,
+        ttlMs: forged.ttlMs,
+        renewal: 1,
+        writerId: forged.writerId,
+        proof: "0".repeat(64),
+      });
+      const first = await putIfMatch(ctx.store, forged.key, body, forged.etag, options);
+      const current = first.status === "applied" ? null : await ctx.store.head(forged.key);
+      if (current) await putIfMatch(ctx.store, forged.key, body, current.etag, options);
+    }
+    world.bump("leaseForgeryApplied");
+  } catch (error) {
+    world.tolerate(ctx, error);
+  }
 }
 
 /**
