@@ -16,6 +16,8 @@ import type { AddressInfo, Socket } from "node:net";
  * - `drop-request`: close the client's socket without forwarding (nothing was applied).
  * - `reset`: send a TCP RST to the client without forwarding.
  * - `respond`: answer with this status, headers and body without forwarding.
+ * - `replace-response`: forward, let the server apply it, then answer with this status,
+ *   headers and body instead of the server's answer (a write that landed but answered 500).
  * - `delay`: wait, then do `next` (default: forward).
  * - `strip-header`: forward without these headers (e.g. `if-none-match`, to emulate a
  *   store that ignores create-only). Signed requests need the proxy's `resign` hook.
@@ -26,6 +28,12 @@ export type FaultAction =
   | { readonly type: "reset" }
   | {
       readonly type: "respond";
+      readonly status: number;
+      readonly headers?: Readonly<Record<string, string>>;
+      readonly body?: string;
+    }
+  | {
+      readonly type: "replace-response";
       readonly status: number;
       readonly headers?: Readonly<Record<string, string>>;
       readonly body?: string;
@@ -184,6 +192,16 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       destroyQuietly(req.socket);
       return;
     }
+    if (action?.type === "replace-response") {
+      // `status` keeps what the server answered; the client sees the replacement.
+      const payload = Buffer.from(action.body ?? "");
+      res.writeHead(action.status, {
+        "content-length": String(payload.byteLength),
+        ...action.headers,
+      });
+      res.end(payload);
+      return;
+    }
     res.writeHead(upstream.status, upstream.headers);
     res.end(upstream.body);
   }
@@ -248,6 +266,30 @@ export function azureError(status: number, code: string, message = ""): FaultAct
     status,
     headers: { "content-type": "application/xml", "x-ms-error-code": code },
     body: azureErrorBody(code, message),
+  };
+}
+
+/** A Google Cloud Storage JSON API error body (`{"error":{"code","message","errors"}}`). */
+export function gcsErrorBody(status: number, reason: string, message = ""): string {
+  return JSON.stringify({
+    error: { code: status, message, errors: [{ domain: "global", reason, message }] },
+  });
+}
+
+/**
+ * A GCS JSON API error answer (e.g. 503 `backendError`, 429 `rateLimitExceeded`). As `respond`
+ * by default; `{ after: "forward" }` makes it a `replace-response` (the request applied first).
+ */
+export function gcsError(
+  status: number,
+  reason: string,
+  options: { message?: string; after?: "forward" } = {},
+): FaultAction {
+  return {
+    type: options.after === "forward" ? "replace-response" : "respond",
+    status,
+    headers: { "content-type": "application/json; charset=UTF-8" },
+    body: gcsErrorBody(status, reason, options.message ?? reason),
   };
 }
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, request, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { azureError, s3Error, slowDown, startFaultProxy } from "../src/index.js";
+import { azureError, gcsError, s3Error, slowDown, startFaultProxy } from "../src/index.js";
 
 /** A tiny upstream that stores PUT bodies by path and records what it received. */
 interface Upstream {
@@ -105,6 +105,32 @@ describe("startFaultProxy", () => {
     await expect(send(proxy.url, "PUT", "/b/k", "landed")).rejects.toThrow();
     expect(upstream.objects.get("/b/k")).toBe("landed");
     expect(proxy.requests[0]).toMatchObject({ action: "drop-response", status: 200 });
+  });
+
+  it("replace-response applies the request upstream and answers the replacement instead", async () => {
+    await using proxy = await startFaultProxy({
+      target: upstream.url,
+      rules: [{ method: "PUT", action: gcsError(500, "backendError", { after: "forward" }) }],
+    });
+    const answer = await send(proxy.url, "PUT", "/b/k", "landed");
+    expect(answer.status).toBe(500);
+    expect(JSON.parse(answer.body)).toMatchObject({
+      error: { code: 500, errors: [{ reason: "backendError" }] },
+    });
+    expect(upstream.objects.get("/b/k")).toBe("landed");
+    // The record keeps what the server really answered.
+    expect(proxy.requests[0]).toMatchObject({ action: "replace-response", status: 200 });
+  });
+
+  it("gcsError without `after` answers without forwarding", async () => {
+    await using proxy = await startFaultProxy({
+      target: upstream.url,
+      rules: [{ method: "PUT", action: gcsError(429, "rateLimitExceeded") }],
+    });
+    const answer = await send(proxy.url, "PUT", "/b/k", "never");
+    expect(answer.status).toBe(429);
+    expect(answer.headers["content-type"]).toMatch(/^application\/json/);
+    expect(upstream.received).toHaveLength(0);
   });
 
   it("drop-request and reset never reach the upstream", async () => {
