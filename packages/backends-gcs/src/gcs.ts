@@ -179,7 +179,8 @@ class GcsStore implements ObjectStore {
         },
       );
     }
-    const endpoint = options.endpoint ?? nonEmpty(process.env.STORAGE_EMULATOR_HOST);
+    const rawEndpoint = options.endpoint ?? nonEmpty(process.env.STORAGE_EMULATOR_HOST);
+    const endpoint = rawEndpoint === undefined ? undefined : normalizeEndpoint(rawEndpoint);
     if (endpoint !== undefined && !URL.canParse(endpoint)) {
       throw holdfastError("invalid-input", "open", `invalid GCS endpoint ${endpoint}`, {
         hint: "a URL such as http://127.0.0.1:4443",
@@ -229,11 +230,13 @@ class GcsStore implements ObjectStore {
         retryOptions,
         timeout: o.requestTimeoutMs ?? 30_000,
       };
-      if (o.endpoint !== undefined) storageOptions.apiEndpoint = o.endpoint.replace(/\/+$/, "");
+      if (o.endpoint !== undefined) storageOptions.apiEndpoint = o.endpoint;
       if (o.projectId !== undefined) storageOptions.projectId = o.projectId;
       if (o.keyFilename !== undefined) storageOptions.keyFilename = o.keyFilename;
       if (o.authClient !== undefined) storageOptions.authClient = o.authClient;
-      this.#bucketClient = new Storage(storageOptions).bucket(o.bucket);
+      this.#bucketClient = withoutEmulatorVariable(() => new Storage(storageOptions)).bucket(
+        o.bucket,
+      );
     }
     return this.#bucketClient;
   }
@@ -462,6 +465,29 @@ function toMeta(key: string, metadata: FileMetadata, operation: StorageOperation
     lastModified: requireDate(metadata.updated, operation, key),
     size: Number(metadata.size ?? 0),
   };
+}
+
+/**
+ * Builds the client with STORAGE_EMULATOR_HOST hidden: the client sends its JSON requests to
+ * that variable's URL (with no `/storage/v1`) whatever `apiEndpoint` says, but its uploads to
+ * `apiEndpoint`. The store reads the variable itself (the `endpoint` default) and passes one
+ * endpoint for both. The constructor is synchronous, so nothing else runs meanwhile.
+ */
+function withoutEmulatorVariable<T>(build: () => T): T {
+  const saved = process.env.STORAGE_EMULATOR_HOST;
+  if (saved === undefined) return build();
+  delete process.env.STORAGE_EMULATOR_HOST;
+  try {
+    return build();
+  } finally {
+    process.env.STORAGE_EMULATOR_HOST = saved;
+  }
+}
+
+/** `host:port` (as other Google clients accept it) gets `http://`; a trailing `/storage/v1` goes. */
+function normalizeEndpoint(endpoint: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? endpoint : `http://${endpoint}`;
+  return withScheme.replace(/\/+$/, "").replace(/\/storage\/v1$/, "");
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {

@@ -215,3 +215,39 @@ describe("abort signals in flight", () => {
     }
   });
 });
+
+describe("STORAGE_EMULATOR_HOST", () => {
+  const saved = process.env.STORAGE_EMULATOR_HOST;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.STORAGE_EMULATOR_HOST;
+    else process.env.STORAGE_EMULATOR_HOST = saved;
+  });
+
+  it("an explicit endpoint gets every request, JSON and upload alike, whatever the variable says", async () => {
+    const proxy = await startFaultProxy({ target: emulator.endpoint });
+    try {
+      process.env.STORAGE_EMULATOR_HOST = "http://127.0.0.1:1";
+      const s = createGcsStore({
+        bucket: emulator.bucket,
+        prefix: freshPrefix("e"),
+        endpoint: proxy.url,
+      });
+      const { etag } = await s.put("k", text("v"), { precondition: { ifNoneMatch: "*" } });
+      expect((await s.head("k"))?.etag).toBe(etag);
+      expect((await s.list("")).objects.map((o) => o.key)).toEqual(["k"]);
+      expect(proxy.requests.map((r) => r.method)).toEqual(["POST", "GET", "GET"]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("without an endpoint the variable names the emulator, also as host:port", async () => {
+    for (const value of [emulator.endpoint, new URL(emulator.endpoint).host]) {
+      process.env.STORAGE_EMULATOR_HOST = value;
+      const s = createGcsStore({ bucket: emulator.bucket, prefix: freshPrefix("e") });
+      const { etag } = await s.put("k", text("v"));
+      expect((await s.head("k"))?.etag).toBe(etag);
+      expect((await s.list("")).objects.map((o) => o.etag)).toEqual([etag]);
+    }
+  });
+});
