@@ -59,7 +59,7 @@ function storesFor(
   return { via, direct, prefix };
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
@@ -67,7 +67,7 @@ function escape(text: string): string {
 function uploadPath(prefix: string, key: string): RegExp {
   const name = encodeURIComponent(`${prefix}/${key}`);
   return new RegExp(
-    `^/upload/storage/v1/b/${escape(emulator.bucket)}/o\\?(?:.*&)?name=${escape(name)}(?:&|$)`,
+    `^/upload/storage/v1/b/${escapeRegExp(emulator.bucket)}/o\\?(?:.*&)?name=${escapeRegExp(name)}(?:&|$)`,
   );
 }
 
@@ -75,7 +75,7 @@ function uploadPath(prefix: string, key: string): RegExp {
 function objectPath(prefix: string, key: string): RegExp {
   const name = encodeURIComponent(`${prefix}/${key}`);
   return new RegExp(
-    `^(?:/download)?/storage/v1/b/${escape(emulator.bucket)}/o/${escape(name)}(?:\\?|$)`,
+    `^(?:/download)?/storage/v1/b/${escapeRegExp(emulator.bucket)}/o/${escapeRegExp(name)}(?:\\?|$)`,
   );
 }
 
