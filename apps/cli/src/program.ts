@@ -36,7 +36,7 @@ export function withStoreOptions(command: Command): Command {
   return command
     .option(
       "--endpoint <url>",
-      "S3-compatible endpoint, e.g. http://127.0.0.1:7480 (env HOLDFAST_S3_ENDPOINT; default AWS)",
+      "S3-compatible endpoint, e.g. http://127.0.0.1:7480 (env HOLDFAST_S3_ENDPOINT; default AWS), or a GCS emulator for gs:// URLs (env STORAGE_EMULATOR_HOST; default Google with Application Default Credentials)",
     )
     .option("--region <region>", "S3 region (env HOLDFAST_S3_REGION, else the AWS chain)")
     .option(
@@ -70,7 +70,7 @@ export async function runCli(
   const program = new Command("holdfast")
     .description(
       "Share versioned datasets on object storage and delete old versions safely.\n" +
-        "Storage URLs: a local path or file:///abs/path, s3://bucket/prefix, az://container/prefix.",
+        "Storage URLs: a local path or file:///abs/path, s3://bucket/prefix, az://container/prefix, gs://bucket/prefix.",
     )
     .version(options.version, "-V, --version")
     .configureOutput({

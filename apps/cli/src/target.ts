@@ -46,15 +46,20 @@ export function parseTarget(urlText: string, opts: Record<string, unknown>, io: 
   }
   if (url.scheme !== "s3") {
     // Flags for another backend are a mistake worth reporting, not ignoring.
+    // --endpoint also names a GCS emulator; --region and --path-style are S3's alone.
     const misplaced =
-      ["endpoint", "region"].find((name) => flag(name) !== undefined) ??
+      (url.scheme !== "gs" && flag("endpoint") !== undefined ? "endpoint" : undefined) ??
+      (flag("region") !== undefined ? "region" : undefined) ??
       (opts.pathStyle === true ? "path-style" : undefined);
     if (misplaced !== undefined) {
+      const where = misplaced === "endpoint" ? "s3:// and gs:// URLs" : "s3:// URLs";
       throw holdfastError(
         "invalid-input",
         "parse",
-        `--${misplaced} applies only to s3:// URLs, not ${formatStorageUrl(url)}`,
-        { hint: "remove the flag, or use an s3://bucket/prefix URL" },
+        `--${misplaced} applies only to ${where}, not ${formatStorageUrl(url)}`,
+        {
+          hint: `remove the flag, or use an ${misplaced === "endpoint" ? "s3:// or gs://" : "s3://"}bucket/prefix URL`,
+        },
       );
     }
   }
@@ -65,7 +70,12 @@ export function parseTarget(urlText: string, opts: Record<string, unknown>, io: 
           region: flag("region") ?? nonEmpty(io.env.HOLDFAST_S3_REGION),
           pathStyle: opts.pathStyle === true ? true : parseBoolEnv(io.env.HOLDFAST_S3_PATH_STYLE),
         })
-      : {};
+      : url.scheme === "gs"
+        ? // The Google client libraries' own variable for an emulator.
+          parseStoreOptions({
+            endpoint: flag("endpoint") ?? nonEmpty(io.env.STORAGE_EMULATOR_HOST),
+          })
+        : {};
   const azure: AzureFlags = { account: flag("account"), blobEndpoint: flag("blobEndpoint") };
   return { url, options, azure, display: formatStorageUrl(url) };
 }
@@ -145,6 +155,23 @@ export async function openTarget(
           });
         }
         throw error;
+      });
+    }
+    case "gs": {
+      const { openGcsStore, createGcsStore } = await import("@holdfast/backends-gcs");
+      const open =
+        options.probe === false
+          ? async (o: Parameters<typeof createGcsStore>[0]) => createGcsStore(o)
+          : openGcsStore;
+      // Credentials: Application Default Credentials, which the client finds itself; an
+      // emulator endpoint is reached without any.
+      return open({
+        bucket: url.bucket,
+        prefix: url.prefix,
+        ...(target.options.endpoint === undefined ? {} : { endpoint: target.options.endpoint }),
+        ...(nonEmpty(io.env.GOOGLE_CLOUD_PROJECT) === undefined
+          ? {}
+          : { projectId: io.env.GOOGLE_CLOUD_PROJECT }),
       });
     }
     case "az": {

@@ -7,7 +7,8 @@ import { z } from "zod";
 export type StorageUrl =
   | { readonly scheme: "file"; readonly root: string }
   | { readonly scheme: "s3"; readonly bucket: string; readonly prefix: string }
-  | { readonly scheme: "az"; readonly container: string; readonly prefix: string };
+  | { readonly scheme: "az"; readonly container: string; readonly prefix: string }
+  | { readonly scheme: "gs"; readonly bucket: string; readonly prefix: string };
 
 const S3_BUCKET = z
   .string()
@@ -29,7 +30,23 @@ const AZ_CONTAINER = z
     "an Azure container name uses lowercase letters, digits and single '-', and starts and ends with a letter or digit",
   );
 
-/** Options that say how to reach an S3-compatible store; validated before any request. */
+// https://cloud.google.com/storage/docs/buckets#naming
+const GS_BUCKET = z
+  .string()
+  .min(3, "a GCS bucket name has 3 to 63 characters (222 with dots)")
+  .max(222, "a GCS bucket name has 3 to 63 characters (222 with dots)")
+  .regex(
+    /^[a-z0-9][a-z0-9._-]*[a-z0-9]$/,
+    "a GCS bucket name uses lowercase letters, digits, '-', '_' and '.', and starts and ends with a letter or digit",
+  )
+  .refine(
+    (name) => name.split(".").every((part) => part.length > 0 && part.length <= 63),
+    "each dot-separated part of a GCS bucket name has 1 to 63 characters",
+  )
+  .refine((name) => !name.startsWith("goog"), "a GCS bucket name does not start with 'goog'")
+  .refine((name) => !/^\d+\.\d+\.\d+\.\d+$/.test(name), "a GCS bucket name is not an IP address");
+
+/** Options that say how to reach an S3-compatible store (or a GCS emulator); validated before any request. */
 export const StoreOptionsSchema = z
   .object({
     endpoint: z
@@ -49,10 +66,12 @@ export const StoreOptionsSchema = z
 
 export type StoreOptions = z.infer<typeof StoreOptionsSchema>;
 
-const SUPPORTED = "use a local path, file:///abs/path, s3://bucket/prefix or az://container/prefix";
+const SUPPORTED =
+  "use a local path, file:///abs/path, s3://bucket/prefix, az://container/prefix or gs://bucket/prefix";
 
 /**
- * Parses a storage URL (bare path, `file://`, `s3://bucket/prefix`, `az://container/prefix`).
+ * Parses a storage URL (bare path, `file://`, `s3://bucket/prefix`, `az://container/prefix`,
+ * `gs://bucket/prefix`).
  * Malformed input throws `invalid-input` before anything is opened (docs/guarantees.md, invariant 6); a URL
  * holding credentials is refused without echoing them.
  */
@@ -119,6 +138,11 @@ export function parseStorageUrl(input: string, cwd: string = process.cwd()): Sto
         prefix: parsePrefix(rest, authority, fail),
       };
     }
+    case "gs": {
+      const bucket = GS_BUCKET.safeParse(authority);
+      if (!bucket.success) throw fail(firstIssue(bucket.error));
+      return { scheme: "gs", bucket: bucket.data, prefix: parsePrefix(rest, authority, fail) };
+    }
     default:
       throw fail(`unsupported scheme ${scheme}://`);
   }
@@ -145,6 +169,8 @@ export function formatStorageUrl(url: StorageUrl): string {
       return `s3://${url.bucket}${url.prefix === "" ? "" : `/${url.prefix}`}`;
     case "az":
       return `az://${url.container}${url.prefix === "" ? "" : `/${url.prefix}`}`;
+    case "gs":
+      return `gs://${url.bucket}${url.prefix === "" ? "" : `/${url.prefix}`}`;
   }
 }
 

@@ -65,7 +65,7 @@ export function cli(
  * Reads a service env file written by tooling/services/*-start.sh. Missing file = the
  * service was not started: fail with the command that starts it (never skip).
  */
-export function readServiceEnv(name: "azurite" | "rgw"): Record<string, string> {
+export function readServiceEnv(name: "azurite" | "gcs" | "rgw"): Record<string, string> {
   const dir = process.env.HOLDFAST_SERVICES_DIR ?? "/tmp/holdfast-services";
   const file = `${dir}/${name}.env`;
   if (!existsSync(file)) {

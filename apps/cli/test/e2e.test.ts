@@ -46,6 +46,17 @@ const BACKENDS: Backend[] = [
     },
   },
   {
+    name: "fake-gcs-server",
+    setup: () => {
+      const env = readServiceEnv("gcs");
+      return {
+        url: `gs://${env.HOLDFAST_GCS_BUCKET}/cli-e2e-${ulid().toLowerCase()}`,
+        flags: ["--endpoint", env.STORAGE_EMULATOR_HOST!],
+        env: {},
+      };
+    },
+  },
+  {
     name: "azurite",
     setup: () => {
       const env = readServiceEnv("azurite");
@@ -153,7 +164,8 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
         args: ["commit", url, "a.bin", "--frobnicate", ...flags],
         match: /unknown option '--frobnicate'/,
       },
-      { args: ["versions", "gs://bucket/x"], match: /unsupported scheme gs/ },
+      { args: ["versions", "hdfs://bucket/x"], match: /unsupported scheme hdfs/ },
+      { args: ["versions", "gs://goog-data/x"], match: /does not start with 'goog'/ },
       { args: ["versions", "s3://Bad_Bucket/x"], match: /invalid storage URL/ },
       { args: ["versions", "az://x/y"], match: /3 to 63/ },
       {

@@ -83,9 +83,28 @@ describe("parseStorageUrl", () => {
     expect(formatStorageUrl(parseStorageUrl("az://container1"))).toBe("az://container1");
   });
 
+  it("parses gs URLs (bucket names with '_' and dots too) with optional prefixes", () => {
+    expect(parseStorageUrl("gs://my_bucket.example.com/a/b/")).toEqual({
+      scheme: "gs",
+      bucket: "my_bucket.example.com",
+      prefix: "a/b",
+    });
+    expect(parseStorageUrl("gs://my-bucket")).toEqual({
+      scheme: "gs",
+      bucket: "my-bucket",
+      prefix: "",
+    });
+    expect(formatStorageUrl(parseStorageUrl("gs://my-bucket/a/b/"))).toBe("gs://my-bucket/a/b");
+  });
+
   it.each([
     ["", /empty/],
-    ["gs://bucket/x", /unsupported scheme gs/],
+    ["hdfs://bucket/x", /unsupported scheme hdfs/],
+    ["gs://My_Bucket/x", /lowercase/],
+    ["gs://goog-data/x", /'goog'/],
+    ["gs://a..b/x", /dot-separated part/],
+    ["gs://1.2.3.4/x", /IP address/],
+    ["gs://bucket/a//b", /empty path segment/],
     ["http://example.com/x", /unsupported scheme http/],
     ["s3:bucket", /expected s3:\/\//],
     ["s3://", /3 to 63/],

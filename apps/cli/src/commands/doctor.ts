@@ -43,6 +43,7 @@ export function registerDoctor(r: Registrar, program: Command): void {
         "holdfast doctor ./my-dataset",
         "holdfast doctor s3://holdfast-test/ds --endpoint http://127.0.0.1:7480 --path-style",
         "holdfast doctor az://my-container/ds --json",
+        "holdfast doctor gs://my-bucket/ds --endpoint http://127.0.0.1:4443",
       ],
       async ([url], opts, cx) => {
         const target = parseTarget(url!, opts, cx.io);
