@@ -4,6 +4,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gcsError, startFaultProxy } from "@holdfast/fault-proxy";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkShape, readServiceEnv } from "./e2e-harness.js";
@@ -99,6 +100,34 @@ describe("holdfast on gs:// (fake-gcs-server)", () => {
     expect((versions.json().versions as { version: number }[]).map((v) => v.version)).toEqual([
       2, 4,
     ]);
+  });
+
+  it("C8 a commit whose manifest create landed but answered 500 commits once: the re-issue's 'already exists' reads back as ours", async () => {
+    const url = freshUrl("c8");
+    expect((await run(["init", url, "--endpoint", endpoint])).code).toBe(0);
+    await using proxy = await startFaultProxy({ target: endpoint });
+    const manifest =
+      /^\/upload\/storage\/v1\/b\/[^/]+\/o\?.*name=[^&]*_versions%2Fmain%2F0+1\.json(?:&|$)/;
+    proxy.addRule({
+      method: "POST",
+      path: manifest,
+      nth: 1,
+      action: gcsError(500, "backendError", { after: "forward" }),
+    });
+
+    const commit = await run(["commit", url, "a.bin", "--endpoint", proxy.url, "--json"], {
+      cwd: work,
+    });
+
+    expect(commit.code, commit.stderr).toBe(0);
+    expect(commit.json()).toMatchObject({ ok: true, command: "commit", version: 1 });
+    const uploads = proxy.requests.filter((r) => r.method === "POST" && manifest.test(r.path));
+    expect(uploads.map((r) => [r.action, r.status])).toEqual([
+      ["replace-response", 200],
+      ["forward", 412],
+    ]);
+    const versions = await run(["versions", url, "--endpoint", endpoint, "--json"]);
+    expect((versions.json().versions as { version: number }[]).map((v) => v.version)).toEqual([1]);
   });
 
   it("refuses a malformed bucket before sending anything (exit 2)", async () => {

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openAzureStore } from "@holdfast/backends-azure";
+import { openGcsStore } from "@holdfast/backends-gcs";
 import { createLocalStore } from "@holdfast/backends-local";
 import { openS3Store } from "@holdfast/backends-s3";
 import { type ObjectStore, ulidIds } from "@holdfast/conditional-store";
@@ -15,9 +16,9 @@ import {
 } from "@holdfast/dataset";
 import { buildServer, hashToken, type ServerConfig, type TokenEntry } from "../src/index.js";
 
-/** The three backends every route suite runs on. */
-export type BackendName = "local" | "rgw" | "azurite";
-export const BACKENDS: readonly BackendName[] = ["local", "rgw", "azurite"];
+/** The four backends every route suite runs on. */
+export type BackendName = "local" | "rgw" | "azurite" | "gcs";
+export const BACKENDS: readonly BackendName[] = ["local", "rgw", "azurite", "gcs"];
 
 const ids = ulidIds();
 
@@ -92,6 +93,26 @@ export async function freshStore(backend: BackendName): Promise<{
         env: pick(env, ["AZURE_STORAGE_CONNECTION_STRING"]),
       };
     }
+    case "gcs": {
+      const env = serviceEnv(
+        "gcs.env",
+        "STORAGE_EMULATOR_HOST",
+        "bash tooling/services/gcs-start.sh",
+      );
+      const bucket = env.HOLDFAST_GCS_BUCKET ?? "holdfast-test";
+      const prefix = `srv-${ids.next().slice(-12)}`;
+      const store = await openGcsStore({
+        bucket,
+        prefix,
+        endpoint: env.STORAGE_EMULATOR_HOST!,
+      });
+      return {
+        store,
+        dispose: async () => {},
+        url: `gs://${bucket}/${prefix}`,
+        env: pick(env, ["STORAGE_EMULATOR_HOST"]),
+      };
+    }
   }
 }
 
@@ -163,7 +184,12 @@ export function serviceEnv(
     }
   }
   for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith("HOLDFAST_") || key.startsWith("AWS_") || key.startsWith("AZURE_"))
+    if (
+      key.startsWith("HOLDFAST_") ||
+      key.startsWith("AWS_") ||
+      key.startsWith("AZURE_") ||
+      key === "STORAGE_EMULATOR_HOST"
+    )
       vars[key] = value;
   }
   if (!vars[required])
