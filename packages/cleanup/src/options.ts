@@ -63,9 +63,15 @@ export function validateOptions(options: unknown): CleanupOptions {
     ]) {
       if (typeof f[method] !== "function") throw bad(`format.${method} is not a function`);
     }
-    // "" is valid: a format whose files live under several folders (Lance: data/,
-    // _deletions/, _indices/) sweeps the whole root and lets isDataKey choose.
+    // "" is valid (the whole root, filtered by isDataKey); a format whose files live under
+    // several folders (Lance: data/, _deletions/, _indices/, _transactions/) names them.
     if (typeof f.dataPrefix !== "string") throw bad("format.dataPrefix is not a string");
+    if (
+      f.dataPrefixes !== undefined &&
+      !(Array.isArray(f.dataPrefixes) && f.dataPrefixes.every((p) => typeof p === "string"))
+    ) {
+      throw bad("format.dataPrefixes is not a list of strings");
+    }
   }
   return options as CleanupOptions;
 }

@@ -23,12 +23,16 @@ export async function sweepOrphans(
   if (state.mode === "recover") return;
   const orphans = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);
   const cutoff = truncSec(now) - state.policy.orphanGraceMs;
-  for await (const meta of listAll(ctx.store, format.dataPrefix)) {
-    if (!format.isDataKey(meta.key) || retainedFiles.has(meta.key)) continue;
-    if (truncSec(meta.lastModified) >= cutoff) continue;
-    if (plannedData.has(meta.key)) continue;
-    stats.bytesDeleted += meta.size;
-    await orphans.add(meta.key);
+  // A format may name several folders (Lance): only those are listed, so folders the
+  // format owns but no cleanup may touch (Lance's `_mem_wal/`) are never even listed.
+  for (const prefix of format.dataPrefixes ?? [format.dataPrefix]) {
+    for await (const meta of listAll(ctx.store, prefix)) {
+      if (!format.isDataKey(meta.key) || retainedFiles.has(meta.key)) continue;
+      if (truncSec(meta.lastModified) >= cutoff) continue;
+      if (plannedData.has(meta.key)) continue;
+      stats.bytesDeleted += meta.size;
+      await orphans.add(meta.key);
+    }
   }
   stats.objectsDeleted.orphans += await orphans.flush();
   const probes = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);

@@ -37,6 +37,12 @@ export interface DatasetFormat {
   parseManifestKey(key: string): { branch: string; version: number } | null;
   /** Prefix under which every data file lives. */
   readonly dataPrefix: string;
+  /**
+   * When set, the folders cleanup's orphan sweep lists instead of `dataPrefix` (a format
+   * whose files live in several folders beside others no cleanup may list or touch, such
+   * as Lance's `_mem_wal/`). Every key there is still filtered by {@link isDataKey}.
+   */
+  readonly dataPrefixes?: readonly string[] | undefined;
   isDataKey(key: string): boolean;
   /**
    * Called by cleanup before it deletes any manifest of `branch` numbered up to

@@ -5,11 +5,13 @@ import { HoldfastError } from "@holdfast/conditional-store";
  * makes the format refuse instead of guessing which files are safe to delete.
  */
 export type LanceFeature =
-  /** A manifest sets reader feature flags this adapter does not know. */
+  /** A manifest sets a reader feature flag this adapter does not implement (named in `flag`). */
   | "reader-feature-flags"
-  /** A file of the main branch lives under another root (`base_paths`, `base_id`). */
+  /** A manifest sets a writer feature flag this adapter does not implement (named in `flag`). */
+  | "writer-feature-flags"
+  /** A file's `base_id` names no entry of the manifest's `base_paths`. */
   | "base-paths"
-  /** A fragment keeps row ids or version sequences in a file of its own. */
+  /** A fragment's row-id or version-sequence file lies where holdfast never deletes or keeps (outside the table's own folders). */
   | "external-file"
   /** A detached version (`_versions/d{N}.manifest`) whose files cleanup could not protect. */
   | "detached-version"
@@ -36,8 +38,16 @@ export const LANCE_MALFORMED_REFERENCE = "LANCE_MALFORMED_REFERENCE";
  */
 export class UnsupportedLanceDatasetError extends HoldfastError {
   readonly feature: LanceFeature;
+  /** For a feature flag: its name (`unstable-data-overlay-files`, `unknown-bit-12`, ...). */
+  readonly flag?: string;
 
-  constructor(feature: LanceFeature, key: string, message: string, hint?: string) {
+  constructor(
+    feature: LanceFeature,
+    key: string,
+    message: string,
+    hint?: string,
+    detail: { readonly flag?: string } = {},
+  ) {
     super(message, {
       kind: "unsupported",
       operation: "lance",
@@ -48,6 +58,7 @@ export class UnsupportedLanceDatasetError extends HoldfastError {
         "holdfast refuses to clean what it does not fully understand; use Lance's own tools",
     });
     this.feature = feature;
+    if (detail.flag !== undefined) this.flag = detail.flag;
   }
 }
 

@@ -9,7 +9,12 @@ import {
   type LanceNaming,
   lanceManifestKey,
 } from "./naming.js";
-import { isLanceFileKey, LANCE_INDICES_PREFIX, versionNeeds } from "./needs.js";
+import {
+  isLanceFileKey,
+  LANCE_INDICES_PREFIX,
+  LANCE_SWEPT_PREFIXES,
+  versionNeeds,
+} from "./needs.js";
 import { LANCE_MAIN_BRANCH } from "./refs.js";
 import { lanceReferenceCodec } from "./tags.js";
 
@@ -32,7 +37,7 @@ export interface LanceFormat extends ReferenceFormat {
  * A version needs its data files, deletion files, index folders and transaction file.
  */
 export function lanceFormat(naming: LanceNaming): LanceFormat {
-  const indexFiles = new WeakMap<ObjectStore, Map<string, Promise<DataFile[]>>>();
+  const folderFiles = new WeakMap<ObjectStore, Map<string, Promise<DataFile[]>>>();
   return {
     name: LANCE_FORMAT,
     naming,
@@ -60,8 +65,12 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
         );
       }
       const files: DataFile[] = needs.objects.map((o) => ({ key: o.key, size: o.size }));
-      for (const uuid of needs.indexUuids) {
-        files.push(...(await listIndexFolder(ctx, uuid, indexFiles)));
+      const folders = [
+        ...needs.indexUuids.map((uuid) => `${LANCE_INDICES_PREFIX}${uuid}/`),
+        ...needs.sidecarFolders,
+      ];
+      for (const lists of await Promise.all(folders.map((f) => listFolder(ctx, f, folderFiles)))) {
+        files.push(...lists);
       }
       const manifest: FormatManifest = { files, parent: null, etag: got.etag };
       return manifest;
@@ -82,8 +91,10 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       if (entry.kind !== "manifest" || entry.naming !== naming || entry.version < 1) return null;
       return { branch: LANCE_MAIN_BRANCH, version: entry.version };
     },
-    // Lance's files live under four folders; cleanup's orphan sweep filters with isDataKey.
+    // Lance's files live under four folders: the orphan sweep lists only those (never
+    // `_mem_wal/`, `_blobs/`, `_fri/`, `tree/`, `_refs/`) and filters with isDataKey.
     dataPrefix: "",
+    dataPrefixes: LANCE_SWEPT_PREFIXES,
     isDataKey: isLanceFileKey,
     references: lanceReferenceCodec,
   };
@@ -162,10 +173,14 @@ async function* listMainVersions(
   yield* entries;
 }
 
-/** The files of `_indices/{uuid}/`, listed once per store: an index folder is complete before any manifest names it. */
-function listIndexFolder(
+/**
+ * The files of an index folder `_indices/{uuid}/` or a sidecar folder `data/{stem}/`, listed
+ * once per store: Lance writes both completely before any manifest names the index or the
+ * data file, and never adds to them afterwards.
+ */
+function listFolder(
   ctx: ProtocolContext,
-  uuid: string,
+  folder: string,
   cache: WeakMap<ObjectStore, Map<string, Promise<DataFile[]>>>,
 ): Promise<DataFile[]> {
   let perStore = cache.get(ctx.store);
@@ -173,18 +188,18 @@ function listIndexFolder(
     perStore = new Map();
     cache.set(ctx.store, perStore);
   }
-  let files = perStore.get(uuid);
+  let files = perStore.get(folder);
   if (!files) {
     files = (async () => {
       const out: DataFile[] = [];
-      for await (const meta of listAll(ctx.store, `${LANCE_INDICES_PREFIX}${uuid}/`)) {
+      for await (const meta of listAll(ctx.store, folder)) {
         out.push({ key: meta.key, size: meta.size });
       }
       return out;
     })();
     // A failed listing is not remembered: the next reader lists again.
-    files.catch(() => perStore.delete(uuid));
-    perStore.set(uuid, files);
+    files.catch(() => perStore.delete(folder));
+    perStore.set(folder, files);
   }
   return files;
 }

@@ -29,7 +29,20 @@ export {
   type LanceFeature,
   UnsupportedLanceDatasetError,
 } from "./errors.js";
+export {
+  checkFeatureFlags,
+  featureFlagName,
+  IMPLEMENTED_FEATURE_FLAGS,
+  LANCE_FEATURE_FLAGS,
+  type LanceFeatureFlagName,
+} from "./flags.js";
 export { LANCE_FORMAT, type LanceFormat, lanceFormat, openLanceFormat } from "./format.js";
+export {
+  LANCE_MALFORMED_HINT,
+  LANCE_VERSION_HINT,
+  lanceVersionHintKey,
+  readLanceVersionHint,
+} from "./hint.js";
 export { LANCE_MAGIC, type ManifestFile, readManifestFile } from "./manifest-file.js";
 export {
   classifyVersionsKey,
@@ -41,10 +54,10 @@ export {
 export {
   formatUuid,
   isLanceFileKey,
-  KNOWN_READER_FLAGS,
   LANCE_DATA_PREFIX,
   LANCE_DELETIONS_PREFIX,
   LANCE_INDICES_PREFIX,
+  LANCE_SWEPT_PREFIXES,
   LANCE_TRANSACTIONS_PREFIX,
   type NeededObject,
   type VersionNeeds,

@@ -1,6 +1,8 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import { LANCE_MALFORMED_MANIFEST, UnsupportedLanceDatasetError } from "./errors.js";
+import { checkFeatureFlags } from "./flags.js";
 import type { ManifestFile } from "./manifest-file.js";
+import type { LanceManifest } from "./proto.js";
 
 /** Data files, relative to the dataset root. */
 export const LANCE_DATA_PREFIX = "data/";
@@ -11,95 +13,100 @@ export const LANCE_INDICES_PREFIX = "_indices/";
 /** Transaction files named by `Manifest.transaction_file`. */
 export const LANCE_TRANSACTIONS_PREFIX = "_transactions/";
 
-/**
- * Reader feature flags this adapter understands: deletion files (1), stable row ids (2),
- * the retired v2-format flag (4), table config (8), base paths (16, but files under another
- * root are refused on their own), inline-only transactions (32). A manifest with any other
- * bit set is refused: a reader that does not know a flag must not read the dataset, and a
- * cleaner must not decide what it needs.
- */
-export const KNOWN_READER_FLAGS = 0b11_1111n;
-
 /** One object a version needs, with its size when the manifest records it. */
 export interface NeededObject {
   readonly key: string;
-  /** Bytes, when the manifest records them (data files); else 0. */
+  /** Bytes, when the manifest records them (data files, row-id files); else 0. */
   readonly size: number;
 }
 
-/** Every object one Lance version needs, except the files inside its index folders. */
+/** Every object one Lance version needs under its own root, except folder contents listed later. */
 export interface VersionNeeds {
   readonly version: number;
-  /** Data files, deletion files and the transaction file. */
+  /** Data files (overlays included), deletion files, row-id and version-sequence files, the transaction file. */
   readonly objects: NeededObject[];
   /** Index uuids (`_indices/{uuid}/` folders), formatted as Lance names the folders. */
   readonly indexUuids: string[];
+  /** `data/{stem}/` folders of blob sidecars, one per data file of a table with blob columns. */
+  readonly sidecarFolders: string[];
+  /**
+   * Files the manifest names under other roots (`base_id`: a shallow clone's source, a
+   * branch's parent, another base): never deleted by a cleanup of this root (docs/lance.md).
+   */
+  readonly elsewhere: number;
 }
 
 /**
- * Lists what a main-branch version needs: every fragment's data files
- * (`data/{path}`), its deletion file, every index folder of the index section, and the
- * transaction file. Refuses (UnsupportedLanceDatasetError) unknown reader feature flags,
- * files under another base path, and fragments that keep row ids or version sequences
- * in external files: it never guesses what such a version needs.
+ * Lists what a version needs under its root (`prefix`: `""` for main, `tree/{branch}/` for a
+ * branch): every fragment's data and overlay files (`data/{path}`), its deletion file, its
+ * row-id and version-sequence files, every index folder of the index section, the blob
+ * sidecar folders of its data files, and the transaction file (absent when inline). Files
+ * with a `base_id` live under another root: counted, never named, so this root's cleanup
+ * neither deletes nor sweeps them. Refuses (UnsupportedLanceDatasetError) any reader or
+ * writer feature flag holdfast does not implement, a `base_id` without its base path, and
+ * a sequence file outside the table's own folders: it never guesses what a version needs.
  */
-export function versionNeeds(file: ManifestFile, key: string): VersionNeeds {
+export function versionNeeds(file: ManifestFile, key: string, prefix = ""): VersionNeeds {
   const { manifest } = file;
-  const flags = BigInt(manifest.reader_feature_flags);
-  const unknown = flags & ~KNOWN_READER_FLAGS;
-  if (unknown !== 0n) {
-    throw new UnsupportedLanceDatasetError(
-      "reader-feature-flags",
-      key,
-      `Lance manifest ${key} sets reader feature flags 0x${unknown.toString(16)} this holdfast does not know`,
-      "upgrade @holdfast/format-lance, or clean this dataset with Lance's own tools",
-    );
-  }
-  if (manifest.base_paths.length > 0) {
-    const paths = manifest.base_paths.map((b) => b.path).join(", ");
-    throw new UnsupportedLanceDatasetError(
-      "base-paths",
-      key,
-      `Lance manifest ${key} names files under other roots (base_paths: ${paths})`,
-    );
-  }
+  checkFeatureFlags(manifest.reader_feature_flags, manifest.writer_feature_flags, key);
+  const bases = new Set(manifest.base_paths.map((b) => b.id));
+  let elsewhere = 0;
+  /** True when the file is this root's; counts it and checks its base otherwise. */
+  const ours = (what: string, baseId: number | undefined): boolean => {
+    if (baseId === undefined) return true;
+    if (!bases.has(baseId)) {
+      throw new UnsupportedLanceDatasetError(
+        "base-paths",
+        key,
+        `Lance manifest ${key}: ${what} names base_id ${baseId}, which base_paths does not define`,
+      );
+    }
+    elsewhere += 1;
+    return false;
+  };
+  const blobs = hasBlobColumns(manifest);
   const objects: NeededObject[] = [];
+  const sidecarFolders: string[] = [];
   for (const fragment of manifest.fragments) {
+    for (const data of [...fragment.files, ...fragment.overlays]) {
+      if (!ours(`data file ${data.path}`, data.base_id)) continue;
+      const dataKey = `${prefix}${LANCE_DATA_PREFIX}${data.path}`;
+      objects.push({ key: dataKey, size: Number(data.file_size_bytes) });
+      if (blobs && dataKey.endsWith(".lance"))
+        sidecarFolders.push(`${dataKey.slice(0, -".lance".length)}/`);
+    }
+    const deletion = fragment.deletion_file;
+    if (deletion && ours(`deletion file of fragment ${fragment.id}`, deletion.base_id)) {
+      const suffix = deletion.file_type === 1 ? "bin" : "arrow";
+      objects.push({
+        key: `${prefix}${LANCE_DELETIONS_PREFIX}${fragment.id}-${deletion.read_version}-${deletion.id}.${suffix}`,
+        size: 0,
+      });
+    }
     for (const [what, external] of [
       ["row ids", fragment.external_row_ids],
       ["last-updated versions", fragment.external_last_updated_at_versions],
       ["created versions", fragment.external_created_at_versions],
     ] as const) {
-      if (external) {
+      if (!external) continue;
+      if (!isOwnRelativePath(external.path)) {
         throw new UnsupportedLanceDatasetError(
           "external-file",
           key,
-          `Lance manifest ${key}: fragment ${fragment.id} keeps its ${what} in an external file (${external.path})`,
+          `Lance manifest ${key}: fragment ${fragment.id} keeps its ${what} in ${JSON.stringify(external.path)}, outside the table's own folders`,
         );
       }
-    }
-    for (const data of fragment.files) {
-      if (data.base_id !== undefined) throw otherBase(key, `data file ${data.path}`, data.base_id);
-      objects.push({ key: `${LANCE_DATA_PREFIX}${data.path}`, size: Number(data.file_size_bytes) });
-    }
-    const deletion = fragment.deletion_file;
-    if (deletion) {
-      if (deletion.base_id !== undefined) {
-        throw otherBase(key, `deletion file of fragment ${fragment.id}`, deletion.base_id);
-      }
-      const suffix = deletion.file_type === 1 ? "bin" : "arrow";
-      objects.push({
-        key: `${LANCE_DELETIONS_PREFIX}${fragment.id}-${deletion.read_version}-${deletion.id}.${suffix}`,
-        size: 0,
-      });
+      objects.push({ key: `${prefix}${external.path}`, size: Number(external.size) });
     }
   }
   if (manifest.transaction_file !== "") {
-    objects.push({ key: `${LANCE_TRANSACTIONS_PREFIX}${manifest.transaction_file}`, size: 0 });
+    objects.push({
+      key: `${prefix}${LANCE_TRANSACTIONS_PREFIX}${manifest.transaction_file}`,
+      size: 0,
+    });
   }
   const indexUuids: string[] = [];
   for (const index of file.indexSection?.indices ?? []) {
-    if (index.base_id !== undefined) throw otherBase(key, `index ${index.name}`, index.base_id);
     const bytes = index.uuid?.uuid;
     if (bytes?.byteLength !== 16) {
       throw holdfastError(
@@ -109,9 +116,15 @@ export function versionNeeds(file: ManifestFile, key: string): VersionNeeds {
         { key, code: LANCE_MALFORMED_MANIFEST },
       );
     }
-    indexUuids.push(formatUuid(bytes));
+    if (ours(`index ${index.name}`, index.base_id)) indexUuids.push(formatUuid(bytes));
   }
-  return { version: Number(manifest.version), objects, indexUuids };
+  return {
+    version: Number(manifest.version),
+    objects,
+    indexUuids,
+    sidecarFolders,
+    elsewhere,
+  };
 }
 
 /** A 16-byte uuid as Lance names index folders: lowercase hex, hyphenated 8-4-4-4-12. */
@@ -120,10 +133,28 @@ export function formatUuid(bytes: Uint8Array): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** True for keys cleanup may delete as Lance files: data, deletion, index and transaction files. */
+/**
+ * Folders a cleanup of a Lance root lists for files no manifest names (the orphan sweep):
+ * never `_versions/`, `_refs/`, `tree/`, `_holdfast/`, `_blobs/`, `_fri/` or `_mem_wal/`.
+ */
+export const LANCE_SWEPT_PREFIXES = [
+  LANCE_DATA_PREFIX,
+  LANCE_DELETIONS_PREFIX,
+  LANCE_INDICES_PREFIX,
+  LANCE_TRANSACTIONS_PREFIX,
+] as const;
+
+/**
+ * True for keys cleanup may delete as Lance files: data files, their blob sidecars
+ * (`data/{stem}/*.blob`), deletion, index and transaction files. Managed blobs (`_blobs/`,
+ * named only inside data files), row maps (`_fri/`) and MemWAL shards (`_mem_wal/`) are
+ * never Lance files to holdfast: it never deletes them.
+ */
 export function isLanceFileKey(key: string): boolean {
   if (key.startsWith(LANCE_DATA_PREFIX)) {
-    return key.endsWith(".lance") && !key.slice(LANCE_DATA_PREFIX.length).includes("/");
+    const rest = key.slice(LANCE_DATA_PREFIX.length);
+    if (rest.endsWith(".lance") && !rest.includes("/")) return true;
+    return /^[^/]+\/[^/]+\.blob$/.test(rest);
   }
   if (key.startsWith(LANCE_DELETIONS_PREFIX)) {
     return /^_deletions\/[^/]+\.(arrow|bin)$/.test(key);
@@ -139,10 +170,27 @@ export function isLanceFileKey(key: string): boolean {
 
 // --- utils ---
 
-function otherBase(key: string, what: string, baseId: number): UnsupportedLanceDatasetError {
-  return new UnsupportedLanceDatasetError(
-    "base-paths",
-    key,
-    `Lance manifest ${key}: ${what} lives under another root (base_id ${baseId})`,
+/** Folders of a table root that hold no file a fragment may name as its own. */
+const NOT_FRAGMENT_FILES = ["_versions/", "_refs/", "tree/", "_holdfast/", "_mem_wal/"];
+
+/** A path relative to the root, inside it, in none of the folders holdfast never deletes from. */
+function isOwnRelativePath(path: string): boolean {
+  if (path === "" || path.startsWith("/") || path.includes("\\")) return false;
+  const parts = path.split("/");
+  if (parts.some((p) => p === "" || p === "." || p === "..")) return false;
+  return !NOT_FRAGMENT_FILES.some((folder) => path.startsWith(folder));
+}
+
+/**
+ * Whether the schema has a blob column, whose large payloads Lance writes to sidecars
+ * `data/{stem}/*.blob` beside each data file: a field with a `lance.blob` extension type
+ * (blob v2) or `lance-encoding:blob` metadata (legacy blobs).
+ */
+function hasBlobColumns(manifest: LanceManifest): boolean {
+  return manifest.fields.some(
+    (field) =>
+      field.extension_name.startsWith("lance.blob") ||
+      (field.metadata["ARROW:extension:name"] ?? "").startsWith("lance.blob") ||
+      Object.keys(field.metadata).some((k) => k === "lance-encoding:blob"),
   );
 }

@@ -32,7 +32,19 @@ const DeletionFileSchema = z.object({
   base_id: BaseIdSchema,
 });
 
-const ExternalFileSchema = z.object({ path: z.string().default("") });
+const ExternalFileSchema = z.object({
+  path: z.string().default(""),
+  size: U64.default("0"),
+});
+
+/** A schema field, reduced to what says whether it is a blob column. */
+const FieldSchema = z.object({
+  name: z.string().default(""),
+  logical_type: z.string().default(""),
+  extension_name: z.string().default(""),
+  /** Metadata keys, with the values that are UTF-8 text (the extension name among them). */
+  metadata: z.record(z.string(), z.string()).default({}),
+});
 
 const DataFragmentSchema = z.object({
   id: U64.default("0"),
@@ -41,6 +53,8 @@ const DataFragmentSchema = z.object({
   external_row_ids: ExternalFileSchema.optional(),
   external_last_updated_at_versions: ExternalFileSchema.optional(),
   external_created_at_versions: ExternalFileSchema.optional(),
+  /** Data files of overlay files (reader flag 64). */
+  overlays: z.array(DataFileSchema).default([]),
 });
 
 const BasePathSchema = z.object({
@@ -52,6 +66,7 @@ const BasePathSchema = z.object({
 
 /** The manifest fields holdfast needs (field numbers in docs/lance.md). */
 export const LanceManifestSchema = z.object({
+  fields: z.array(FieldSchema).default([]),
   fragments: z.array(DataFragmentSchema).default([]),
   version: U64.default("0"),
   index_section: U64.optional(),
@@ -91,13 +106,15 @@ export function decodeManifestMessage(bytes: Uint8Array): LanceManifest {
   checkLongSupport();
   const m = ManifestType.decode(bytes) as unknown as RawManifest;
   return {
+    fields: m.fields.map((field) => ({
+      name: field.name,
+      logical_type: field.logical_type,
+      extension_name: field.extension_name,
+      metadata: textValues(field.metadata),
+    })),
     fragments: m.fragments.map((f) => ({
       id: u64(f.id),
-      files: f.files.map((d) => ({
-        path: d.path,
-        file_size_bytes: u64(d.file_size_bytes),
-        base_id: own(d, "base_id"),
-      })),
+      files: f.files.map(dataFile),
       deletion_file:
         f.deletion_file == null
           ? undefined
@@ -110,6 +127,7 @@ export function decodeManifestMessage(bytes: Uint8Array): LanceManifest {
       external_row_ids: external(f.external_row_ids),
       external_last_updated_at_versions: external(f.external_last_updated_at_versions),
       external_created_at_versions: external(f.external_created_at_versions),
+      overlays: f.overlays.flatMap((o) => (o.data_file == null ? [] : [dataFile(o.data_file)])),
     })),
     version: u64(m.version),
     index_section: optionalU64(own(m, "index_section")),
@@ -186,24 +204,53 @@ function optionalU64(value: Int64 | undefined): string | undefined {
   return value === undefined ? undefined : u64(value);
 }
 
-function external(file: { path: string } | null | undefined): { path: string } | undefined {
-  return file == null ? undefined : { path: file.path };
+function external(
+  file: { path: string; size: Int64 } | null | undefined,
+): { path: string; size: string } | undefined {
+  return file == null ? undefined : { path: file.path, size: u64(file.size) };
+}
+
+type RawDataFile = { path: string; file_size_bytes: Int64; base_id?: number | null };
+
+function dataFile(d: RawDataFile): z.infer<typeof DataFileSchema> {
+  return { path: d.path, file_size_bytes: u64(d.file_size_bytes), base_id: own(d, "base_id") };
+}
+
+/** Field metadata values that are UTF-8 text; binary values are dropped (never needed). */
+function textValues(metadata: Record<string, Uint8Array>): Record<string, string> {
+  const out: Record<string, string> = {};
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  for (const [key, value] of Object.entries(metadata)) {
+    try {
+      out[key] = decoder.decode(value);
+    } catch {
+      // not text: no extension name lives there
+    }
+  }
+  return out;
 }
 
 /** The decoded `Manifest` message's shape (field defaults live on its prototype). */
 interface RawManifest {
+  fields: {
+    name: string;
+    logical_type: string;
+    extension_name: string;
+    metadata: Record<string, Uint8Array>;
+  }[];
   fragments: {
     id: Int64;
-    files: { path: string; file_size_bytes: Int64; base_id?: number | null }[];
+    files: RawDataFile[];
     deletion_file?: {
       file_type: number;
       read_version: Int64;
       id: Int64;
       base_id?: number | null;
     } | null;
-    external_row_ids?: { path: string } | null;
-    external_last_updated_at_versions?: { path: string } | null;
-    external_created_at_versions?: { path: string } | null;
+    external_row_ids?: { path: string; size: Int64 } | null;
+    external_last_updated_at_versions?: { path: string; size: Int64 } | null;
+    external_created_at_versions?: { path: string; size: Int64 } | null;
+    overlays: { data_file?: RawDataFile | null }[];
   }[];
   version: Int64;
   index_section?: Int64 | null;

@@ -4,6 +4,7 @@ import { INTENTS_PREFIX, scanIntentTargets } from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import { z } from "zod";
 import { LANCE_MALFORMED_REFERENCE, UnsupportedLanceDatasetError } from "./errors.js";
+import { readLanceVersionHint } from "./hint.js";
 import { LANCE_VERSIONS_PREFIX } from "./naming.js";
 
 /** Lance's tags: `_refs/tags/{name}.json`. */
@@ -124,8 +125,11 @@ export async function listLanceReferences(ctx: ProtocolContext): Promise<LanceRe
 
 /**
  * The ReferenceCensus for cleanup on a Lance dataset: for `(branch, versions)`, the versions
- * a Lance tag or branch needs, with the reason. Re-reads `_refs/` on every call (a tag
- * published meanwhile counts); fails closed (throws) on anything unreadable. Invariant 2.
+ * a Lance tag or branch needs, with the reason, and every version at or above the branch's
+ * version hint (reason `version-hint`: Lance's readers probe upward from the hint and stop
+ * at the first missing version, docs/lance.md "The version hint"). Re-reads `_refs/` and
+ * the hint on every call (a tag published or a commit landed meanwhile counts); fails
+ * closed (throws) on anything unreadable. Invariant 2.
  */
 export function censusLanceReferences(ctx: ProtocolContext): ReferenceCensus {
   return async (branch, versions) => {
@@ -134,6 +138,12 @@ export function censusLanceReferences(ctx: ProtocolContext): ReferenceCensus {
     for (const ref of await listLanceReferences(ctx)) {
       if (ref.branch === branch && wanted.has(ref.version) && !found.has(ref.version)) {
         found.set(ref.version, ref.reason);
+      }
+    }
+    const hint = await readLanceVersionHint(ctx, branch);
+    if (hint !== null) {
+      for (const version of versions) {
+        if (version >= hint && !found.has(version)) found.set(version, "version-hint");
       }
     }
     return found;

@@ -96,7 +96,7 @@ describe("Lance manifest decoding, field by field", () => {
     expect(decoded.fragments[0]!.files[0]!.base_id).toBe(0);
     expect(decoded.fragments[1]!.files[0]!.base_id).toBeUndefined();
     expect(decoded.fragments[1]!.deletion_file).toBeUndefined();
-    expect(decoded.fragments[0]!.external_row_ids).toEqual({ path: "rows.bin" });
+    expect(decoded.fragments[0]!.external_row_ids).toEqual({ path: "rows.bin", size: "0" });
   });
 
   it("a message that does not decode is an error, not an empty manifest", () => {

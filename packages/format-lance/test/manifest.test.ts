@@ -100,62 +100,105 @@ describe("Lance manifest files written by LanceDB", () => {
     expect(named).toEqual(new Set(readdirSync(join(table, "_deletions"))));
   });
 
-  it("a branch's manifests name files under the dataset root: refused as base-paths", () => {
+  it("a branch's manifests name main's files through base_paths: counted elsewhere, never named", () => {
     const branchRoot = join(table, "tree", history.branch.name);
     const names = readdirSync(join(branchRoot, "_versions")).filter((n) => n.endsWith(".manifest"));
     expect(names.length).toBeGreaterThan(0);
     for (const name of names) {
       const key = `_versions/${name}`;
       const file = readManifestFile(readFileSync(join(branchRoot, key)), key);
-      expect(() => versionNeeds(file, key)).toThrow(
-        expect.objectContaining({ kind: "unsupported", feature: "base-paths", key }),
-      );
+      const needs = versionNeeds(file, key, `tree/${history.branch.name}/`);
+      expect(needs.elsewhere).toBeGreaterThan(0);
+      for (const object of needs.objects) {
+        expect(object.key.startsWith(`tree/${history.branch.name}/`)).toBe(true);
+        expect(existsSync(join(table, object.key))).toBe(true);
+      }
     }
   });
 
-  it("unknown reader feature flags are refused, naming the flag", () => {
+  it("feature-flag bits holdfast does not implement are refused by name, reader and writer", () => {
     const { file, key } = read(10);
-    const flagged = { ...file, manifest: { ...file.manifest, reader_feature_flags: "65" } };
-    let error: unknown;
-    try {
-      versionNeeds(flagged, key);
-    } catch (e) {
-      error = e;
+    const flagged = (reader: string, writer = "0") => ({
+      ...file,
+      manifest: { ...file.manifest, reader_feature_flags: reader, writer_feature_flags: writer },
+    });
+    const refusal = (reader: string, writer = "0") => {
+      try {
+        versionNeeds(flagged(reader, writer), key);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    };
+    for (const [reader, writer, feature, name] of [
+      ["64", "64", "reader-feature-flags", "unstable-data-overlay-files"],
+      ["512", "0", "reader-feature-flags", "frag-reuse-with-stable-row-ids"],
+      ["1024", "1024", "reader-feature-flags", "fragment-reuse-index"],
+      ["4096", "0", "reader-feature-flags", "unknown-bit-12"],
+      ["0", "8192", "writer-feature-flags", "unknown-bit-13"],
+    ] as const) {
+      const error = refusal(reader, writer);
+      expect(isUnsupportedLance(error, feature)).toBe(true);
+      expect(error).toMatchObject({ flag: name, key });
     }
-    expect(isUnsupportedLance(error, "reader-feature-flags")).toBe(true);
-    expect((error as Error).message).toContain("0x40");
-    // Known flags (deletion files, base paths bit alone is handled by base_paths) pass.
-    expect(() =>
-      versionNeeds({ ...file, manifest: { ...file.manifest, reader_feature_flags: "63" } }, key),
-    ).not.toThrow();
+    // Implemented bits pass: 1, 2, 4, 8, 16, 32, 128, 256 (paired), 2048 (paired).
+    expect(refusal("2495", "2495")).toBeUndefined();
+    // A paired capability set in one word only is malformed, as Lance reads it.
+    expect(refusal("256", "0")).toMatchObject({ code: LANCE_MALFORMED_MANIFEST });
   });
 
-  it("files under another base (base_id) and external row-id files are refused", () => {
+  it("files under another base are counted, not named; a base_id without its base path is refused", () => {
     const { file, key } = read(10);
     const [first, ...rest] = file.manifest.fragments;
     if (!first) throw new Error("version 10 has fragments");
     const [data] = first.files;
     if (!data) throw new Error("a fragment has a data file");
-    const withBase = {
+    const withBase = (basePaths: typeof file.manifest.base_paths) => ({
       ...file,
       manifest: {
         ...file.manifest,
-        fragments: [{ ...first, files: [{ ...data, base_id: 0 }] }, ...rest],
+        base_paths: basePaths,
+        fragments: [{ ...first, files: [{ ...data, base_id: 3 }] }, ...rest],
       },
-    };
-    expect(() => versionNeeds(withBase, key)).toThrow(
+    });
+    expect(() => versionNeeds(withBase([]), key)).toThrow(
       expect.objectContaining({ feature: "base-paths" }),
     );
-    const external = {
+    const other = versionNeeds(
+      withBase([{ id: 3, is_dataset_root: true, path: "s3://elsewhere/t.lance" }]),
+      key,
+    );
+    expect(other.elsewhere).toBe(1);
+    expect(other.objects.map((o) => o.key)).not.toContain(`data/${data.path}`);
+  });
+
+  it("row-id and version-sequence files are needed; one outside the table's own folders is refused", () => {
+    const { file, key } = read(10);
+    const [first, ...rest] = file.manifest.fragments;
+    if (!first) throw new Error("version 10 has fragments");
+    const withExternal = (path: string) => ({
       ...file,
       manifest: {
         ...file.manifest,
-        fragments: [{ ...first, external_row_ids: { path: "rows.bin" } }, ...rest],
+        fragments: [{ ...first, external_row_ids: { path, size: "12" } }, ...rest],
       },
-    };
-    expect(() => versionNeeds(external, key)).toThrow(
-      expect.objectContaining({ feature: "external-file" }),
-    );
+    });
+    expect(versionNeeds(withExternal("data/rows.bin"), key).objects).toContainEqual({
+      key: "data/rows.bin",
+      size: 12,
+    });
+    for (const bad of [
+      "../rows.bin",
+      "/abs/rows.bin",
+      "_versions/x",
+      "_mem_wal/x",
+      "tree/b/x",
+      "",
+    ]) {
+      expect(() => versionNeeds(withExternal(bad), key)).toThrow(
+        expect.objectContaining({ feature: "external-file" }),
+      );
+    }
   });
 
   it("a damaged manifest is invalid-input LANCE_MALFORMED_MANIFEST, never read as naming nothing", () => {

@@ -1,0 +1,231 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { cleanup } from "@holdfast/cleanup";
+import { createContext } from "@holdfast/dataset";
+import { describe, expect, it } from "vitest";
+import { censusLanceReferences, openLanceFormat } from "../src/index.js";
+import {
+  azuritePySite,
+  listKeys,
+  localPySite,
+  type PySite,
+  pylance,
+  rgwPySite,
+  type Scenario,
+  type Verified,
+  type Written,
+} from "./pylance.js";
+
+/**
+ * Lance as its users write it today: pylance 14 writes each scenario's tables (appends,
+ * overwrites, deletes, updates, merge_insert, schema evolution, compaction, every index
+ * type, tags, branches, a shallow clone, blob columns, stable row ids, the fragment reuse
+ * index), holdfast's cleanup retires old versions through the Lance format, and pylance is
+ * the oracle afterwards (docs/lance.md, "Interop tests"): it reads every kept version in
+ * full with the checksum it had, no longer lists a removed version, and no file is left
+ * that no kept version needs, except the named exceptions.
+ */
+const RETAIN = 2;
+
+export interface ScenarioCase {
+  readonly scenario: Scenario;
+  /** Tables in cleanup order (a shallow clone before its source). */
+  readonly tables: readonly string[];
+}
+
+export const SCENARIOS: readonly ScenarioCase[] = [
+  { scenario: "history", tables: ["history"] },
+  { scenario: "v1-naming", tables: ["v1names"] },
+  { scenario: "stable-row-ids", tables: ["rowids"] },
+  { scenario: "fragment-reuse", tables: ["reuse"] },
+  { scenario: "blobs", tables: ["blobs"] },
+  { scenario: "branches", tables: ["branches"] },
+  { scenario: "shallow-clone", tables: ["clone", "source"] },
+];
+
+/** The versions of main the policy (newest RETAIN), tags and branch fork points keep. */
+export function expectedKept(table: Written["tables"][string], retain = RETAIN): number[] {
+  const kept = new Set(table.versions.slice(-retain));
+  for (const tag of Object.values(table.tags)) {
+    if (tag.branch === null || tag.branch === "main") kept.add(tag.version);
+  }
+  for (const branch of Object.values(table.branches)) {
+    let at: { parentBranch: string | null; parentVersion: number } | undefined = branch;
+    while (at && at.parentBranch !== null) at = table.branches[at.parentBranch];
+    if (at) kept.add(at.parentVersion);
+  }
+  return [...kept].filter((v) => table.versions.includes(v)).sort((a, b) => a - b);
+}
+
+/**
+ * Keys a table root may still hold after a cleanup: every file pylance tracks for the kept
+ * versions under this root, the blob sidecars of those data files, and the named exceptions
+ * (Lance's references, the version hint, branch folders, which main's cleanup never touches).
+ */
+export function leftovers(keys: readonly string[], table: string, after: Verified): string[] {
+  const own = (base: string) => base.replace(/\/$/, "").endsWith(`/${table}.lance`);
+  const tracked = new Set(after.tracked.filter((t) => own(t.base)).map((t) => t.path));
+  return keys.filter((key) => {
+    if (tracked.has(key)) return false;
+    if (key.startsWith("_refs/") || key.startsWith("tree/")) return false;
+    if (key === "_versions/latest_version_hint.json") return false;
+    const sidecar = /^data\/([^/]+)\/[^/]+\.blob$/.exec(key);
+    return !(sidecar && tracked.has(`data/${sidecar[1]}.lance`));
+  });
+}
+
+function describePylance(siteName: string, makeSite: () => PySite) {
+  describe(`pylance 14 tables on ${siteName}: holdfast's cleanup through the Lance format`, () => {
+    it.each(SCENARIOS)(
+      "$scenario: kept versions read in full as before, removed ones and their files gone",
+      {
+        timeout: 300_000,
+      },
+      async ({ scenario, tables }) => {
+        const site = makeSite();
+        const written = await pylance<Written>(["write", scenario, site.root], site.storageOptions);
+        for (const table of tables) {
+          const uri = `${site.root}/${table}.lance`;
+          const info = written.tables[table]!;
+          const before = await pylance<Verified>(["verify", uri], site.storageOptions);
+          const ctx = createContext(await site.store(table));
+          const format = await openLanceFormat(ctx);
+          // The orphan sweep (grace 0) deletes files older than the run's storage second; a
+          // file Lance left in the last second (a retried commit's transaction) is swept
+          // only once a second has passed (Azurite and RGW stamp whole seconds).
+          await sleep(1_100);
+          const stats = await cleanup(
+            ctx,
+            { retainVersions: RETAIN, minVersionAgeMs: 0, orphanGraceMs: 0, noWriterActive: true },
+            { format, referenceCensus: censusLanceReferences(ctx) },
+          );
+          const kept = expectedKept(info);
+          expect(stats.retained.map((r) => r.version).sort((a, b) => a - b)).toEqual(kept);
+
+          const after = await pylance<Verified>(["verify", uri], site.storageOptions);
+          expect(Object.keys(after.main).map(Number)).toEqual(kept);
+          for (const version of kept) {
+            expect({ version, read: after.main[String(version)] }).toEqual({
+              version,
+              read: before.main[String(version)],
+            });
+          }
+          // Branches are not retired by main's cleanup: every branch version reads as before.
+          expect(after.branches).toEqual(before.branches);
+          expect(after.tags).toEqual(before.tags);
+          expect(leftovers(await listKeys(ctx.store), table, after)).toEqual([]);
+        }
+      },
+    );
+  });
+}
+
+describe("folders holdfast never lists or deletes on a Lance table (local disk)", () => {
+  it("_mem_wal/ is never listed or touched; _blobs/ and _fri/ are never deleted", {
+    timeout: 120_000,
+  }, async () => {
+    const site = localPySite();
+    await pylance<Written>(["write", "v1-naming", site.root], site.storageOptions);
+    const store = await site.store("v1names");
+    // Objects Lance keeps outside what its manifests name: a MemWAL shard's files (its own
+    // WAL and SSTables), a managed blob (named only inside data files), a row map.
+    const foreign = [
+      "_mem_wal/0f8e4c3a-shard/manifest/1.binpb",
+      "_mem_wal/0f8e4c3a-shard/wal/00000001.arrow",
+      "_blobs/9b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d.blob",
+      "_fri/5c6d7e8f-map/stable_partition.lance",
+    ];
+    for (const key of foreign) {
+      await store.put(key, new TextEncoder().encode(key));
+    }
+    await sleep(1_100);
+    const listed: string[] = [];
+    const recording = new Proxy(store, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== "function") return value;
+        if (property !== "list") return value.bind(target);
+        return (prefix: string, options?: unknown) => {
+          listed.push(prefix);
+          return value.call(target, prefix, options);
+        };
+      },
+    });
+    const ctx = createContext(recording);
+    const format = await openLanceFormat(ctx);
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 0, noWriterActive: true },
+      { format, referenceCensus: censusLanceReferences(ctx) },
+    );
+    expect(stats.retired.length).toBeGreaterThan(0);
+    // No listing's range reaches into _mem_wal/ (a prefix "" or "_" would).
+    expect(listed.filter((prefix) => "_mem_wal/x".startsWith(prefix))).toEqual([]);
+    const keys = await listKeys(store);
+    for (const key of foreign) expect(keys).toContain(key);
+  });
+});
+
+describe("the version hint (local disk)", () => {
+  it("a stale hint keeps every version at or above it: no gap above where readers start", {
+    timeout: 120_000,
+  }, async () => {
+    const site = localPySite();
+    // Versions 1-8, tag `pinned` on 4, and Lance's own hint from version 4 put back (a
+    // commit whose best-effort hint write was lost).
+    await pylance<Written>(["write", "stale-hint", site.root], site.storageOptions);
+    const uri = `${site.root}/stale.lance`;
+    const before = await pylance<Verified>(["verify", uri], site.storageOptions);
+    const ctx = createContext(await site.store("stale"));
+    const format = await openLanceFormat(ctx);
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1, minVersionAgeMs: 0 },
+      { format, referenceCensus: censusLanceReferences(ctx) },
+    );
+    // Retiring 5-7 (the policy would) leaves 4 and 8 with a gap above the hint: a reader
+    // probing upward from 4 stops at the missing 5 and reads version 4 as the latest.
+    const retained = stats.retained
+      .map((r) => [r.version, r.reason])
+      .sort((a, b) => Number(a[0]) - Number(b[0]));
+    expect(retained).toEqual([
+      [4, "tag"],
+      [5, "version-hint"],
+      [6, "version-hint"],
+      [7, "version-hint"],
+      [8, "latest"],
+    ]);
+    expect(stats.retired.map((r) => r.version).sort()).toEqual([1, 2, 3]);
+    const after = await pylance<Verified>(["verify", uri], site.storageOptions);
+    expect(after.latest).toBe(8);
+    expect(Object.keys(after.main).map(Number)).toEqual([4, 5, 6, 7, 8]);
+    for (const v of [4, 5, 6, 7, 8]) expect(after.main[String(v)]).toEqual(before.main[String(v)]);
+    // Once Lance's next commit writes a fresh hint, the next cleanup retires 4's followers.
+    const hint = await ctx.store.get("_versions/latest_version_hint.json");
+    expect(new TextDecoder().decode(hint!.body)).toBe('{"version":4}');
+  });
+
+  it("an unreadable hint stops the cleanup: nothing retired, no retirement record left", {
+    timeout: 120_000,
+  }, async () => {
+    const site = localPySite();
+    await pylance<Written>(["write", "v1-naming", site.root], site.storageOptions);
+    const store = await site.store("v1names");
+    await store.put("_versions/latest_version_hint.json", new TextEncoder().encode("{version"));
+    const ctx = createContext(store);
+    const format = await openLanceFormat(ctx);
+    await expect(
+      cleanup(
+        ctx,
+        { retainVersions: 1, minVersionAgeMs: 0 },
+        { format, referenceCensus: censusLanceReferences(ctx) },
+      ),
+    ).rejects.toMatchObject({ kind: "invalid-input", code: "LANCE_MALFORMED_HINT" });
+    const versions = (await listKeys(store)).filter((k) => k.endsWith(".manifest"));
+    expect(versions).toHaveLength(7);
+    expect((await listKeys(store)).filter((k) => k.startsWith("_holdfast/retirement"))).toEqual([]);
+  });
+});
+
+describePylance("local disk", localPySite);
+describePylance("Ceph RGW", rgwPySite);
+describePylance("Azurite", azuritePySite);

@@ -1,0 +1,433 @@
+"""Lance tables written by pylance, and their readback, for holdfast's format-lance tests.
+
+The tests (``test/pylance.ts``) run this file with ``$HOLDFAST_PYTHON`` (the repo's one
+Python environment, pylance 14 and lancedb 0.40). Two commands, each printing one JSON
+document on stdout:
+
+``write SCENARIO ROOT [--storage-options JSON]``
+    writes the scenario's table(s) under ``ROOT`` (a directory or ``s3://`` / ``az://``
+    prefix) the way an application does with pylance, and prints what it made: the tables
+    (``ROOT/{name}.lance``), their versions, tags and branches.
+
+``verify URI [--storage-options JSON]``
+    opens every version of the table at ``URI`` (main and every branch) with pylance, reads
+    each in full (blob columns through ``read_blobs``) and prints its row count and a
+    content checksum, plus the tags, branches and the files Lance's manifests track.
+
+Nothing here decides what holdfast may delete: it only writes real tables and reads them back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, cast
+
+import lance
+import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped]
+
+Json = dict[str, Any]
+Options = dict[str, str]
+
+VECTOR_DIM = 8
+
+
+def rows(start: int, count: int) -> pa.Table:
+    """Rows of the main test schema: ids, a vector, text, a category and labels."""
+    ids = list(range(start, start + count))
+    rng = np.random.default_rng(start)
+    vectors = pa.FixedSizeListArray.from_arrays(
+        pa.array(rng.random(count * VECTOR_DIM, dtype=np.float32)), VECTOR_DIM
+    )
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "vec": vectors,
+            "text": pa.array([f"word{i % 7} text number {i}" for i in ids]),
+            "cat": pa.array([f"c{i % 3}" for i in ids]),
+            "labels": pa.array([[f"l{i % 4}", f"l{(i + 1) % 4}"] for i in ids]),
+        }
+    )
+
+
+def small_rows(start: int, count: int) -> pa.Table:
+    ids = list(range(start, start + count))
+    return pa.table(
+        {"id": pa.array(ids, pa.int64()), "x": pa.array([f"v{i}" for i in ids])}
+    )
+
+
+def blob_rows(start: int, sizes: list[int]) -> pa.Table:
+    schema = pa.schema([pa.field("id", pa.int64()), lance.blob_field("blob")])
+    payloads = [bytes([(start + i) % 251]) * size for i, size in enumerate(sizes)]
+    return pa.table(
+        {
+            "id": pa.array(range(start, start + len(sizes)), pa.int64()),
+            "blob": lance.blob_array(payloads),
+        },
+        schema=schema,
+    )
+
+
+def table_uri(root: str, name: str) -> str:
+    return f"{root.rstrip('/')}/{name}.lance"
+
+
+def describe(ds: lance.LanceDataset) -> Json:
+    """Versions of main, tags and branches, as pylance lists them."""
+    return {
+        "versions": [int(v["version"]) for v in ds.versions()],
+        "tags": {
+            name: {"branch": tag.get("branch"), "version": tag["version"]}
+            for name, tag in ds.tags.list().items()
+        },
+        "branches": {
+            name: {
+                "parentBranch": b["parent_branch"],
+                "parentVersion": b["parent_version"],
+            }
+            for name, b in ds.branches.list().items()
+        },
+    }
+
+
+# --- scenarios ---
+
+
+def write_history(root: str, opts: Options) -> Json:
+    """Appends, deletes, updates, merge_insert, schema evolution, every index type, compaction,
+    an overwrite and tags: what an ordinary pylance table goes through (V2 manifest names)."""
+    uri = table_uri(root, "history")
+    ds = lance.write_dataset(rows(0, 300), uri, storage_options=opts)
+    ds = lance.write_dataset(rows(300, 300), uri, mode="append", storage_options=opts)
+    ds.delete("id < 10")
+    ds.update({"cat": "'updated'"}, where="id = 20")
+    builder = (
+        ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+    )
+    builder.execute(rows(590, 20))
+    ds = lance.dataset(uri, storage_options=opts)
+    ds.tags.create("early", 3)
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_scalar_index("cat", "BITMAP")
+    ds.create_scalar_index("labels", "LABEL_LIST")
+    ds.create_scalar_index("text", "INVERTED")
+    ds.create_scalar_index("text", "NGRAM", name="text_ngram")
+    ds.create_index("vec", "IVF_PQ", num_partitions=2, num_sub_vectors=2)
+    ds.create_index("vec", "IVF_HNSW_SQ", name="vec_hnsw", num_partitions=2)
+    ds = lance.write_dataset(rows(700, 50), uri, mode="append", storage_options=opts)
+    ds.optimize.optimize_indices()
+    ds.add_columns({"double_id": "id * 2"})
+    # pylance annotates each alteration as an iterable; it takes the dict itself.
+    ds.alter_columns(cast(Any, {"path": "double_id", "name": "twice"}))
+    ds.drop_columns(["twice"])
+    ds.delete("id % 11 = 0")
+    ds = lance.dataset(uri, storage_options=opts)
+    ds.tags.create("indexed", ds.version)
+    ds.optimize.compact_files(target_rows_per_fragment=2000)
+    ds = lance.write_dataset(rows(1000, 40), uri, mode="append", storage_options=opts)
+    ds.create_scalar_index("id", "BTREE", replace=True)
+    ds = lance.write_dataset(
+        rows(2000, 100), uri, mode="overwrite", storage_options=opts
+    )
+    ds = lance.write_dataset(rows(2100, 10), uri, mode="append", storage_options=opts)
+    return {"tables": {"history": describe(lance.dataset(uri, storage_options=opts))}}
+
+
+def write_v1_naming(root: str, opts: Options) -> Json:
+    """V1 manifest names (``enable_v2_manifest_paths=False``), appends, a delete, an index."""
+    uri = table_uri(root, "v1names")
+    ds = lance.write_dataset(
+        small_rows(0, 50), uri, enable_v2_manifest_paths=False, storage_options=opts
+    )
+    for i in range(1, 4):
+        ds = lance.write_dataset(
+            small_rows(50 * i, 50), uri, mode="append", storage_options=opts
+        )
+    ds.delete("id < 7")
+    ds.create_scalar_index("id", "BTREE")
+    ds = lance.write_dataset(
+        small_rows(500, 5), uri, mode="append", storage_options=opts
+    )
+    return {"tables": {"v1names": describe(lance.dataset(uri, storage_options=opts))}}
+
+
+def write_stable_row_ids(root: str, opts: Options) -> Json:
+    """Stable row ids (reader flag 2: row-id and version sequences in the fragments), with
+    updates, deletes, an index and compaction."""
+    uri = table_uri(root, "rowids")
+    ds = lance.write_dataset(
+        small_rows(0, 100), uri, enable_stable_row_ids=True, storage_options=opts
+    )
+    for i in range(1, 4):
+        ds = lance.write_dataset(
+            small_rows(100 * i, 100), uri, mode="append", storage_options=opts
+        )
+    ds.create_scalar_index("id", "BTREE")
+    ds.delete("id < 5")
+    ds.update({"x": "'updated'"}, where="id = 50")
+    builder = (
+        ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+    )
+    builder.execute(small_rows(390, 20))
+    ds = lance.dataset(uri, storage_options=opts)
+    ds.optimize.compact_files(target_rows_per_fragment=1000)
+    ds = lance.write_dataset(
+        small_rows(1000, 10), uri, mode="append", storage_options=opts
+    )
+    return {"tables": {"rowids": describe(lance.dataset(uri, storage_options=opts))}}
+
+
+def write_fragment_reuse(root: str, opts: Options) -> Json:
+    """Compaction with ``defer_index_remap``: Lance records the moves in its fragment reuse
+    index (``__lance_frag_reuse`` in the index section)."""
+    uri = table_uri(root, "reuse")
+    ds = lance.write_dataset(small_rows(0, 100), uri, storage_options=opts)
+    for i in range(1, 4):
+        ds = lance.write_dataset(
+            small_rows(100 * i, 100), uri, mode="append", storage_options=opts
+        )
+    ds.create_scalar_index("id", "BTREE")
+    ds.delete("id < 5")
+    ds = lance.dataset(uri, storage_options=opts)
+    ds.optimize.compact_files(target_rows_per_fragment=1000, defer_index_remap=True)
+    ds = lance.write_dataset(
+        small_rows(1000, 10), uri, mode="append", storage_options=opts
+    )
+    return {"tables": {"reuse": describe(lance.dataset(uri, storage_options=opts))}}
+
+
+def write_blobs(root: str, opts: Options) -> Json:
+    """A blob v2 column: small payloads inline, large ones in sidecars ``data/{stem}/*.blob``;
+    appends, a delete, compaction and an overwrite."""
+    uri = table_uri(root, "blobs")
+    ds = lance.write_dataset(
+        blob_rows(0, [10, 100_000, 3_000_000]),
+        uri,
+        data_storage_version="2.2",
+        storage_options=opts,
+    )
+    ds = lance.write_dataset(
+        blob_rows(10, [2_000_000, 20]), uri, mode="append", storage_options=opts
+    )
+    ds.delete("id = 1")
+    ds = lance.dataset(uri, storage_options=opts)
+    ds.optimize.compact_files(target_rows_per_fragment=1000)
+    ds = lance.write_dataset(
+        blob_rows(20, [1_500_000]), uri, mode="append", storage_options=opts
+    )
+    ds = lance.write_dataset(
+        blob_rows(30, [50, 1_200_000]), uri, mode="overwrite", storage_options=opts
+    )
+    ds = lance.write_dataset(
+        blob_rows(40, [5]), uri, mode="append", storage_options=opts
+    )
+    return {"tables": {"blobs": describe(lance.dataset(uri, storage_options=opts))}}
+
+
+def write_branches(root: str, opts: Options) -> Json:
+    """Lance branches: ``dev`` forked from main@2 with commits of its own, ``dev/sub`` forked
+    from dev, a tag on a dev version, and main moving on."""
+    uri = table_uri(root, "branches")
+    ds = lance.write_dataset(small_rows(0, 20), uri, storage_options=opts)
+    for i in range(1, 4):
+        ds = lance.write_dataset(
+            small_rows(20 * i, 20), uri, mode="append", storage_options=opts
+        )
+    ds.tags.create("main-2", 2)
+    dev = ds.create_branch("dev", 2)
+    for i in range(3):
+        dev = lance.write_dataset(small_rows(1000 + 10 * i, 10), dev, mode="append")
+    dev.delete("id = 1001")
+    dev = lance.dataset(uri, storage_options=opts).checkout_version(("dev", None))
+    ds.tags.create("dev-tag", ("dev", dev.version - 2))
+    sub = dev.create_branch("dev/sub", ("dev", dev.version - 1))
+    for i in range(2):
+        sub = lance.write_dataset(small_rows(2000 + 10 * i, 10), sub, mode="append")
+    for i in range(3):
+        ds = lance.write_dataset(
+            small_rows(3000 + 10 * i, 10), uri, mode="append", storage_options=opts
+        )
+    ds.delete("id < 3")
+    return {"tables": {"branches": describe(lance.dataset(uri, storage_options=opts))}}
+
+
+def write_shallow_clone(root: str, opts: Options) -> Json:
+    """A shallow clone: ``clone.lance`` names the source's files through ``base_paths``
+    (reader flag 16) and writes its own next to them."""
+    source_uri = table_uri(root, "source")
+    ds = lance.write_dataset(small_rows(0, 30), source_uri, storage_options=opts)
+    ds = lance.write_dataset(
+        small_rows(30, 30), source_uri, mode="append", storage_options=opts
+    )
+    ds.tags.create("for-clone", 2)
+    clone = ds.shallow_clone(
+        table_uri(root, "clone"), "for-clone", storage_options=opts
+    )
+    for i in range(3):
+        clone = lance.write_dataset(small_rows(100 + 10 * i, 10), clone, mode="append")
+    clone.delete("id = 1")
+    ds = lance.write_dataset(
+        small_rows(60, 10), source_uri, mode="append", storage_options=opts
+    )
+    clone_uri = table_uri(root, "clone")
+    return {
+        "tables": {
+            "source": describe(lance.dataset(source_uri, storage_options=opts)),
+            "clone": describe(lance.dataset(clone_uri, storage_options=opts)),
+        }
+    }
+
+
+def write_stale_hint(root: str, opts: Options) -> Json:
+    """A stale version hint (local disk): versions 1-8, a tag on 4, and the hint Lance wrote
+    at version 4 put back, as when a commit's best-effort hint write is lost."""
+    uri = table_uri(root, "stale")
+    hint = Path(uri) / "_versions" / "latest_version_hint.json"
+    ds = lance.write_dataset(small_rows(0, 10), uri, storage_options=opts)
+    for i in range(1, 4):
+        ds = lance.write_dataset(
+            small_rows(10 * i, 10), uri, mode="append", storage_options=opts
+        )
+    stale = hint.read_bytes()
+    ds.tags.create("pinned", ds.version)
+    for i in range(4, 8):
+        ds = lance.write_dataset(
+            small_rows(10 * i, 10), uri, mode="append", storage_options=opts
+        )
+    hint.write_bytes(stale)
+    return {"tables": {"stale": describe(lance.dataset(uri, storage_options=opts))}}
+
+
+SCENARIOS: dict[str, Callable[[str, Options], Json]] = {
+    "history": write_history,
+    "v1-naming": write_v1_naming,
+    "stable-row-ids": write_stable_row_ids,
+    "fragment-reuse": write_fragment_reuse,
+    "blobs": write_blobs,
+    "branches": write_branches,
+    "shallow-clone": write_shallow_clone,
+    "stale-hint": write_stale_hint,
+}
+
+
+# --- verify ---
+
+
+def canonical(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return {"bytes": hashlib.sha256(value).hexdigest(), "len": len(value)}
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value
+
+
+def blob_columns(ds: lance.LanceDataset) -> list[str]:
+    return [f.name for f in ds.schema if "blob" in str(f.type)]
+
+
+def read_version(ds: lance.LanceDataset) -> Json:
+    """Reads one version in full: every column, blob payloads included; rows sorted by id."""
+    blobs = blob_columns(ds)
+    plain = [f.name for f in ds.schema if f.name not in blobs]
+    table = ds.to_table(columns=plain, with_row_id=bool(blobs))
+    records = table.to_pylist()
+    if blobs:
+        row_ids = [r.pop("_rowid") for r in records]
+        for column in blobs:
+            payloads = dict(ds.read_blobs(column, ids=row_ids)) if row_ids else {}
+            for row_id, record in zip(row_ids, records, strict=True):
+                record[column] = payloads.get(row_id)
+    records.sort(key=lambda r: json.dumps(canonical(r), sort_keys=True))
+    digest = hashlib.sha256()
+    for record in records:
+        digest.update(json.dumps(canonical(record), sort_keys=True).encode())
+        digest.update(b"\n")
+    return {"rows": len(records), "checksum": digest.hexdigest()}
+
+
+def verify(uri: str, opts: Options) -> Json:
+    ds = lance.dataset(uri, storage_options=opts)
+    main = {
+        str(v["version"]): read_version(ds.checkout_version(int(v["version"])))
+        for v in ds.versions()
+    }
+    branches: Json = {}
+    for name in ds.branches.list():
+        head = ds.checkout_version((name, None))
+        branches[name] = {
+            str(v["version"]): read_version(
+                ds.checkout_version((name, int(v["version"])))
+            )
+            for v in head.versions()
+        }
+    # One read: tracked_files() lists in no fixed order, so its columns are taken together.
+    files = ds.tracked_files().read_all()
+    columns = [files.column(c).to_pylist() for c in ("base_uri", "path", "type")]
+    tracked = sorted(
+        {(str(b), str(p), str(k)) for b, p, k in zip(*columns, strict=True)}
+    )
+    return {
+        "latest": ds.version,
+        "main": main,
+        "branches": branches,
+        "tags": {
+            name: {"branch": t.get("branch"), "version": t["version"]}
+            for name, t in ds.tags.list().items()
+        },
+        "tracked": [{"base": b, "path": p, "type": k} for b, p, k in tracked],
+    }
+
+
+def lance_cleanup(uri: str, opts: Options, retain: int) -> Json:
+    """Lance's own cleanup of old versions (for side-by-side tests): keeps the newest ``retain``."""
+    ds = lance.dataset(uri, storage_options=opts)
+    stats = ds.cleanup_old_versions(
+        older_than=timedelta(seconds=0),
+        retain_versions=retain,
+        delete_unverified=True,
+        error_if_tagged_old_versions=False,
+    )
+    return {"bytesRemoved": stats.bytes_removed, "oldVersions": stats.old_versions}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0] if __doc__ else None
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    write_cmd = sub.add_parser("write")
+    write_cmd.add_argument("scenario", choices=sorted(SCENARIOS))
+    write_cmd.add_argument("root")
+    verify_cmd = sub.add_parser("verify")
+    verify_cmd.add_argument("uri")
+    cleanup_cmd = sub.add_parser("lance-cleanup")
+    cleanup_cmd.add_argument("uri")
+    cleanup_cmd.add_argument("--retain", type=int, default=1)
+    for cmd in (write_cmd, verify_cmd, cleanup_cmd):
+        cmd.add_argument("--storage-options", default="{}")
+    args = parser.parse_args(argv)
+    opts: Options = json.loads(args.storage_options)
+    if args.command == "write":
+        out = SCENARIOS[args.scenario](args.root, opts)
+    elif args.command == "verify":
+        out = verify(args.uri, opts)
+    else:
+        out = lance_cleanup(args.uri, opts, args.retain)
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
