@@ -1,4 +1,5 @@
-"""The real stores the suite runs on: a local folder, the test Ceph RGW and Azurite.
+"""The real stores the suite runs on: a local folder, the test Ceph RGW, Azurite and
+fake-gcs-server.
 
 They read the same variables the TypeScript tests read (``npm test`` writes them to
 ``/tmp/holdfast-services/*.env``). A missing variable fails the test with a clear message:
@@ -14,9 +15,12 @@ from typing import Any
 
 import holdfast
 from holdfast.azure import AzureStore
+from holdfast.gcs import GcsStore, open_gcs_store
 from holdfast.s3 import S3Store, open_s3_store
 
-STORE_KINDS = ["local", "s3", "azure"]
+STORE_KINDS = ["local", "s3", "azure", "gcs"]
+CLI_STORE_KINDS = ["local", "s3", "azure"]
+"""The stores the holdfast CLI opens (it has no gs:// URLs yet)."""
 
 
 def need(name: str) -> str:
@@ -50,6 +54,9 @@ def open_store(kind: str, tmp: Path, prefix: str | None = None) -> holdfast.Obje
             prefix,
             connection_string=need("AZURE_STORAGE_CONNECTION_STRING"),
         )
+    if kind == "gcs":
+        need("STORAGE_EMULATOR_HOST")
+        return open_gcs_store(need("HOLDFAST_GCS_BUCKET"), prefix)
     raise ValueError(kind)
 
 
@@ -72,6 +79,13 @@ def peer_spec(store: holdfast.ObjectStore) -> dict[str, Any]:
             "container": store.container,
             "prefix": store._root.rstrip("/"),
             "connectionString": need("AZURE_STORAGE_CONNECTION_STRING"),
+        }
+    if isinstance(store, GcsStore):
+        return {
+            "kind": "gcs",
+            "bucket": store.bucket,
+            "prefix": store._root.rstrip("/"),
+            "endpoint": need("STORAGE_EMULATOR_HOST"),
         }
     raise TypeError(store)
 

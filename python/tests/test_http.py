@@ -68,10 +68,10 @@ def test_the_context_manager_renews_and_releases(
     served: tuple[HttpLeases, holdfast.LocalStore],
 ) -> None:
     client, store = served
-    with client.lease(version=2, ttl=0.9) as held:
+    with client.lease(version=2, ttl=3) as held:
         import time
 
-        time.sleep(1.2)
+        time.sleep(2.4)  # renewals every second; the fence would fire at 2.25 s without them
         assert held.check().renewal >= 2
         assert not held.lost.is_set()
     assert list(holdfast.list(store)) == []
@@ -79,8 +79,8 @@ def test_the_context_manager_renews_and_releases(
 
 def test_a_lost_lease_is_surfaced(served: tuple[HttpLeases, holdfast.LocalStore]) -> None:
     client, store = served
-    with client.lease(version=2, ttl=0.9) as held:
+    with client.lease(version=2, ttl=3) as held:
         store.delete(held.lease.key)
-        assert held.lost.wait(2.0)
+        assert held.lost.wait(4.0)
         with pytest.raises(HoldfastError, check=lambda e: e.code == "LEASE_LOST"):
             held.check()

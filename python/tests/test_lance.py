@@ -75,9 +75,9 @@ def test_a_reader_that_lost_its_lease_learns_it_before_reading(tmp_path: Path) -
     uri = str(tmp_path / "t.lance")
     table(uri, 2)
     store = holdfast.LocalStore(uri)
-    with hl.checkout(uri, version=1, ttl=0.6) as co:
+    with hl.checkout(uri, version=1, ttl=3) as co:
         store.delete(co.lease.key)  # e.g. a forced branch deletion took the lease away
-        assert co.lost.wait(2.0)
+        assert co.lost.wait(4.0)
         with pytest.raises(HoldfastError, check=lambda e: e.code == "LEASE_LOST"):
             _ = co.dataset
     time.sleep(0)  # the context exits cleanly after a loss (release is best effort)

@@ -34,6 +34,14 @@ async function openStore(spec) {
       connectionString: spec.connectionString,
     });
   }
+  if (spec.kind === "gcs") {
+    const { openGcsStore } = await load("backends-gcs");
+    return openGcsStore({
+      bucket: spec.bucket,
+      prefix: spec.prefix,
+      endpoint: spec.endpoint,
+    });
+  }
   throw new Error(`unknown store ${spec.kind}`);
 }
 

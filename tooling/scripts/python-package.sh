@@ -29,7 +29,7 @@ if [ "$(cat "$VENV/.holdfast-lock.sha256" 2>/dev/null || true)" != "$want" ]; th
     || "${HOLDFAST_PYTHON_BASE:-python3}" -m venv "$VENV"
   # Only what the package's extras and checks need, at the lock's versions.
   "$VENV/bin/pip" install --quiet --disable-pip-version-check -c "$LOCK" \
-    boto3 azure-storage-blob pylance pyarrow pytest pytest-timeout mypy ruff \
+    boto3 azure-storage-blob google-cloud-storage pylance pyarrow pytest pytest-timeout mypy ruff \
     boto3-stubs mypy-boto3-s3 >&2
   echo "$want" > "$VENV/.holdfast-lock.sha256"
 fi
