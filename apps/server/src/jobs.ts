@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { CleanupJob, CleanupPolicyBody, CleanupStatsShape } from "@holdfast/api-shapes";
-import { type CleanupStats, cleanup, recover } from "@holdfast/cleanup";
+import { type CleanupStats, cleanup, recover, validatePolicy } from "@holdfast/cleanup";
 import { isHoldfastError } from "@holdfast/conditional-store";
 import { recoverReferences, summarizeReferenceRecovery } from "@holdfast/refs-lifecycle";
 import type { z } from "zod";
@@ -40,7 +40,8 @@ export class JobRunner {
    * Starts a run and resolves once it holds the dataset's cleanup lock (the cleanup
    * package's store-based lock: one run at a time across every replica), with the job in
    * its first state. A run refused because another holds the lock rejects with that
-   * `conflict` (code CLEANUP_RUNNING) and is not recorded.
+   * `conflict` (code CLEANUP_RUNNING) and is not recorded; an invalid policy rejects with
+   * `invalid-input` before anything is written.
    */
   async start(
     dataset: DatasetEntry,
@@ -48,6 +49,10 @@ export class JobRunner {
     trigger: "api" | "schedule",
     policy: CleanupPolicyBody | null,
   ): Promise<{ job: CleanupJob; finished: Promise<CleanupJob> }> {
+    // A policy the run would refuse is refused here, before the job exists: no id, no
+    // record, no lock (invariant 6), as the plan route refuses it.
+    const cleanupPolicy = policy ?? { retainVersions: 1 };
+    if (kind === "cleanup") validatePolicy(cleanupPolicy);
     const id = dataset.ctx.ids.next();
     const job: CleanupJob = {
       id,
@@ -66,6 +71,9 @@ export class JobRunner {
       error: null,
     };
     const startedMs = performance.now();
+    // Set once this run holds the dataset's cleanup lock; only such a run may declare
+    // another job lost (a run that failed before the lock proves nothing about the others).
+    let heldLock = false;
     let locked!: () => void;
     const lockHeld = new Promise<void>((resolve) => {
       locked = resolve;
@@ -76,7 +84,10 @@ export class JobRunner {
         ? {}
         : { ownershipBoundMs: this.options.lockBoundMs }),
       onProgress: (progress: NonNullable<CleanupJob["progress"]>) => {
-        // The first progress event comes after the lock is taken.
+        // The first progress event comes after the lock is taken: the server never runs
+        // `concurrent` or a dry run as a job (the policy shape has no dryRun), so every
+        // job's run takes the lock before its first step.
+        heldLock = true;
         locked();
         job.progress = progress;
         this.#events.emit(id, { type: "progress", job } satisfies JobEvent);
@@ -92,7 +103,7 @@ export class JobRunner {
       const run = { ...options, format, referenceCensus };
       return kind === "recover"
         ? recover(dataset.ctx, run)
-        : cleanup(dataset.ctx, policy ?? { retainVersions: 1 }, run);
+        : cleanup(dataset.ctx, cleanupPolicy, run);
     })();
     // Settled once start() decides: true when the job is admitted (and its start record
     // written), false when the lock was refused and the job is not recorded.
@@ -147,11 +158,14 @@ export class JobRunner {
       throw outcome;
     }
     this.#live.set(id, job);
-    // This run held the lock: no job that started before it can still be running. Any
-    // recorded as such lost its replica (a late end record still wins).
+    // Only a run that held the lock knows no job that started before it can still be
+    // running; any recorded as such lost its replica (a late end record still wins). A run
+    // that failed before taking the lock (its lock write refused or unknown) settles nothing.
     startRecorded = this.history
       .recordStart(dataset, job)
-      .then(() => this.history.settleLost(dataset, id, new Set(this.#live.keys())));
+      .then(() =>
+        heldLock ? this.history.settleLost(dataset, id, new Set(this.#live.keys())) : undefined,
+      );
     admit(true);
     await startRecorded;
     return { job, finished };

@@ -1,5 +1,6 @@
 import { CleanupPolicyShape } from "@holdfast/api-shapes";
-import { isHoldfastError } from "@holdfast/conditional-store";
+import { validatePolicy } from "@holdfast/cleanup";
+import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
 import { Cron } from "croner";
 import type { FastifyBaseLogger } from "fastify";
 import { z } from "zod";
@@ -32,6 +33,28 @@ export type ScheduleEntry = z.infer<typeof ScheduleEntrySchema>;
 export const ServerConfigFileSchema = z.strictObject({
   schedules: z.array(ScheduleEntrySchema).default([]),
 });
+
+/**
+ * Checks schedules before the server starts: each names a served dataset and each cleanup
+ * policy is one the run accepts (`invalid-input` otherwise), so a bad config fails at start,
+ * not at its first tick.
+ */
+export function validateSchedules(
+  entries: readonly ScheduleEntry[],
+  datasets: ReadonlySet<string>,
+): void {
+  for (const entry of entries) {
+    if (!datasets.has(entry.dataset)) {
+      throw holdfastError(
+        "invalid-input",
+        "parse",
+        `schedule names an unknown dataset ${entry.dataset}`,
+        { hint: `served datasets: ${[...datasets].join(", ")}` },
+      );
+    }
+    if (entry.cleanup) validatePolicy(entry.cleanup.policy);
+  }
+}
 
 /**
  * Starts the schedules. A tick whose dataset is being cleaned by another replica is

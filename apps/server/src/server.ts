@@ -28,7 +28,7 @@ import { registerDataRoutes } from "./routes/data.js";
 import { registerLeaseRoutes } from "./routes/leases.js";
 import { registerOpsRoutes } from "./routes/ops.js";
 import { registerRefRoutes } from "./routes/refs.js";
-import { type ScheduleEntry, startSchedules } from "./schedule.js";
+import { type ScheduleEntry, startSchedules, validateSchedules } from "./schedule.js";
 
 /** Everything `buildServer` needs. Only `datasets` and `tokens` are required. */
 export interface ServerConfig {
@@ -68,6 +68,7 @@ export interface ServerConfig {
  * live on the store, so any number of replicas can serve one bucket.
  */
 export async function buildServer(config: ServerConfig): Promise<ZodApp> {
+  validateSchedules(config.schedules ?? [], new Set(config.datasets.map((d) => d.name)));
   const https = config.https;
   const app = Fastify({
     logger: config.logger ?? { level: "info" },

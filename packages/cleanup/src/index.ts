@@ -20,6 +20,7 @@ export {
   MIN_ORPHAN_GRACE_MS,
   ORPHAN_GRACE_BELOW_FLOOR,
   type RetainReason,
+  validatePolicy,
 } from "./policy.js";
 export type { VersionRange } from "./ranges.js";
 export { collectStatus, type DatasetStatus } from "./status.js";
