@@ -2,8 +2,15 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
-import { createContext, readManifest } from "@holdfast/dataset";
-import { acquireCleanupLock, commit, drain, seal } from "@holdfast/retirement";
+import { createContext, leaseExpiresAt, readManifest } from "@holdfast/dataset";
+import {
+  acquireCleanupLock,
+  CLEANUP_LOCK_KEY,
+  commit,
+  drain,
+  readCleanupLock,
+  seal,
+} from "@holdfast/retirement";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkShape } from "./e2e-harness.js";
 import { run } from "./run.js";
@@ -125,6 +132,66 @@ describe("a tag file the local backend cannot name", () => {
     const versions = await readdir(join(ds, "_versions", "main"));
     expect(versions).toHaveLength(3);
     expect(await readdir(join(ds, "_holdfast"))).not.toContain("retirement");
+  });
+});
+
+describe("recover after a killed cleanup", () => {
+  /** What a killed cleanup leaves: its lock as it last wrote it, never renewed again (bound 3 s). */
+  async function deadLock(ds: string) {
+    const ctx = contextOf(ds);
+    await acquireCleanupLock(ctx, { owner: "01DEADCLEANER", boundMs: 3000 });
+    // Past 1.5 renewal intervals (1 s each) plus the 1 s precision: a live holder would have renewed.
+    await new Promise((resolve) => setTimeout(resolve, 2600));
+    const lock = await readCleanupLock(ctx);
+    const clearsAt = leaseExpiresAt(
+      lock!.lastModified,
+      3000,
+      ctx.store.capabilities.timestampPrecisionMs,
+    );
+    return {
+      ctx,
+      lastHeartbeat: lock!.lastModified.toISOString(),
+      clearsAt: clearsAt.toISOString(),
+    };
+  }
+
+  it("K1 --no-wait refuses at once (exit 3) naming the holder, that it stopped renewing, its last heartbeat and when the lock clears", async () => {
+    const ds = await dataset(2);
+    const { ctx, lastHeartbeat, clearsAt } = await deadLock(ds);
+    const r = await run(["recover", ds, "--no-wait", "--json"]);
+    expect(r.code).toBe(3);
+    checkShape(r.json());
+    expect(r.json()).toMatchObject({
+      error: { kind: "conflict", code: "CLEANUP_RUNNING", key: CLEANUP_LOCK_KEY },
+    });
+    const message = (r.json().error as { message: string }).message;
+    expect(message).toContain("owner 01DEADCLEANER");
+    expect(message).toContain("stopped renewing");
+    expect(message).toContain(`last heartbeat ${lastHeartbeat} (storage time`);
+    expect(message).toContain(`clears at ${clearsAt}`);
+    const text = await run(["recover", ds, "--no-wait"]);
+    expect(text.code).toBe(3);
+    expect(text.stderr).toContain(`clears at ${clearsAt}`);
+    // Refused before anything was written: the dead holder's lock is as it left it.
+    expect((await readCleanupLock(ctx))?.owner).toBe("01DEADCLEANER");
+  });
+
+  it("K2 by default it says who holds the lock and when it clears, waits for it, then recovers (exit 0)", async () => {
+    const ds = await dataset(2);
+    const { ctx, lastHeartbeat, clearsAt } = await deadLock(ds);
+    const r = await run(["recover", ds, "--json"]);
+    expect(r.code, r.stdout).toBe(0);
+    checkShape(r.json());
+    expect(r.json()).toMatchObject({
+      waitedForLock: { owner: "01DEADCLEANER", lastHeartbeat, clearsAt, stoppedRenewing: true },
+    });
+    expect(await readCleanupLock(ctx)).toBeNull();
+    await deadLock(ds);
+    const text = await run(["recover", ds]);
+    expect(text.code).toBe(0);
+    expect(text.stderr).toMatch(
+      /held by owner 01DEADCLEANER, which stopped renewing it: last heartbeat .* the lock clears at .*Waiting for it \(--no-wait refuses at once\)/,
+    );
   });
 });
 

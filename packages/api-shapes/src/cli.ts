@@ -166,6 +166,16 @@ export const JsonShapes = {
       objectsDeleted: z.looseObject({ total: z.number() }),
       bytesDeleted: z.number(),
       warnings: z.array(z.string()),
+      /** The cleanup lock this recovery waited for (storage times), or null when it was free. */
+      waitedForLock: z
+        .object({
+          owner: z.string(),
+          lastHeartbeat: IsoTime,
+          clearsAt: IsoTime,
+          stoppedRenewing: z.boolean(),
+        })
+        .nullable()
+        .optional(),
     }),
     // recover --abandon <id>
     ok("recover", {

@@ -22,6 +22,12 @@ import {
   type ResolvedFormat,
   withFormatOption,
 } from "../format.js";
+import {
+  type CleanupLockHolder,
+  describeLockHolder,
+  inspectCleanupLock,
+  lockHeldError,
+} from "../lock-holder.js";
 import type { Output } from "../output.js";
 import { type Registrar, withStoreOptions } from "../program.js";
 import { formatRanges, ProgressView } from "../progress.js";
@@ -143,11 +149,18 @@ export function registerCleanup(r: Registrar, program: Command): void {
             "--abandon <id>",
             "end one retirement now (its ID from holdfast status): only draining or sealed ones; committed ones run to completion",
           )
-          .option("--wait", "wait for a running cleanup to finish instead of exiting")
+          .option("--wait", "wait while another cleanup holds the dataset's lock (the default)")
+          .option(
+            "--no-wait",
+            "refuse at once (exit 3) while another cleanup holds the dataset's lock, instead of waiting",
+          )
           .option("--concurrent", "run even while a cleanup holds the dataset's lock")
           .addHelpText(
             "after",
-            "\n--abandon <id> is safe for a retirement that is draining or sealed (pre-commit): cancelling\n" +
+            "\nWhile another cleanup holds the dataset's lock, recover says who holds it, its last heartbeat\n" +
+              "(storage time) and when the lock clears, then waits for it (--no-wait: exit 3 at once). A killed\n" +
+              "cleanup's lock clears one bound (60 s) after its last heartbeat.\n" +
+              "\n--abandon <id> is safe for a retirement that is draining or sealed (pre-commit): cancelling\n" +
               "keeps every version, and an owner still running fails its next conditional write and stops\n" +
               "without deleting anything. A committed retirement is refused (exit 1, RETIREMENT_COMMITTED):\n" +
               "its versions are already decided and plain `holdfast recover` finishes it. Without --abandon,\n" +
@@ -158,6 +171,7 @@ export function registerCleanup(r: Registrar, program: Command): void {
       [
         "holdfast recover ./my-dataset",
         "holdfast recover s3://bucket/ds --json",
+        "holdfast recover ./my-dataset --no-wait   # exit 3 at once while a cleanup holds the lock",
         "holdfast recover ./my-dataset --abandon 01JD5X2Q7Z3V8M4K6N1P9R0S2T",
       ],
       async ([url], opts, cx) => {
@@ -168,6 +182,12 @@ export function registerCleanup(r: Registrar, program: Command): void {
         const ctx = contextFor(await openTarget(t, cx.io));
         const { resolved } = await openFormatDataset(ctx, forced);
         if (abandonId !== undefined) return abandonOne(ctx, abandonId, t.display, cx.out);
+        const wait = opts.wait !== false;
+        // Before anything is written: a held lock is explained, then waited for or refused.
+        const waited =
+          opts.concurrent === true
+            ? null
+            : await waitForLockHolder(ctx, wait, cx.out, cx.interrupt);
         // References first: a retirement's recovery censuses them, so settle their intents.
         const refs = await recoverReferences(ctx, { format: resolved.format });
         const view = new ProgressView(cx.out);
@@ -175,6 +195,7 @@ export function registerCleanup(r: Registrar, program: Command): void {
         try {
           stats = await recover(ctx, {
             ...runOptions(opts, cx.interrupt, resolved, (p) => view.update(p)),
+            waitForLock: wait,
           });
         } catch (error) {
           view.stop();
@@ -193,6 +214,15 @@ export function registerCleanup(r: Registrar, program: Command): void {
           objectsDeleted: stats.objectsDeleted,
           bytesDeleted: stats.bytesDeleted,
           warnings: stats.warnings,
+          waitedForLock:
+            waited === null
+              ? null
+              : {
+                  owner: waited.owner,
+                  lastHeartbeat: waited.lastHeartbeat.toISOString(),
+                  clearsAt: waited.clearsAt.toISOString(),
+                  stoppedRenewing: waited.stoppedRenewing,
+                },
         });
         cx.out.line(
           `References: ${references.fencedIntents} expired intent(s) fenced, ${references.reclaimedIntents} reclaimed, ` +
@@ -252,6 +282,35 @@ function reportInterrupted(out: Output, command: string, error: unknown): number
     );
   }
   return out.error(command, error);
+}
+
+/**
+ * `recover` while another cleanup holds the lock: says who holds it, its last heartbeat and
+ * when the lock clears (storage time), then either refuses (`--no-wait`, CLEANUP_RUNNING) or
+ * waits. A holder that stopped renewing is waited out on a local timer for the storage-time
+ * difference until the lock clears; a live one is waited for by the cleanup package's lock
+ * wait, which also covers a holder that renews after all.
+ */
+async function waitForLockHolder(
+  ctx: ProtocolContext,
+  wait: boolean,
+  out: Output,
+  interrupt: AbortSignal,
+): Promise<CleanupLockHolder | null> {
+  const holder = await inspectCleanupLock(ctx);
+  if (!holder) return null;
+  if (!wait) throw lockHeldError(holder);
+  out.note(`${describeLockHolder(holder)}. Waiting for it (--no-wait refuses at once).`);
+  if (!holder.stoppedRenewing) return holder;
+  try {
+    await ctx.sleep(Math.max(0, holder.clearsAt.getTime() - holder.now.getTime()), interrupt);
+  } catch (error) {
+    throw holdfastError("aborted", "recover", "interrupted while waiting for the cleanup lock", {
+      hint: "nothing was written; run holdfast recover again",
+      cause: error,
+    });
+  }
+  return holder;
 }
 
 /** Ends one pre-commit retirement now (`recover --abandon`). */
