@@ -7,6 +7,9 @@ import type { ZodApp } from "../src/index.js";
 import { JOBS_PREFIX } from "../src/job-history.js";
 import { as, BACKENDS, freshStore, seedDataset, testServer } from "./support.js";
 
+/** Jobs finish within seconds, more on a loaded machine. */
+const POLL = { timeout: 60_000, interval: 200 };
+
 /**
  * Cleanup jobs across replicas: a job is declared lost only by a run that held the dataset's
  * cleanup lock, and a policy the run would refuse is refused before the job exists.
@@ -88,12 +91,13 @@ for (const backend of BACKENDS) {
       });
       expect(other.statusCode, other.body).toBe(202);
       const failed = CleanupJobShape.parse(other.json().job);
-      await expect.poll(async () => (await jobOf(b, failed.id)).state).toBe("failed");
+      await expect.poll(async () => (await jobOf(b, failed.id)).state, POLL).toBe("failed");
       expect(await jobOf(b, job.id)).toMatchObject({ state: "running", error: null });
       expect(await store.head(`${JOBS_PREFIX}${job.id}.lost.json`)).toBeNull();
       release();
-      await expect.poll(async () => (await jobOf(a, job.id)).state).toBe("succeeded");
-      expect((await jobOf(b, job.id)).state).toBe("succeeded");
+      await expect.poll(async () => (await jobOf(a, job.id)).state, POLL).toBe("succeeded");
+      // B reads the end record, which A writes just after its live job says so.
+      await expect.poll(async () => (await jobOf(b, job.id)).state, POLL).toBe("succeeded");
     });
 
     it("J2 a policy the run refuses is a 400 before any job exists, as the plan route answers; A's job stays running", async () => {
@@ -126,7 +130,7 @@ for (const backend of BACKENDS) {
       expect(await allKeys(store)).toEqual(before);
       expect((await jobOf(b, job.id)).state).toBe("running");
       release();
-      await expect.poll(async () => (await jobOf(a, job.id)).state).toBe("succeeded");
+      await expect.poll(async () => (await jobOf(a, job.id)).state, POLL).toBe("succeeded");
     });
   });
 }
