@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import type { ServerResponse } from "node:http";
+import { type ServerResponse, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import fastifyRateLimit from "@fastify/rate-limit";
 import fastifyStatic from "@fastify/static";
@@ -22,7 +23,7 @@ import { type DatasetSource, openDatasets } from "./datasets.js";
 import { JobHistory } from "./job-history.js";
 import { JobRunner } from "./jobs.js";
 import { ServerMetrics } from "./metrics.js";
-import { problem, problemFor } from "./problem.js";
+import { PROBLEM_TYPE, problem, problemFor } from "./problem.js";
 import { registerCleanupRoutes } from "./routes/cleanup.js";
 import { registerDataRoutes } from "./routes/data.js";
 import { registerLeaseRoutes } from "./routes/leases.js";
@@ -73,6 +74,16 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
   const app = Fastify({
     logger: config.logger ?? { level: "info" },
     bodyLimit: config.bodyLimitBytes ?? 64 * 1024,
+    // find-my-way refuses longer path parameters (default 100, then 414): every name a route
+    // takes is documented up to 128 characters (tags, branches, datasets).
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    // Errors the router raises before any route or hook runs, as problem documents too.
+    frameworkErrors: (error, _request, reply) => {
+      sendProblem(reply, frameworkProblem(error));
+    },
+    // A request Node's HTTP parser refuses (bad request line, oversized headers): the
+    // socket still gets a problem document before it is closed.
+    clientErrorHandler: answerClientError,
     ...(https === undefined ? {} : { https: { key: https.key, cert: https.cert } }),
     // In-flight requests finish on close; idle keep-alive connections are closed at once.
     forceCloseConnections: "idle",
@@ -171,7 +182,54 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
   return app;
 }
 
+/** The longest path parameter the router takes: the longest documented name (`NameParam`, `DatasetParams`). */
+export const MAX_PATH_PARAM_LENGTH = 128;
+
 // --- utils ---
+
+/** A problem document for an error the router raised (malformed percent-encoding, a too long parameter). */
+function frameworkProblem(error: Error & { code?: string }) {
+  switch (error.code) {
+    case "FST_ERR_BAD_URL":
+      return problem(400, "invalid-input", "the path is not valid percent-encoding", {
+        code: "BAD_URL",
+        hint: "percent-encode each path segment as UTF-8",
+      });
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return problem(
+        414,
+        "invalid-input",
+        `a path parameter is longer than ${MAX_PATH_PARAM_LENGTH} characters`,
+        {
+          code: "PARAM_TOO_LONG",
+          hint: `names are 1..${MAX_PATH_PARAM_LENGTH} characters`,
+        },
+      );
+    default:
+      return problem(500, "internal", "internal server error", {
+        hint: "see the server log for the cause",
+      });
+  }
+}
+
+/** Answers a request the HTTP parser refused with a problem document, then closes the socket. */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy(error);
+    return;
+  }
+  const [status, detail] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "the request headers are too large"]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "the request did not arrive in time"]
+        : [400, "the request is not valid HTTP"];
+  const body = JSON.stringify(problem(status, "invalid-input", detail));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
 
 /** Bearer tokens on every route that names a role; 401/403 as problem documents. */
 function installAuth(app: ZodApp, tokens: readonly TokenEntry[]): void {

@@ -1,5 +1,5 @@
 import { ReadinessShape } from "@holdfast/api-shapes";
-import { probeStore, type StoreProbeReport } from "@holdfast/conditional-store";
+import { isHoldfastError, probeStore, type StoreProbeReport } from "@holdfast/conditional-store";
 import { describeLeases } from "@holdfast/leases";
 import { z } from "zod";
 import type { AppDeps, ZodApp } from "../app.js";
@@ -57,12 +57,14 @@ export function registerOpsRoutes(app: ZodApp, deps: AppDeps): void {
             }
             const report = await probe;
             const ok = report.createOnly === "honoured" && report.conditionalUpdate === "honoured";
+            // Public: the checks' outcomes only. The probe's warnings and store errors name the
+            // store's location (bucket, path), which only authenticated routes show.
             return {
               name: ds.name,
               ready: ok,
               detail: ok
                 ? "store reachable, conditional writes enforced"
-                : report.warnings.join("; "),
+                : `conditional writes not enforced: create-only ${report.createOnly}, compare-and-swap ${report.conditionalUpdate} (GET .../doctor says more)`,
               capabilities: { ...ds.store.capabilities } as Record<string, unknown>,
               clockSkewMs: report.clockSkewMs,
             };
@@ -70,7 +72,7 @@ export function registerOpsRoutes(app: ZodApp, deps: AppDeps): void {
             return {
               name: ds.name,
               ready: false,
-              detail: error instanceof Error ? error.message : String(error),
+              detail: `store not ready: ${isHoldfastError(error) ? `${error.kind}${error.code === undefined ? "" : ` (${error.code})`}` : "internal error"} (GET .../status says more)`,
               capabilities: null,
               clockSkewMs: null,
             };
