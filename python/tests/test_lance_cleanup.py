@@ -54,3 +54,36 @@ def test_seed_with_checkout_and_holdfasts_cleanup_the_read_succeeds(
     ):
         pass
     assert total(lance.dataset(uri)) == sums[4]
+
+
+def test_seed_on_rgw_with_checkout_and_holdfasts_cleanup_the_read_succeeds() -> None:
+    """The same on Ceph RGW: pylance writes the table through its S3 storage options, the
+    checkout opens the store from the same options, the CLI cleans the s3:// URL."""
+    import secrets
+
+    import pyarrow as pa
+
+    from stores import need, s3_options
+
+    s3 = s3_options()
+    opts = {
+        "aws_endpoint": s3["endpoint"],
+        "aws_access_key_id": need("AWS_ACCESS_KEY_ID"),
+        "aws_secret_access_key": need("AWS_SECRET_ACCESS_KEY"),
+        "aws_region": s3["region"],
+        "allow_http": "true",
+        "aws_virtual_hosted_style_request": "false",
+    }
+    uri = f"s3://{need('HOLDFAST_S3_BUCKET')}/py-lance-{secrets.token_hex(5)}/t.lance"
+    for i in range(3):
+        rows = pa.table({"x": list(range(i * 10, i * 10 + 10))})
+        lance.write_dataset(rows, uri, mode="overwrite" if i else "create", storage_options=opts)
+    url = [uri, "--endpoint", s3["endpoint"], "--region", s3["region"], "--path-style"]
+    policy = ["--retain", "1", "--min-age", "0s", "--orphan-grace", "0s", "--no-writer-active"]
+    with hl.checkout(uri, version=1, ttl=60, storage_options=opts) as co:
+        stats = json.loads(cli("cleanup", *url, *policy, "--json").stdout)["stats"]
+        assert {"branch": "main", "version": 1, "reason": "lease"} in stats["retained"]
+        assert co.dataset.to_table().column("x").to_pylist() == list(range(10))
+    json.loads(cli("cleanup", *url, *policy, "--json").stdout)
+    with pytest.raises((OSError, ValueError), match=r"[Nn]ot found"):
+        lance.dataset(uri, version=1, storage_options=opts)
