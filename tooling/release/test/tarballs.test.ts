@@ -68,7 +68,7 @@ describe("consumer projects outside the workspace", () => {
     expect(result.status).toBe(0);
     const report = JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}");
     expect(report.ok).toBe(true);
-    expect(report.backends).toEqual(["s3", "azure"]);
+    expect(report.backends).toEqual(["s3", "azure", "gcs"]);
   });
 
   it("CommonJS: require() loads every package on Node 20.19+ and runs the resolver and the local store", () => {
