@@ -55,7 +55,7 @@ export type GcsAuthClient = NonNullable<StorageOptions["authClient"]>;
 
 /** Retry tuning of the `"repeating"` client, as `@google-cloud/storage` names it. */
 export interface GcsRetryOptions {
-  /** Retries after the first attempt. @default 3 */
+  /** Retries after the first attempt, at least 1 (none is `client: "single-attempt"`). @default 3 */
   maxRetries?: number | undefined;
   /** Factor by which the pause grows after each retry. @default 2 */
   retryDelayMultiplier?: number | undefined;
@@ -165,6 +165,18 @@ class GcsStore implements ObjectStore {
         "open",
         `unknown client mode ${JSON.stringify(client)}`,
         { hint: 'use "single-attempt" (client retries off) or "repeating"' },
+      );
+    }
+    const maxRetries = options.retry?.maxRetries;
+    if (maxRetries !== undefined && !(Number.isSafeInteger(maxRetries) && maxRetries >= 1)) {
+      // The client reads 0 as "unset" and retries 3 times: no retries is client: "single-attempt".
+      throw holdfastError(
+        "invalid-input",
+        "open",
+        `retry.maxRetries ${maxRetries} is not a positive integer`,
+        {
+          hint: 'for no client retries at all use client: "single-attempt"',
+        },
       );
     }
     const maxRetryDelay = options.retry?.maxRetryDelay;

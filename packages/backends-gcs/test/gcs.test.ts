@@ -76,6 +76,7 @@ describe("refusals before anything is sent", () => {
       { bucket: emulator.bucket, endpoint: "not a url" },
       { bucket: emulator.bucket, client: "sometimes" as "repeating" },
       { bucket: emulator.bucket, client: "repeating" as const, retry: { maxRetryDelay: 0.1 } },
+      { bucket: emulator.bucket, client: "repeating" as const, retry: { maxRetries: 0 } },
       { bucket: emulator.bucket, prefix: "../up" },
     ];
     for (const options of bad) {
