@@ -1,10 +1,13 @@
 // The CLI on gs:// URLs against a real fake-gcs-server (tooling/services/gcs-start.sh): the
 // doctor's report of what the bucket guarantees, and a small cleanup that keeps a leased
 // version. A missing emulator fails these tests with instructions: they never skip.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
+import { createGcsStore } from "@holdfast/backends-gcs";
+import { listAll } from "@holdfast/conditional-store";
 import { gcsError, startFaultProxy } from "@holdfast/fault-proxy";
+import * as lancedb from "@lancedb/lancedb";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkShape, readServiceEnv } from "./e2e-harness.js";
@@ -142,5 +145,63 @@ describe("holdfast on gs:// (fake-gcs-server)", () => {
       expect(answer.code).toBe(2);
       expect(answer.json()).toMatchObject({ ok: false, error: { kind: "invalid-input" } });
     }
+  });
+});
+
+/**
+ * A Lance table on gs://: LanceDB writes it on local disk (its object_store writes GCS
+ * through the XML API, which fake-gcs-server does not serve), the files are copied into the
+ * bucket as they are, holdfast cleans them there, and LanceDB reads a copy back.
+ */
+describe("a Lance table on gs:// (fake-gcs-server)", () => {
+  it("cleanup detects the Lance format, keeps the tagged and latest versions, LanceDB agrees", {
+    timeout: 300_000,
+  }, async () => {
+    const local = join(work, "lance-db");
+    const db = await lancedb.connect(local);
+    const table = await db.createTable("events", [{ id: 1, v: "a" }]);
+    for (let i = 2; i <= 5; i += 1) await table.add([{ id: i, v: "b" }], { mode: "overwrite" });
+    await (await table.tags()).create("keep", 2);
+    table.close();
+
+    const prefix = `cli-lance-${ulid().toLowerCase()}/events.lance`;
+    const store = createGcsStore({ bucket, prefix, endpoint });
+    const tableDir = join(local, "events.lance");
+    for (const file of await readdir(tableDir, { recursive: true, withFileTypes: true })) {
+      if (!file.isFile()) continue;
+      const path = join(file.parentPath, file.name);
+      await store.put(relative(tableDir, path), await readFile(path));
+    }
+
+    const cleanup = await run([
+      "cleanup",
+      `gs://${bucket}/${prefix}`,
+      "--retain",
+      "1",
+      "--min-age",
+      "0s",
+      "--endpoint",
+      endpoint,
+      "--json",
+    ]);
+    expect(cleanup.code, cleanup.stderr).toBe(0);
+    const doc = cleanup.json();
+    checkShape(doc);
+    expect(doc.format).toBe("lance");
+    const stats = doc.stats as { retired: { version: number }[] };
+    expect(stats.retired.map((r) => r.version).sort()).toEqual([1, 3, 4]);
+
+    // Copy what the bucket holds now back to disk and let LanceDB read it.
+    const back = join(work, "lance-back");
+    for await (const meta of listAll(store, "")) {
+      const got = await store.get(meta.key);
+      const path = join(back, "events.lance", meta.key);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, got!.body);
+    }
+    const after = await (await lancedb.connect(back)).openTable("events");
+    expect((await after.listVersions()).map((v) => v.version)).toEqual([2, 5]);
+    expect(await after.countRows()).toBe(1);
+    after.close();
   });
 });
