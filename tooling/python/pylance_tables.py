@@ -1,8 +1,7 @@
 """Lance tables written by pylance, and their readback, for holdfast's format-lance tests.
 
 The tests (``test/pylance.ts``) run this file with ``$HOLDFAST_PYTHON`` (the repo's one
-Python environment, pylance 14 and lancedb 0.40). Two commands, each printing one JSON
-document on stdout:
+Python environment, pylance 14 and lancedb 0.40). Commands, each printing JSON on stdout:
 
 ``write SCENARIO ROOT [--storage-options JSON]``
     writes the scenario's table(s) under ``ROOT`` (a directory or ``s3://`` / ``az://``
@@ -14,6 +13,13 @@ document on stdout:
     each in full (blob columns through ``read_blobs``) and prints its row count and a
     content checksum, plus the tags, branches and the files Lance's manifests track.
 
+``lance-cleanup URI [--retain N]``
+    Lance's own ``cleanup_old_versions`` (for side-by-side tests).
+
+``read-slowly URI --version N --signal FILE``
+    a reader mid-scan: opens version N, reads one fragment, prints ``{"opened": true}``,
+    waits for FILE to exist, reads the rest and prints whether it could.
+
 Nothing here decides what holdfast may delete: it only writes real tables and reads them back.
 """
 
@@ -23,6 +29,7 @@ import argparse
 import hashlib
 import json
 import sys
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -91,6 +98,10 @@ def describe(ds: lance.LanceDataset) -> Json:
             name: {
                 "parentBranch": b["parent_branch"],
                 "parentVersion": b["parent_version"],
+                "versions": [
+                    int(v["version"])
+                    for v in ds.checkout_version((name, None)).versions()
+                ],
             }
             for name, b in ds.branches.list().items()
         },
@@ -232,8 +243,10 @@ def write_blobs(root: str, opts: Options) -> Json:
 
 
 def write_branches(root: str, opts: Options) -> Json:
-    """Lance branches: ``dev`` forked from main@2 with commits of its own, ``dev/sub`` forked
-    from dev, a tag on a dev version, and main moving on."""
+    """Lance branches: ``dev`` forked from main@2 (versions 2-8: appends, a delete, then a
+    compaction that rewrites its files), a tag on dev@3, ``dev/sub`` forked from dev@4
+    with commits of its own (it reads dev@4's files, which dev's later versions no longer
+    name), and main moving on."""
     uri = table_uri(root, "branches")
     ds = lance.write_dataset(small_rows(0, 20), uri, storage_options=opts)
     for i in range(1, 4):
@@ -244,12 +257,15 @@ def write_branches(root: str, opts: Options) -> Json:
     dev = ds.create_branch("dev", 2)
     for i in range(3):
         dev = lance.write_dataset(small_rows(1000 + 10 * i, 10), dev, mode="append")
-    dev.delete("id = 1001")
-    dev = lance.dataset(uri, storage_options=opts).checkout_version(("dev", None))
-    ds.tags.create("dev-tag", ("dev", dev.version - 2))
-    sub = dev.create_branch("dev/sub", ("dev", dev.version - 1))
+    ds.tags.create("dev-tag", ("dev", 3))
+    sub = dev.create_branch("dev/sub", ("dev", 4))
     for i in range(2):
         sub = lance.write_dataset(small_rows(2000 + 10 * i, 10), sub, mode="append")
+    dev.delete("id = 1001")
+    dev = lance.dataset(uri, storage_options=opts).checkout_version(("dev", None))
+    dev.optimize.compact_files(target_rows_per_fragment=1000)
+    dev = lance.dataset(uri, storage_options=opts).checkout_version(("dev", None))
+    lance.write_dataset(small_rows(1100, 10), dev, mode="append")
     for i in range(3):
         ds = lance.write_dataset(
             small_rows(3000 + 10 * i, 10), uri, mode="append", storage_options=opts
@@ -305,6 +321,35 @@ def write_stale_hint(root: str, opts: Options) -> Json:
     return {"tables": {"stale": describe(lance.dataset(uri, storage_options=opts))}}
 
 
+def write_tagged_compaction(root: str, opts: Options) -> Json:
+    """Lance's own tag-strands-files case: small appends, a tag on an early version, then
+    deletes and compactions that rewrite every later version's files."""
+    uri = table_uri(root, "tagged")
+    ds = lance.write_dataset(small_rows(0, 10), uri, storage_options=opts)
+    ds = lance.write_dataset(
+        small_rows(10, 10), uri, mode="append", storage_options=opts
+    )
+    ds.tags.create("old", 2)
+    for i in range(2, 6):
+        ds = lance.write_dataset(
+            small_rows(10 * i, 10), uri, mode="append", storage_options=opts
+        )
+    ds.delete("id % 3 = 0")
+    ds = lance.dataset(uri, storage_options=opts)
+    ds.optimize.compact_files(target_rows_per_fragment=1000)
+    ds = lance.write_dataset(
+        small_rows(100, 10), uri, mode="append", storage_options=opts
+    )
+    ds.create_scalar_index("id", "BTREE")
+    ds = lance.write_dataset(
+        small_rows(110, 10), uri, mode="append", storage_options=opts
+    )
+    ds.create_scalar_index("id", "BTREE", replace=True)
+    ds = lance.dataset(uri, storage_options=opts)
+    ds.optimize.compact_files(target_rows_per_fragment=1000)
+    return {"tables": {"tagged": describe(lance.dataset(uri, storage_options=opts))}}
+
+
 SCENARIOS: dict[str, Callable[[str, Options], Json]] = {
     "history": write_history,
     "v1-naming": write_v1_naming,
@@ -314,6 +359,7 @@ SCENARIOS: dict[str, Callable[[str, Options], Json]] = {
     "branches": write_branches,
     "shallow-clone": write_shallow_clone,
     "stale-hint": write_stale_hint,
+    "tagged-compaction": write_tagged_compaction,
 }
 
 
@@ -371,12 +417,6 @@ def verify(uri: str, opts: Options) -> Json:
             )
             for v in head.versions()
         }
-    # One read: tracked_files() lists in no fixed order, so its columns are taken together.
-    files = ds.tracked_files().read_all()
-    columns = [files.column(c).to_pylist() for c in ("base_uri", "path", "type")]
-    tracked = sorted(
-        {(str(b), str(p), str(k)) for b, p, k in zip(*columns, strict=True)}
-    )
     return {
         "latest": ds.version,
         "main": main,
@@ -385,8 +425,60 @@ def verify(uri: str, opts: Options) -> Json:
             name: {"branch": t.get("branch"), "version": t["version"]}
             for name, t in ds.tags.list().items()
         },
-        "tracked": [{"base": b, "path": p, "type": k} for b, p, k in tracked],
+        "tracked": tracked_keys(
+            uri, [ds] + [ds.checkout_version((b, None)) for b in branches]
+        ),
     }
+
+
+def tracked_keys(uri: str, heads: list[lance.LanceDataset]) -> Json:
+    """Files the manifests of main and every branch track: keys relative to the table root
+    (``tree/{branch}/...`` for a branch's own files) and the count of files elsewhere."""
+    root = uri.rstrip("/")
+    keys: set[str] = set()
+    elsewhere: set[str] = set()
+    for head in heads:
+        # One read: tracked_files() lists in no fixed order, so its columns go together.
+        files = head.tracked_files().read_all()
+        columns = [files.column(c).to_pylist() for c in ("base_uri", "path")]
+        for base, path in zip(*columns, strict=True):
+            rel = relative_to(str(base).rstrip("/"), root)
+            if rel is None:
+                elsewhere.add(f"{base}/{path}")
+            else:
+                keys.add(f"{rel}/{path}" if rel else str(path))
+    return {"keys": sorted(keys), "elsewhere": len(elsewhere)}
+
+
+def relative_to(base: str, root: str) -> str | None:
+    """``base`` relative to the table root, or None when it lies elsewhere."""
+    for prefix in ("file://", ""):
+        candidate = base.removeprefix(prefix)
+        if candidate == root:
+            return ""
+        if candidate.startswith(root + "/"):
+            return candidate[len(root) + 1 :]
+    return None
+
+
+def read_slowly(uri: str, opts: Options, version: int, signal: str) -> Json:
+    """A reader mid-scan: opens ``version``, reads its first fragment, prints ``opened``,
+    waits until the file ``signal`` exists, then reads the rest. Prints the outcome."""
+    ds = lance.dataset(uri, version=version, storage_options=opts)
+    fragments = ds.get_fragments()
+    first = fragments[0].to_table().num_rows
+    sys.stdout.write('{"opened": true}\n')
+    sys.stdout.flush()
+    deadline = time.monotonic() + 120
+    while not Path(signal).exists():
+        if time.monotonic() > deadline:
+            return {"ok": False, "error": "no signal"}
+        time.sleep(0.05)
+    try:
+        rest = sum(f.to_table().num_rows for f in fragments[1:])
+    except (OSError, ValueError, pa.ArrowException) as error:  # the outcome under test
+        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    return {"ok": True, "rows": first + rest}
 
 
 def lance_cleanup(uri: str, opts: Options, retain: int) -> Json:
@@ -414,7 +506,11 @@ def main(argv: list[str]) -> int:
     cleanup_cmd = sub.add_parser("lance-cleanup")
     cleanup_cmd.add_argument("uri")
     cleanup_cmd.add_argument("--retain", type=int, default=1)
-    for cmd in (write_cmd, verify_cmd, cleanup_cmd):
+    reader_cmd = sub.add_parser("read-slowly")
+    reader_cmd.add_argument("uri")
+    reader_cmd.add_argument("--version", type=int, required=True)
+    reader_cmd.add_argument("--signal", required=True)
+    for cmd in (write_cmd, verify_cmd, cleanup_cmd, reader_cmd):
         cmd.add_argument("--storage-options", default="{}")
     args = parser.parse_args(argv)
     opts: Options = json.loads(args.storage_options)
@@ -422,6 +518,8 @@ def main(argv: list[str]) -> int:
         out = SCENARIOS[args.scenario](args.root, opts)
     elif args.command == "verify":
         out = verify(args.uri, opts)
+    elif args.command == "read-slowly":
+        out = read_slowly(args.uri, opts, args.version, args.signal)
     else:
         out = lance_cleanup(args.uri, opts, args.retain)
     json.dump(out, sys.stdout)

@@ -1,5 +1,11 @@
 import { holdfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
-import type { DataFile, FormatManifest, ProtocolContext, VersionEntry } from "@holdfast/dataset";
+import {
+  type DataFile,
+  type FormatManifest,
+  type ProtocolContext,
+  type VersionEntry,
+  validateName,
+} from "@holdfast/dataset";
 import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
 import { UnsupportedLanceDatasetError } from "./errors.js";
 import { readManifestFile } from "./manifest-file.js";
@@ -15,7 +21,7 @@ import {
   LANCE_SWEPT_PREFIXES,
   versionNeeds,
 } from "./needs.js";
-import { LANCE_MAIN_BRANCH } from "./refs.js";
+import { LANCE_BRANCHES_PREFIX, LANCE_MAIN_BRANCH, LANCE_TREE_PREFIX } from "./refs.js";
 import { lanceReferenceCodec } from "./tags.js";
 
 /** Name of the format, as `DatasetFormat.name` and in the CLI. */
@@ -30,66 +36,99 @@ export interface LanceFormat extends ReferenceFormat {
 }
 
 /**
- * The Lance format for a dataset whose naming is known (see {@link openLanceFormat}). Only
- * Lance's main branch (`_versions/` at the root, holdfast branch `main`) has versions
- * holdfast may retire; Lance branches (`tree/{name}/`) keep their fork point on main
- * through the reference census ({@link censusLanceReferences}) and are never touched.
- * A version needs its data files, deletion files, index folders and transaction file.
+ * The Lance format for a dataset whose naming is known (see {@link openLanceFormat}). Its
+ * branches are Lance's main (`_versions/` at the root, holdfast branch `main`) and every
+ * Lance branch whose name is one holdfast names branches with (no `/`): its versions live
+ * in `tree/{name}/_versions/` with the branch's own naming (LanceDB 0.31.0 names a branch's
+ * manifests V2 even on a V1 table), its own files under `tree/{name}/`, and everything it
+ * names through `base_paths` (its parent's files) is never named as its own, so a cleanup
+ * of the branch never deletes a parent's file. A branch whose name holds `/` (`dev/sub`)
+ * is not retired; its fork point stays kept through the census like every branch's.
+ * A version needs its data files, deletion files, index folders, sidecars and transaction file.
  */
 export function lanceFormat(naming: LanceNaming): LanceFormat {
   const folderFiles = new WeakMap<ObjectStore, Map<string, Promise<DataFile[]>>>();
+  // The naming of each Lance branch, learned when its versions are listed or read.
+  const branchNaming = new Map<string, LanceNaming>([[LANCE_MAIN_BRANCH, naming]]);
   return {
     name: LANCE_FORMAT,
     naming,
     async listBranches(ctx) {
       // One manifest is enough to say main has versions: no need to list them all.
-      return (await firstManifest(ctx)) === null ? [] : [LANCE_MAIN_BRANCH];
+      const out = (await firstManifest(ctx)) === null ? [] : [LANCE_MAIN_BRANCH];
+      for (const name of await listRetirableBranches(ctx)) out.push(name);
+      return out;
     },
     async *listVersions(ctx, branch) {
-      if (branch !== LANCE_MAIN_BRANCH) return;
-      yield* listMainVersions(ctx, naming);
+      if (branch === LANCE_MAIN_BRANCH) {
+        yield* listBranchVersions(ctx, branch, branchNaming);
+      } else if (isRetirableBranch(branch)) {
+        yield* listBranchVersions(ctx, branch, branchNaming);
+      }
     },
     async readManifest(ctx, branch, version) {
-      if (branch !== LANCE_MAIN_BRANCH) return null;
-      const key = lanceManifestKey(naming, version);
-      const got = await ctx.store.get(key);
-      if (!got) return null;
-      const file = readManifestFile(got.body, key);
-      const needs = versionNeeds(file, key);
-      if (needs.version !== version) {
-        throw holdfastError(
-          "invalid-input",
-          "readManifest",
-          `Lance manifest ${key} names version ${needs.version}`,
-          { key, code: "LANCE_MALFORMED_MANIFEST" },
-        );
+      if (branch !== LANCE_MAIN_BRANCH && !isRetirableBranch(branch)) return null;
+      const root = branchRoot(branch);
+      const known = branchNaming.get(branch);
+      // A branch's naming is its own: try the one learned, else V2 then V1 (as Lance does).
+      const candidates = known ? [known] : (["v2", "v1"] as const);
+      for (const scheme of candidates) {
+        const key = `${root}${lanceManifestKey(scheme, version)}`;
+        const got = await ctx.store.get(key);
+        if (!got) continue;
+        branchNaming.set(branch, scheme);
+        const file = readManifestFile(got.body, key);
+        const needs = versionNeeds(file, key, root);
+        if (needs.version !== version) {
+          throw holdfastError(
+            "invalid-input",
+            "readManifest",
+            `Lance manifest ${key} names version ${needs.version}`,
+            { key, code: "LANCE_MALFORMED_MANIFEST" },
+          );
+        }
+        const files: DataFile[] = needs.objects.map((o) => ({ key: o.key, size: o.size }));
+        const folders = [
+          ...needs.indexUuids.map((uuid) => `${root}${LANCE_INDICES_PREFIX}${uuid}/`),
+          ...needs.sidecarFolders,
+        ];
+        for (const lists of await Promise.all(
+          folders.map((f) => listFolder(ctx, f, folderFiles)),
+        )) {
+          files.push(...lists);
+        }
+        const manifest: FormatManifest = { files, parent: null, etag: got.etag };
+        return manifest;
       }
-      const files: DataFile[] = needs.objects.map((o) => ({ key: o.key, size: o.size }));
-      const folders = [
-        ...needs.indexUuids.map((uuid) => `${LANCE_INDICES_PREFIX}${uuid}/`),
-        ...needs.sidecarFolders,
-      ];
-      for (const lists of await Promise.all(folders.map((f) => listFolder(ctx, f, folderFiles)))) {
-        files.push(...lists);
-      }
-      const manifest: FormatManifest = { files, parent: null, etag: got.etag };
-      return manifest;
+      return null;
     },
     manifestKey(branch, version) {
-      if (branch !== LANCE_MAIN_BRANCH) {
+      const scheme = branchNaming.get(branch);
+      if (!scheme || (branch !== LANCE_MAIN_BRANCH && !isRetirableBranch(branch))) {
         throw holdfastError(
           "invalid-input",
           "manifestKey",
-          `Lance branch ${branch}: holdfast retires versions of main only`,
+          `Lance branch ${branch}: its manifest naming is not known (list or read its versions first)`,
         );
       }
-      return lanceManifestKey(naming, version);
+      return `${branchRoot(branch)}${lanceManifestKey(scheme, version)}`;
     },
     parseManifestKey(key) {
-      const entry = classifyVersionsKey(key);
-      if (!key.startsWith(LANCE_VERSIONS_PREFIX)) return null;
-      if (entry.kind !== "manifest" || entry.naming !== naming || entry.version < 1) return null;
-      return { branch: LANCE_MAIN_BRANCH, version: entry.version };
+      let branch: string = LANCE_MAIN_BRANCH;
+      let rest = key;
+      if (key.startsWith(LANCE_TREE_PREFIX)) {
+        const at = key.indexOf(`/${LANCE_VERSIONS_PREFIX}`, LANCE_TREE_PREFIX.length);
+        if (at < 0) return null;
+        branch = key.slice(LANCE_TREE_PREFIX.length, at);
+        if (!isRetirableBranch(branch)) return null;
+        rest = key.slice(at + 1);
+      }
+      if (!rest.startsWith(LANCE_VERSIONS_PREFIX)) return null;
+      const entry = classifyVersionsKey(rest);
+      if (entry.kind !== "manifest" || entry.version < 1) return null;
+      const scheme = branchNaming.get(branch);
+      if (scheme !== undefined && entry.naming !== scheme) return null;
+      return { branch, version: entry.version };
     },
     // Lance's files live under four folders: the orphan sweep lists only those (never
     // `_mem_wal/`, `_blobs/`, `_fri/`, `tree/`, `_refs/`) and filters with isDataKey.
@@ -137,18 +176,23 @@ async function firstManifest(ctx: ProtocolContext): Promise<LanceNaming | null> 
 }
 
 /**
- * Main's versions in ascending order. Lance's names do not sort by version (V2 sorts newest
- * first, V1 is not zero-padded), so the listing is held as entries (about 100 bytes each)
- * and sorted. Detached versions are refused (their files could not be protected);
- * staging manifests and hints are skipped.
+ * A branch's versions in ascending order (main's under `_versions/`, a Lance branch's under
+ * `tree/{name}/_versions/`). Lance's names do not sort by version (V2 sorts newest first, V1
+ * is not zero-padded), so the listing is held as entries (about 100 bytes each) and sorted.
+ * The branch's naming is the first name's; a mix is refused. Detached versions are refused
+ * (their files could not be protected); staging manifests and hints are skipped.
  */
-async function* listMainVersions(
+async function* listBranchVersions(
   ctx: ProtocolContext,
-  naming: LanceNaming,
+  branch: string,
+  namings: Map<string, LanceNaming>,
 ): AsyncGenerator<VersionEntry> {
+  const root = branchRoot(branch);
+  const prefix = `${root}${LANCE_VERSIONS_PREFIX}`;
   const entries: VersionEntry[] = [];
-  for await (const meta of listAll(ctx.store, LANCE_VERSIONS_PREFIX)) {
-    const entry = classifyVersionsKey(meta.key);
+  for await (const meta of listAll(ctx.store, prefix)) {
+    const name = meta.key.slice(root.length);
+    const entry = classifyVersionsKey(name);
     if (entry.kind === "detached") {
       throw new UnsupportedLanceDatasetError(
         "detached-version",
@@ -158,10 +202,12 @@ async function* listMainVersions(
       );
     }
     if (entry.kind !== "manifest") continue;
-    if (entry.naming !== naming) throw mixedNaming(meta.key);
+    const scheme = namings.get(branch);
+    if (scheme === undefined) namings.set(branch, entry.naming);
+    else if (entry.naming !== scheme) throw mixedNaming(meta.key);
     if (entry.version < 1) continue;
     entries.push({
-      branch: LANCE_MAIN_BRANCH,
+      branch,
       version: entry.version,
       key: meta.key,
       etag: meta.etag,
@@ -171,6 +217,39 @@ async function* listMainVersions(
   }
   entries.sort((a, b) => a.version - b.version);
   yield* entries;
+}
+
+/** The Lance branches holdfast retires versions of: named in `_refs/branches/`, without `/`. */
+async function listRetirableBranches(ctx: ProtocolContext): Promise<string[]> {
+  const names: string[] = [];
+  for await (const meta of listAll(ctx.store, LANCE_BRANCHES_PREFIX)) {
+    const file = meta.key.slice(LANCE_BRANCHES_PREFIX.length);
+    if (!file.endsWith(".json") || file.includes("/")) continue;
+    let name: string;
+    try {
+      name = decodeURIComponent(file.slice(0, -".json".length));
+    } catch {
+      continue; // the census refuses what it cannot read
+    }
+    if (isRetirableBranch(name)) names.push(name);
+  }
+  return names.sort();
+}
+
+/** A Lance branch name that is also a holdfast branch name (one path segment, not main). */
+function isRetirableBranch(name: string): boolean {
+  if (name === LANCE_MAIN_BRANCH) return false;
+  try {
+    validateName(name, "branch");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A branch's root under the table: `""` for main, `tree/{name}/` for a Lance branch. */
+function branchRoot(branch: string): string {
+  return branch === LANCE_MAIN_BRANCH ? "" : `${LANCE_TREE_PREFIX}${branch}/`;
 }
 
 /**

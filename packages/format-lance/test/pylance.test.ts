@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { censusLanceReferences, openLanceFormat } from "../src/index.js";
 import {
   azuritePySite,
+  leftovers,
   listKeys,
   localPySite,
   type PySite,
@@ -42,36 +43,33 @@ export const SCENARIOS: readonly ScenarioCase[] = [
   { scenario: "shallow-clone", tables: ["clone", "source"] },
 ];
 
-/** The versions of main the policy (newest RETAIN), tags and branch fork points keep. */
-export function expectedKept(table: Written["tables"][string], retain = RETAIN): number[] {
-  const kept = new Set(table.versions.slice(-retain));
+/**
+ * The versions of `branch` the policy (newest `retain`), tags and branch fork points keep.
+ * A Lance branch whose name holds `/` is not retired: every version of it stays.
+ */
+export function expectedKept(
+  table: Written["tables"][string],
+  branch = "main",
+  retain = RETAIN,
+): number[] {
+  const versions = branch === "main" ? table.versions : table.branches[branch]!.versions;
+  if (branch.includes("/")) return versions;
+  const kept = new Set(versions.slice(-retain));
   for (const tag of Object.values(table.tags)) {
-    if (tag.branch === null || tag.branch === "main") kept.add(tag.version);
+    if ((tag.branch ?? "main") === branch) kept.add(tag.version);
   }
-  for (const branch of Object.values(table.branches)) {
-    let at: { parentBranch: string | null; parentVersion: number } | undefined = branch;
+  for (const child of Object.values(table.branches)) {
+    if ((child.parentBranch ?? "main") === branch) kept.add(child.parentVersion);
+    if (branch !== "main") continue;
+    // A branch of a branch shares main's files from its root fork point.
+    let at: { parentBranch: string | null; parentVersion: number } | undefined = child;
     while (at && at.parentBranch !== null) at = table.branches[at.parentBranch];
     if (at) kept.add(at.parentVersion);
   }
-  return [...kept].filter((v) => table.versions.includes(v)).sort((a, b) => a - b);
+  return [...kept].filter((v) => versions.includes(v)).sort((a, b) => a - b);
 }
 
-/**
- * Keys a table root may still hold after a cleanup: every file pylance tracks for the kept
- * versions under this root, the blob sidecars of those data files, and the named exceptions
- * (Lance's references, the version hint, branch folders, which main's cleanup never touches).
- */
-export function leftovers(keys: readonly string[], table: string, after: Verified): string[] {
-  const own = (base: string) => base.replace(/\/$/, "").endsWith(`/${table}.lance`);
-  const tracked = new Set(after.tracked.filter((t) => own(t.base)).map((t) => t.path));
-  return keys.filter((key) => {
-    if (tracked.has(key)) return false;
-    if (key.startsWith("_refs/") || key.startsWith("tree/")) return false;
-    if (key === "_versions/latest_version_hint.json") return false;
-    const sidecar = /^data\/([^/]+)\/[^/]+\.blob$/.exec(key);
-    return !(sidecar && tracked.has(`data/${sidecar[1]}.lance`));
-  });
-}
+const byVersion = (a: number, b: number) => a - b;
 
 function describePylance(siteName: string, makeSite: () => PySite) {
   describe(`pylance 14 tables on ${siteName}: holdfast's cleanup through the Lance format`, () => {
@@ -99,7 +97,12 @@ function describePylance(siteName: string, makeSite: () => PySite) {
             { format, referenceCensus: censusLanceReferences(ctx) },
           );
           const kept = expectedKept(info);
-          expect(stats.retained.map((r) => r.version).sort((a, b) => a - b)).toEqual(kept);
+          const retainedOn = (branch: string) =>
+            stats.retained
+              .filter((r) => r.branch === branch)
+              .map((r) => r.version)
+              .sort(byVersion);
+          expect(retainedOn("main")).toEqual(kept);
 
           const after = await pylance<Verified>(["verify", uri], site.storageOptions);
           expect(Object.keys(after.main).map(Number)).toEqual(kept);
@@ -109,10 +112,23 @@ function describePylance(siteName: string, makeSite: () => PySite) {
               read: before.main[String(version)],
             });
           }
-          // Branches are not retired by main's cleanup: every branch version reads as before.
-          expect(after.branches).toEqual(before.branches);
+          // Every branch retires by the same policy (tags on it and its children's fork
+          // points kept); pylance reads every kept version of every branch as before.
+          expect(Object.keys(after.branches).sort()).toEqual(Object.keys(before.branches).sort());
+          for (const [branch, reads] of Object.entries(after.branches)) {
+            const keptOnBranch = expectedKept(info, branch);
+            if (!branch.includes("/")) expect(retainedOn(branch)).toEqual(keptOnBranch);
+            expect(Object.keys(reads).map(Number)).toEqual(keptOnBranch);
+            for (const version of keptOnBranch) {
+              expect({ branch, version, read: reads[String(version)] }).toEqual({
+                branch,
+                version,
+                read: before.branches[branch]![String(version)],
+              });
+            }
+          }
           expect(after.tags).toEqual(before.tags);
-          expect(leftovers(await listKeys(ctx.store), table, after)).toEqual([]);
+          expect(leftovers(await listKeys(ctx.store), after)).toEqual([]);
         }
       },
     );

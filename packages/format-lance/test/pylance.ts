@@ -35,7 +35,10 @@ export interface Written {
     {
       versions: number[];
       tags: Record<string, { branch: string | null; version: number }>;
-      branches: Record<string, { parentBranch: string | null; parentVersion: number }>;
+      branches: Record<
+        string,
+        { parentBranch: string | null; parentVersion: number; versions: number[] }
+      >;
     }
   >;
 }
@@ -52,7 +55,11 @@ export interface Verified {
   readonly main: Record<string, VersionRead>;
   readonly branches: Record<string, Record<string, VersionRead>>;
   readonly tags: Record<string, { branch: string | null; version: number }>;
-  readonly tracked: { base: string; path: string; type: string }[];
+  /**
+   * Files the manifests of main and every branch track: keys relative to the table root
+   * (`tree/{branch}/...` for a branch's own) and how many live under other roots.
+   */
+  readonly tracked: { keys: string[]; elsewhere: number };
 }
 
 /**
@@ -202,6 +209,21 @@ export async function listKeys(store: ObjectStore): Promise<string[]> {
   const keys: string[] = [];
   for await (const meta of listAll(store, "")) keys.push(meta.key);
   return keys.sort();
+}
+
+/**
+ * Keys a table root may still hold after a cleanup: every file pylance tracks for the kept
+ * versions of main and every branch, the blob sidecars of those data files, and the named
+ * exceptions (Lance's references and the version hints).
+ */
+export function leftovers(keys: readonly string[], after: Verified): string[] {
+  const tracked = new Set(after.tracked.keys);
+  return keys.filter((key) => {
+    if (tracked.has(key) || key.startsWith("_refs/")) return false;
+    if (/^(tree\/.+\/)?_versions\/latest_version_hint\.json$/.test(key)) return false;
+    const sidecar = /^(.*\/)?data\/([^/]+)\/[^/]+\.blob$/.exec(key);
+    return !(sidecar && tracked.has(`${sidecar[1] ?? ""}data/${sidecar[2]}.lance`));
+  });
 }
 
 // --- utils ---

@@ -68,7 +68,16 @@ describe("Lance tags and branches in the reference census (RGW)", () => {
       "main",
     ]);
     const stats = await cleanupWith(ctx);
-    expect(stats.retired.map((r) => r.version).sort()).toEqual([1, 4]);
+    const retiredOn = (branch: string) =>
+      stats.retired
+        .filter((r) => r.branch === branch)
+        .map((r) => r.version)
+        .sort();
+    expect(retiredOn("main")).toEqual([1, 4]);
+    // dev retires by the same policy: its fork version 3 goes, 4 (its latest and the
+    // fork point of dev-child) stays.
+    expect(retiredOn("dev")).toEqual([3]);
+    expect(retiredOn("dev-child")).toEqual([]);
     expect(await lanceVersions(site, TABLE)).toEqual([2, 3, 5]);
   });
 
