@@ -350,6 +350,24 @@ def write_tagged_compaction(root: str, opts: Options) -> Json:
     return {"tables": {"tagged": describe(lance.dataset(uri, storage_options=opts))}}
 
 
+def write_abandoned_fragments(root: str, opts: Options) -> Json:
+    """Versions 1-4, then ``write_fragments`` output never committed (a writer that gave
+    up): data files no manifest names, newer than every manifest."""
+    uri = table_uri(root, "abandoned")
+    lance.write_dataset(small_rows(0, 10), uri, storage_options=opts)
+    for i in range(1, 4):
+        lance.write_dataset(
+            small_rows(10 * i, 10), uri, mode="overwrite", storage_options=opts
+        )
+    time.sleep(
+        1.1
+    )  # whole-second stamps: the abandoned files are newer than every manifest
+    lance.fragment.write_fragments(
+        small_rows(500, 30), uri, max_rows_per_file=10, storage_options=opts
+    )
+    return {"tables": {"abandoned": describe(lance.dataset(uri, storage_options=opts))}}
+
+
 SCENARIOS: dict[str, Callable[[str, Options], Json]] = {
     "history": write_history,
     "v1-naming": write_v1_naming,
@@ -360,6 +378,7 @@ SCENARIOS: dict[str, Callable[[str, Options], Json]] = {
     "shallow-clone": write_shallow_clone,
     "stale-hint": write_stale_hint,
     "tagged-compaction": write_tagged_compaction,
+    "abandoned-fragments": write_abandoned_fragments,
 }
 
 

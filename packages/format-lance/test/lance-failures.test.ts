@@ -123,4 +123,36 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
       `Lance's cleanup left ${lanceLeft.length} unneeded file(s): ${lanceLeft.join(", ")}`,
     );
   });
+
+  it("abandoned write_fragments output newer than every manifest: both remove it once told no writer is active", {
+    timeout: 180_000,
+  }, async () => {
+    const site = localPySite();
+    await pylance<Written>(["write", "abandoned-fragments", site.root], {});
+    cpSync(join(site.dir!, "abandoned.lance"), join(site.dir!, "copy.lance"), { recursive: true });
+    await sleep(1_100);
+    const abandoned = (await listKeys(await site.store("abandoned"))).filter((k) =>
+      k.startsWith("data/"),
+    );
+
+    expect(abandoned.length).toBeGreaterThanOrEqual(3);
+    // Lance with delete_unverified lists the whole folder (an older listing cutoff skipped
+    // files newer than the oldest kept manifest): the abandoned output goes.
+    await pylance(["lance-cleanup", join(site.dir!, "abandoned.lance"), "--retain", "1"], {});
+    const lanceAfter = await pylance<Verified>(["verify", join(site.dir!, "abandoned.lance")], {});
+    expect(leftovers(await listKeys(await site.store("abandoned")), lanceAfter)).toEqual([]);
+
+    // holdfast's sweep lists every data file (grace 0, no writer active): none is left.
+    const ctx = createContext(await site.store("copy"));
+    const format = await openLanceFormat(ctx);
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 0, noWriterActive: true },
+      { format, referenceCensus: censusLanceReferences(ctx) },
+    );
+    expect(stats.objectsDeleted.orphans).toBe(3);
+    const after = await pylance<Verified>(["verify", join(site.dir!, "copy.lance")], {});
+    expect(after.main).toEqual(lanceAfter.main);
+    expect(leftovers(await listKeys(ctx.store), after)).toEqual([]);
+  });
 });
