@@ -144,6 +144,9 @@ const CASES = [
   { scenario: "stable-row-ids", table: "rowids" },
   { scenario: "blobs", table: "blobs" },
   { scenario: "branches", table: "branches" },
+  { scenario: "v1-naming", table: "v1names" },
+  { scenario: "fragment-reuse", table: "reuse" },
+  { scenario: "shallow-clone", table: "clone" },
 ] as const;
 
 function describeCli(name: string, target: () => Target, cases: readonly (typeof CASES)[number][]) {

@@ -247,6 +247,12 @@ describe("Lance manifest naming", () => {
       classifyVersionsKey("_versions/.tmp_7.manifest_9c100374-3298-4537-afc6-f5ee7913666d"),
     ).toEqual({ kind: "staging" });
     expect(classifyVersionsKey("_versions/latest_version_hint.json")).toEqual({ kind: "other" });
+    // A rename commit's staging manifest ({final}-{uuid}) is not a version.
+    expect(
+      classifyVersionsKey(
+        "_versions/18446744073709551610.manifest-9c100374-3298-4537-afc6-f5ee7913666d",
+      ),
+    ).toEqual({ kind: "other" });
     expect(classifyVersionsKey("_versions/_latest.manifest")).toEqual({ kind: "other" });
     expect(classifyVersionsKey("_versions/007.manifest")).toEqual({ kind: "other" });
   });
