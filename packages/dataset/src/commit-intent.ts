@@ -1,6 +1,7 @@
 import {
   decodeJson,
   encodeJson,
+  HoldfastError,
   holdfastError,
   isHoldfastError,
   listAll,
@@ -9,6 +10,9 @@ import {
 } from "@holdfast/conditional-store";
 import { z } from "zod";
 import { type ProtocolContext, resolverOptions } from "./context.js";
+import { tryReadManifest } from "./dataset.js";
+import { readHeadHint } from "./heads.js";
+import { latestFromHint } from "./latest.js";
 import { CONTROL_PREFIX, manifestKey } from "./layout.js";
 import { type DataFile, UlidSchema, type VersionRef, VersionRefSchema } from "./manifest.js";
 import { truncSec } from "./storage-time.js";
@@ -63,7 +67,10 @@ export const COMMIT_RETIREMENT_IN_PROGRESS = "COMMIT_RETIREMENT_IN_PROGRESS";
 export const COMMIT_SOURCE_MISSING = "COMMIT_SOURCE_MISSING";
 /** Error code: the intent's own bound ran out on the writer's timer before the manifest was sent. */
 export const COMMIT_INTENT_EXPIRED = "COMMIT_INTENT_EXPIRED";
-/** Error code: reused files older than {@link UNDECLARED_REUSE_MAX_AGE_MS} with no `sources` named. */
+/**
+ * Error code: reused files older than {@link UNDECLARED_REUSE_MAX_AGE_MS}, no `sources` named,
+ * and no version of the head's lineage names them.
+ */
 export const COMMIT_SOURCES_REQUIRED = "COMMIT_SOURCES_REQUIRED";
 
 /**
@@ -71,16 +78,74 @@ export const COMMIT_SOURCES_REQUIRED = "COMMIT_SOURCES_REQUIRED";
  * older than its own intent's. Cleanup's orphan grace is at least twice this
  * (`MIN_ORPHAN_GRACE_MS` of `@holdfast/cleanup`, 1 h; a cleanup test keeps it so), so no
  * orphan sweep that missed the intent can delete such a file. An older file may be an
- * orphan past every grace (its source version gone), which only a HEAD of the source
- * reveals: the commit must name it (docs/protocol.md, "Commits that reuse files").
+ * orphan past every grace (its source version gone), which only a read of the source
+ * reveals: the commit must name it, or find it named by the head it builds on or the
+ * head's parents (docs/protocol.md §2, "Commits that reuse files", rule H).
  */
 export const UNDECLARED_REUSE_MAX_AGE_MS = 30 * 60 * 1000;
+
+/**
+ * Longest `retirementWaitMs` a commit accepts: the wait runs while the commit holds its
+ * intent, which must leave time to send the manifest before half the intent's bound.
+ */
+export const MAX_RETIREMENT_WAIT_MS = 4 * 60 * 1000;
+
+/**
+ * Most manifests a commit without sources reads to find its reused files (the head it
+ * builds on, then its parents), only while a retirement is committed or for old files.
+ */
+const LINEAGE_READS = 16;
+
+/** Pauses between the checks of a commit that waits for a retirement (the last one repeats). */
+const RETIREMENT_WAIT_PAUSES_MS = [1000, 2000, 4000, 8000, 15_000];
 
 const RecordStateSchema = z.looseObject({
   state: z.string(),
   branch: z.string(),
   versions: z.array(z.looseObject({ version: z.number(), cancelled: z.boolean() })),
 });
+
+/** A committed retirement record as a commit reads it: its key and what it retires. */
+interface CommittedRecord {
+  readonly key: string;
+  retires(ref: VersionRef): boolean;
+}
+
+/**
+ * A commit that reuses files refused because a committed retirement may delete them
+ * (`refused`, code COMMIT_RETIREMENT_IN_PROGRESS). `record` is the retirement record's key;
+ * `source` the version the files come from when the commit knows it (declared, or found in
+ * the lineage of the head it builds on) and that record retires it; otherwise `file` is a
+ * reused file that no version the commit could check names (docs/protocol.md §2, "Commits that reuse files").
+ */
+export class RetirementInProgressError extends HoldfastError {
+  /** Key of the committed retirement record that blocks the commit. */
+  readonly record: string;
+  /** The version being retired that the reused files come from, when the commit knows it. */
+  readonly source: VersionRef | undefined;
+  /** Otherwise, a reused file no version the commit could check names. */
+  readonly file: string | undefined;
+
+  constructor(record: string, blocked: { source: VersionRef } | { file: string }) {
+    const what =
+      "source" in blocked
+        ? `version ${blocked.source.version} of ${blocked.source.branch}, which this commit reuses files of, is being retired (${record})`
+        : `a cleanup is deleting retired versions (${record}) and ${blocked.file} is named by no version this commit could check`;
+    super(what, {
+      kind: "refused",
+      operation: "commit",
+      key: record,
+      code: COMMIT_RETIREMENT_IN_PROGRESS,
+      hint:
+        "source" in blocked
+          ? "read a version that is not being retired (its files are being deleted)"
+          : "name `sources` (the versions the files were read from), or retry once the cleanup has finished (or run `recover`)",
+    });
+    this.record = record;
+    this.source = "source" in blocked ? blocked.source : undefined;
+    this.file = "source" in blocked ? undefined : blocked.file;
+  }
+}
 
 /** The cover a commit that reuses files holds from before its checks until its manifest landed. */
 export interface CommitCover {
@@ -103,12 +168,28 @@ export function reusedFiles(ctx: ProtocolContext, files: readonly DataFile[]): D
   });
 }
 
+/** What the reuse checks need beyond the files and the declared sources. */
+export interface ReuseCheckOptions {
+  /**
+   * The version the commit builds on, when its caller named one (`null`: none). Omitted:
+   * the branch's latest version, looked up only when a check needs a source (below).
+   */
+  readonly parent?: VersionRef | null | undefined;
+  /** How long to wait for a committed retirement that blocks the commit. @default 0 */
+  readonly retirementWaitMs?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
 /**
  * The reuse protocol of a commit (docs/protocol.md, "Commits that reuse files"):
  * W(intent) → R(retirement records) → R(sources, files) — then the caller puts the
  * manifest and releases the intent. Refuses (after removing its intent) when a committed
- * retirement exists or a source version or reused file is gone: the manifest is never
- * sent naming a file that may be deleted.
+ * retirement retires a version the files come from, or a source version or reused file is
+ * gone: the manifest is never sent naming a file that may be deleted. Without declared
+ * sources, the files are checked against the version the commit builds on (its head), and
+ * only when a check needs it: while a retirement is committed, or for a file older than
+ * {@link UNDECLARED_REUSE_MAX_AGE_MS}. A refusal because of a committed retirement is
+ * checked again, every read after the intent, for up to `retirementWaitMs`.
  */
 export async function coverReusedFiles(
   ctx: ProtocolContext,
@@ -116,8 +197,9 @@ export async function coverReusedFiles(
   branch: string,
   reused: readonly DataFile[],
   sources: readonly VersionRef[],
-  signal?: AbortSignal,
+  options: ReuseCheckOptions = {},
 ): Promise<CommitCover> {
+  const { signal } = options;
   const key = commitIntentKey(txnId);
   const startedAt = ctx.clock.now();
   const intent: CommitIntent = {
@@ -158,9 +240,27 @@ export async function coverReusedFiles(
     },
   };
   try {
-    await refuseIfRetirementCommitted(ctx, sources);
-    const heads = await requireSources(ctx, reused, sources);
-    if (sources.length === 0 && reused.length > 0) await refuseOldUndeclared(ctx, key, heads);
+    const waitMs = options.retirementWaitMs ?? 0;
+    let waited = 0;
+    for (let pause = 0; ; pause += 1) {
+      try {
+        await checkReuse(ctx, key, branch, reused, sources, options.parent);
+        break;
+      } catch (error) {
+        // Bounded twice: by the pauses asked for and by the local timer.
+        const next =
+          RETIREMENT_WAIT_PAUSES_MS[Math.min(pause, RETIREMENT_WAIT_PAUSES_MS.length - 1)]!;
+        if (
+          !(error instanceof RetirementInProgressError) ||
+          waited + next > waitMs ||
+          ctx.clock.now() + next - startedAt > waitMs
+        ) {
+          throw error;
+        }
+        waited += next;
+        await ctx.sleep(next, signal);
+      }
+    }
     cover.assertOpen();
   } catch (error) {
     // Definite refusal: nothing was committed; the intent goes (a leftover expires anyway).
@@ -171,14 +271,70 @@ export async function coverReusedFiles(
 }
 
 /**
- * One LIST of the retirement records (and a GET of each). A committed record refuses the
- * commit when it retires one of the declared sources, or, with no sources declared, in any
- * case (the files may come from any version it retires).
+ * One pass of the checks, every read after W(intent): R(records), then HEAD of the sources
+ * and reused files, then (undeclared reuse that needs a source) the head's lineage.
  */
-async function refuseIfRetirementCommitted(
+async function checkReuse(
   ctx: ProtocolContext,
+  intentKey: string,
+  branch: string,
+  reused: readonly DataFile[],
   sources: readonly VersionRef[],
+  parent: VersionRef | null | undefined,
 ): Promise<void> {
+  const committed = await committedRecords(ctx);
+  for (const source of sources) refuseIfRetired(committed, source);
+  const heads = await requireSources(ctx, reused, sources);
+  if (sources.length > 0 || reused.length === 0) return;
+  // No declared source. While a retirement is committed every reused file needs one (it may
+  // come from a version being retired); otherwise only files too old for the orphan-sweep
+  // argument do (one HEAD of the intent dates them).
+  const needy =
+    committed.length > 0 ? [...reused] : await oldUndeclared(ctx, intentKey, heads, reused);
+  if (needy.length === 0) return;
+  const unattributed = new Set(needy.map((f) => f.key));
+  // The head and its lineage, newest first: a file named by a manifest read here (after
+  // R(records)) that no committed record retires is safe to reuse (rule H). A record that
+  // retires a manifest and was finalized before R(records) deleted that manifest first, so
+  // it reads as gone here and the walk stops.
+  let retiredSeen: { source: VersionRef; record: string } | undefined;
+  let at = await headOf(ctx, branch, parent);
+  for (let read = 0; at && unattributed.size > 0 && read < LINEAGE_READS; read += 1) {
+    const version = await tryReadManifest(ctx, at.branch, at.version).catch(() => null);
+    if (!version) break;
+    const record = committed.find((r) => r.retires(at!));
+    const files = version.manifest.files;
+    if (!record) for (const f of files) unattributed.delete(f.key);
+    // A version being retired vouches for nothing (its files are being deleted); the first
+    // one that names a reused file is the source the refusal names.
+    else if (!retiredSeen && files.some((f) => unattributed.has(f.key))) {
+      retiredSeen = { source: at, record: record.key };
+    }
+    at = version.manifest.parent;
+  }
+  const [file] = unattributed;
+  if (file === undefined) return;
+  if (retiredSeen) throw new RetirementInProgressError(retiredSeen.record, retiredSeen);
+  const blocking = committed[0];
+  if (blocking) throw new RetirementInProgressError(blocking.key, { file });
+  throw holdfastError(
+    "refused",
+    "commit",
+    `${file} was written more than ${UNDECLARED_REUSE_MAX_AGE_MS / 60_000} min ago, the commit names no source version, and the version it builds on does not name it`,
+    {
+      key: file,
+      code: COMMIT_SOURCES_REQUIRED,
+      hint: "pass `sources`: the versions whose manifests the files were read from",
+    },
+  );
+}
+
+/**
+ * One LIST of the retirement records and a GET of each: the committed ones (a record
+ * finalized since the listing has finished its deletions and is skipped).
+ */
+async function committedRecords(ctx: ProtocolContext): Promise<CommittedRecord[]> {
+  const committed: CommittedRecord[] = [];
   for await (const meta of listAll(ctx.store, RETIREMENT_RECORDS_PREFIX)) {
     if (!meta.key.endsWith(".json")) continue;
     const got = await ctx.store.get(meta.key);
@@ -199,37 +355,45 @@ async function refuseIfRetirementCommitted(
       );
     }
     if (record.state !== "committed") continue;
-    const retires = (s: VersionRef) =>
-      s.branch === record.branch &&
-      record.versions.some((v) => v.version === s.version && !v.cancelled);
-    if (sources.length === 0 || sources.some(retires)) {
-      throw holdfastError(
-        "refused",
-        "commit",
-        `a cleanup is deleting retired versions (${meta.key}); a commit that reuses files waits for it`,
-        {
-          key: meta.key,
-          code: COMMIT_RETIREMENT_IN_PROGRESS,
-          hint: "retry once the cleanup has finished (or run `recover`)",
-        },
-      );
-    }
+    const retired = new Set(record.versions.filter((v) => !v.cancelled).map((v) => v.version));
+    committed.push({
+      key: meta.key,
+      retires: (ref) => ref.branch === record.branch && retired.has(ref.version),
+    });
   }
+  return committed;
+}
+
+/** Throws {@link RetirementInProgressError} when a committed record retires `source`. */
+function refuseIfRetired(committed: readonly CommittedRecord[], source: VersionRef): void {
+  const record = committed.find((r) => r.retires(source));
+  if (record) throw new RetirementInProgressError(record.key, { source });
+}
+
+/** The version the commit builds on: its named parent, else the branch's latest (GET hint + LIST). */
+async function headOf(
+  ctx: ProtocolContext,
+  branch: string,
+  parent: VersionRef | null | undefined,
+): Promise<VersionRef | null> {
+  if (parent !== undefined) return parent;
+  const hint = await readHeadHint(ctx, branch);
+  const { latest } = await latestFromHint(ctx, branch, hint);
+  return latest === null ? null : { branch, version: latest };
 }
 
 /**
- * The guard for reuse without `sources`: the intent's own stamp (one HEAD) is the store's
- * "now" after the intent landed; a reused file stamped more than
- * {@link UNDECLARED_REUSE_MAX_AGE_MS} before it is refused (`refused`,
- * COMMIT_SOURCES_REQUIRED). A cleanup whose last look missed the intent probed its "now"
- * before the intent landed, so it sweeps only files stamped more than its grace (≥ 1 h)
- * before that: never one this check lets through.
+ * Reused files stamped more than {@link UNDECLARED_REUSE_MAX_AGE_MS} before the intent: the
+ * intent's own stamp (one HEAD) is the store's "now" after the intent landed. A cleanup
+ * whose last look missed the intent probed its "now" before the intent landed, so it
+ * sweeps only files stamped more than its grace (≥ 1 h) before that: never a younger one.
  */
-async function refuseOldUndeclared(
+async function oldUndeclared(
   ctx: ProtocolContext,
   intentKey: string,
-  files: readonly ObjectMeta[],
-): Promise<void> {
+  heads: readonly ObjectMeta[],
+  reused: readonly DataFile[],
+): Promise<DataFile[]> {
   const intent = await ctx.store.head(intentKey);
   if (!intent) {
     throw holdfastError("refused", "commit", `commit intent ${intentKey} vanished`, {
@@ -239,19 +403,10 @@ async function refuseOldUndeclared(
     });
   }
   const floor = truncSec(intent.lastModified.getTime()) - UNDECLARED_REUSE_MAX_AGE_MS;
-  const old = files.find((f) => truncSec(f.lastModified.getTime()) < floor);
-  if (old) {
-    throw holdfastError(
-      "refused",
-      "commit",
-      `${old.key} was written more than ${UNDECLARED_REUSE_MAX_AGE_MS / 60_000} min ago and the commit names no source version`,
-      {
-        key: old.key,
-        code: COMMIT_SOURCES_REQUIRED,
-        hint: "pass `sources`: the versions whose manifests the files were read from",
-      },
-    );
-  }
+  const old = new Set(
+    heads.filter((f) => truncSec(f.lastModified.getTime()) < floor).map((f) => f.key),
+  );
+  return reused.filter((f) => old.has(f.key));
 }
 
 /** HEAD of every source manifest and every reused file; any absence refuses. Returns the files' heads. */

@@ -6,7 +6,12 @@ import {
   putIfAbsent,
   validateKey,
 } from "@holdfast/conditional-store";
-import { type CommitCover, coverReusedFiles, reusedFiles } from "./commit-intent.js";
+import {
+  type CommitCover,
+  coverReusedFiles,
+  MAX_RETIREMENT_WAIT_MS,
+  reusedFiles,
+} from "./commit-intent.js";
 import { type ProtocolContext, resolverOptions } from "./context.js";
 import { tryReadManifest, validateSignal } from "./dataset.js";
 import { advanceHeadHint, canProbe, type ProbeHint, readHeadHint, settleProbe } from "./heads.js";
@@ -41,8 +46,18 @@ export interface CommitOptions {
    * manifest-only fork). Each must still exist when the commit checks, after writing its
    * intent. Files not written by `writeDataFile` within `FRESH_FILE_WINDOW_MS` are
    * reused: the commit covers them with an intent whether or not sources are given.
+   * Without sources, reused files named by the version the commit builds on (`parent`, or
+   * the branch's latest) count as read from it, which a cleanup never retires while it is
+   * the latest: an append of the latest's files plus new ones needs no sources.
    */
   readonly sources?: readonly VersionRef[];
+  /**
+   * How long a commit that reuses files waits for a committed retirement that may delete
+   * them (its files come from a version being retired, or from no version it can check)
+   * before it refuses with `RetirementInProgressError`. Injected clock and sleep; at most
+   * `MAX_RETIREMENT_WAIT_MS`. @default 0 (refuse at once)
+   */
+  readonly retirementWaitMs?: number;
 }
 
 /**
@@ -65,12 +80,29 @@ export async function commitVersion(
   }
   validateSignal(options.signal, "commit");
   const sources = validateSources(options.sources);
+  const retirementWaitMs = options.retirementWaitMs ?? 0;
+  if (
+    !Number.isSafeInteger(retirementWaitMs) ||
+    retirementWaitMs < 0 ||
+    retirementWaitMs > MAX_RETIREMENT_WAIT_MS
+  ) {
+    throw holdfastError(
+      "invalid-input",
+      "commit",
+      `retirementWaitMs must be an integer from 0 to ${MAX_RETIREMENT_WAIT_MS}`,
+      { code: "INVALID_WAIT" },
+    );
+  }
   const txnId = ctx.ids.next();
   // Files this commit did not write itself are covered by an intent until the manifest lands.
   const reused = reusedFiles(ctx, options.files);
   const cover =
     reused.length > 0 || sources.length > 0
-      ? await coverReusedFiles(ctx, txnId, branch, reused, sources, options.signal)
+      ? await coverReusedFiles(ctx, txnId, branch, reused, sources, {
+          parent: explicitParent,
+          retirementWaitMs,
+          signal: options.signal,
+        })
       : undefined;
   try {
     const result = await commitAttempts(

@@ -19,7 +19,9 @@ export {
   CommitIntentSchema,
   commitIntentKey,
   FRESH_FILE_WINDOW_MS,
+  MAX_RETIREMENT_WAIT_MS,
   RETIREMENT_RECORDS_PREFIX,
+  RetirementInProgressError,
   UNDECLARED_REUSE_MAX_AGE_MS,
 } from "./commit-intent.js";
 export { createContext, type ProtocolContext, resolverOptions } from "./context.js";

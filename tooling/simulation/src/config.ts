@@ -23,6 +23,11 @@ export interface SimulationConfig {
   /** Writers that commit many files, sometimes stalling longer than the orphan grace before the commit. */
   bulkWriters: number;
   /**
+   * Writers that append: the newest main version's files plus one new file, naming no
+   * sources (docs/protocol.md §2, rule H). Optional: 0.
+   */
+  appenders?: number;
+  /**
    * Writers of a holdfast that keeps no head hint: they list to find the next version and
    * never write the hint, so the others' hint lags (docs/protocol.md §2). Optional: 0.
    */
@@ -60,6 +65,7 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
   restorers: 1,
   forkers: 1,
   bulkWriters: 1,
+  appenders: 1,
   forgers: 1,
   leaseAttackers: 1,
   rounds: 10,

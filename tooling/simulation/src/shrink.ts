@@ -9,6 +9,7 @@ const COUNTS = [
   "restorers",
   "forkers",
   "bulkWriters",
+  "appenders",
   "forgers",
   "leaseAttackers",
   "taggers",
@@ -57,7 +58,7 @@ export async function shrinkFailure(
 /** One-step-smaller variants of a config: each count to 0, halved, minus one; each fault rate to 0. */
 function* smaller(config: SimulationConfig): Generator<SimulationConfig> {
   for (const field of COUNTS) {
-    const value = config[field] as number;
+    const value = (config[field] as number | undefined) ?? 0;
     const floor = field === "rounds" ? 1 : 0;
     const options = new Set([floor, Math.floor(value / 2), value - 1]);
     for (const next of [...options].sort((a, b) => a - b)) {
@@ -71,7 +72,7 @@ function* smaller(config: SimulationConfig): Generator<SimulationConfig> {
 
 /** The knobs of a config a reader needs to rerun it (the seed decides everything else). */
 export function describeConfig(config: SimulationConfig): string {
-  const parts = COUNTS.map((f) => `${f}=${config[f] as number}`);
+  const parts = COUNTS.map((f) => `${f}=${(config[f] as number | undefined) ?? 0}`);
   parts.push(
     `faults=${config.faults.applyThenLose}/${config.faults.loseBefore}/${config.faults.crash}`,
   );

@@ -3,6 +3,7 @@ import { spawnCleaners } from "./actors/cleaners.js";
 import { spawnForgers, spawnLeaseAttackers, spawnReaders } from "./actors/readers.js";
 import { spawnBranchers, spawnTaggers } from "./actors/references.js";
 import {
+  spawnAppenders,
   spawnBulkWriters,
   spawnForkers,
   spawnHintlessWriters,
@@ -29,6 +30,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   spawnRestorers(world);
   spawnForkers(world);
   spawnBulkWriters(world);
+  spawnAppenders(world);
   spawnForgers(world);
   spawnReaders(world);
   spawnTaggers(world);

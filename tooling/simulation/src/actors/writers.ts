@@ -1,5 +1,11 @@
 import type { ObjectStore } from "@holdfast/conditional-store";
-import { type DataFile, HEADS_PREFIX, writeDataFile } from "@holdfast/dataset";
+import {
+  type DataFile,
+  HEADS_PREFIX,
+  latestVersion,
+  tryReadManifest,
+  writeDataFile,
+} from "@holdfast/dataset";
 import { acquireLease, type Lease, releaseLease } from "@holdfast/leases";
 import { BRANCH, ORPHAN_GRACE_MS } from "../config.js";
 import type { SimulationWorld } from "../world.js";
@@ -168,6 +174,36 @@ export function spawnBulkWriters(world: SimulationWorld): void {
         await sched.sleep(sched.pick([20 * 60_000, ORPHAN_GRACE_MS + 10 * 60_000]));
       }
       await world.commitReusing(ctx, "bulk", { branch: BRANCH, files });
+    }
+  });
+}
+
+/**
+ * Appenders: each round reads the newest main version's manifest, dawdles, writes one new
+ * file and commits the newest's files plus the new one, naming no sources (an append:
+ * docs/protocol.md §2, "Commits that reuse files", rule H). The reused files count as read
+ * from the version the commit builds on, so a cleanup in its delete phase must not refuse
+ * it (unless the newest moved on meanwhile) and must never delete what it names.
+ */
+export function spawnAppenders(world: SimulationWorld): void {
+  const { config, sched } = world;
+  world.spawnEach("appender", config.appenders ?? 0, async (ctx) => {
+    for (let r = 0; r < config.rounds; r += 1) {
+      await sched.sleep(sched.int(0, 3000));
+      let files: DataFile[];
+      try {
+        const top = await latestVersion(ctx, BRANCH);
+        const head = top === null ? null : await tryReadManifest(ctx, BRANCH, top);
+        if (!head) continue;
+        // Copies, as a writer that read the manifest has them: reused, not fresh.
+        files = head.manifest.files.map((f) => ({ key: f.key, size: f.size }));
+        await world.dawdle();
+        files.push(await writeDataFile(ctx, new TextEncoder().encode(`append-${ctx.ids.next()}`)));
+      } catch (error) {
+        world.tolerate(ctx, error, "appendReadFailed");
+        continue;
+      }
+      await world.commitReusing(ctx, "append", { branch: BRANCH, ...world.reuse(files, []) });
     }
   });
 }
