@@ -159,10 +159,49 @@ describe("leases, tags and branches on a local directory", () => {
     expect(listed.json().leases).toMatchObject([
       { leaseId: lease.leaseId, version: 1, active: true },
     ]);
-    expect((await run(["lease", "release", ds, lease.leaseId])).code).toBe(0);
+    const handle = JSON.stringify(acquired.json().handle);
+    expect((await run(["lease", "release", ds, "--handle", handle])).code).toBe(0);
     expect((await run(["lease", "list", ds, "--json"])).json().leases).toEqual([]);
-    const again = await run(["lease", "release", ds, lease.leaseId]);
-    expect(again.code).toBe(1);
+    const again = await run(["lease", "release", ds, "--handle", handle]);
+    expect(again.code).toBe(0); // idempotent for its holder
+  });
+
+  it("invariant 1 lease release needs the holder's handle: the listing alone releases nothing", async () => {
+    const ds = await dataset(1);
+    const acquired = await run(["lease", "acquire", ds, "1", "--ttl", "60s", "--json"]);
+    const handle = acquired.json().handle as Record<string, unknown> & { secret: string };
+    expect(handle.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const listed = await run(["lease", "list", ds, "--json"]);
+    expect(listed.stdout).not.toContain(handle.secret);
+    const leaseId = handle.leaseId as string;
+    // By id alone: refused (exit 2), the lease stays.
+    const byId = await run(["lease", "release", ds, leaseId, "--json"]);
+    expect(byId.code).toBe(2);
+    // A handle forged from the listing with a made-up secret: refused, the lease stays.
+    const forged = JSON.stringify({ ...handle, secret: "A".repeat(43) });
+    const refused = await run(["lease", "release", ds, "--handle", forged, "--json"]);
+    expect(refused.code).toBe(2);
+    expect(refused.json().error).toMatchObject({
+      kind: "invalid-input",
+      code: "INVALID_LEASE_HANDLE",
+    });
+    expect(refused.stdout + refused.stderr).not.toContain(handle.secret);
+    expect((await run(["lease", "list", ds, "--json"])).json().leases).toHaveLength(1);
+    // From a file holding the whole acquire document.
+    await writeFile(join(dir, "lease.json"), acquired.stdout);
+    expect(
+      (await run(["lease", "release", ds, "--handle", `@${join(dir, "lease.json")}`])).code,
+    ).toBe(0);
+    expect((await run(["lease", "list", ds, "--json"])).json().leases).toEqual([]);
+  });
+
+  it("lease release --force removes a lease by its id whoever holds it", async () => {
+    const ds = await dataset(1);
+    const acquired = await run(["lease", "acquire", ds, "1", "--ttl", "60s", "--json"]);
+    const leaseId = (acquired.json().lease as { leaseId: string }).leaseId;
+    expect((await run(["lease", "release", ds, leaseId, "--force"])).code).toBe(0);
+    expect((await run(["lease", "list", ds, "--json"])).json().leases).toEqual([]);
+    expect((await run(["lease", "release", ds, leaseId, "--force"])).code).toBe(1);
   });
 
   it("rejects bad TTLs and missing versions", async () => {

@@ -211,7 +211,8 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     expect(listed.json().leases).toMatchObject([
       { leaseId: lease.leaseId, branch: "main", version: 1, active: true },
     ]);
-    expectOk(await cli(["lease", "release", url, lease.leaseId, ...flags], { env }));
+    const handle = JSON.stringify(acquired.json().handle);
+    expectOk(await cli(["lease", "release", url, "--handle", handle, ...flags], { env }));
     expect(
       expectOk(await cli(["lease", "list", url, ...flags, "--json"], { env })).json().leases,
     ).toEqual([]);

@@ -103,7 +103,7 @@ describe("cli on a Lance table (RGW)", () => {
     };
     const url = `${uri}/events.lance`;
     const acquired = await run("lease", "acquire", url, "2", "--ttl", "5m");
-    const leaseId = (acquired.lease as { leaseId: string }).leaseId;
+    const handle = JSON.stringify(acquired.handle);
     const during = await run("cleanup", url, "--retain", "1", "--min-age", "0s");
     const stats = during.stats as {
       retired: { version: number }[];
@@ -111,7 +111,7 @@ describe("cli on a Lance table (RGW)", () => {
     };
     expect(stats.retired.map((r) => r.version).sort()).toEqual([1, 3]);
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
-    await run("lease", "release", url, leaseId);
+    await run("lease", "release", url, "--handle", handle);
     const after = await run("cleanup", url, "--retain", "1", "--min-age", "0s");
     expect(
       (after.stats as { retired: { version: number }[] }).retired.map((r) => r.version),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LeaseHandleShape } from "./params.js";
 
 /**
  * The documented `--json` shapes, one per command. Every answer is one JSON document on
@@ -97,7 +98,12 @@ export const JsonShapes = {
       }),
     ),
   }),
-  "lease acquire": ok("lease acquire", { location: z.string(), lease: LeaseShape }),
+  "lease acquire": ok("lease acquire", {
+    location: z.string(),
+    lease: LeaseShape,
+    /** The lease's handle, its secret included: `lease release --handle` takes it back. */
+    handle: LeaseHandleShape,
+  }),
   "lease acquire --hold": z.discriminatedUnion("event", [
     ok("lease acquire", { event: z.literal("acquired"), lease: LeaseShape }),
     ok("lease acquire", { event: z.literal("read"), reads: z.number(), bytes: z.number() }),

@@ -32,7 +32,9 @@ export interface LeaseKeeper {
  * Renews `lease` in the background on the context's clock and sleep, and fences itself on
  * its own timer: when no renewal has succeeded by `writtenAtLocalMs + ttlMs − margin`,
  * `signal` aborts. The fence signal is handed to the resolver, so a re-issue in flight
- * cannot postpone the fence (docs/protocol.md §4, C10). A refused or lost renewal aborts at once.
+ * cannot postpone the fence (docs/protocol.md §4, C10). A refused or lost renewal aborts at once,
+ * lost including a lease removed or rewritten by anyone without its secret (LEASE_LOST,
+ * docs/protocol.md §4 "Lease secrets"). The keeper's `lease` carries the secret: keep it private.
  */
 export function keepLease(
   ctx: ProtocolContext,

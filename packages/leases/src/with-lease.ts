@@ -10,6 +10,7 @@ import { type AcquireOptions, acquireLease, type Lease, releaseLease } from "./l
 
 /** What `withLease` hands the reading function. */
 export interface LeasedVersion<M = ManifestRecord> {
+  /** The lease as acquired; its `secret` is the capability to renew and release it. */
   readonly lease: Lease;
   /** Read after the lease was admitted, so the files it names stay until the lease ends. */
   readonly manifest: M;

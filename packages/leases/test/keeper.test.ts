@@ -1,7 +1,13 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
-import { acquireLease, keepLease, releaseLease, withLease } from "@holdfast/leases";
+import {
+  acquireLease,
+  encodeLeaseBody,
+  keepLease,
+  releaseLease,
+  withLease,
+} from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
-import { commitVersions, putRetirement, T0, world } from "./helpers.js";
+import { commitVersions, OTHER_SECRET, putRetirement, T0, world } from "./helpers.js";
 
 async function setup(ttlMs = 3_000) {
   const w = world();
@@ -104,6 +110,20 @@ describe("lease keeper", () => {
     await w.storeTime.advance(1_000);
     expect(keeper.signal.reason).toMatchObject({ kind: "not-found", code: "LEASE_LOST" });
     expect(await w.memory.head(lease.key)).toBeNull();
+    await keeper.stop();
+  });
+
+  it("invariant 1 fences at its next renewal when someone without the secret rewrote its lease", async () => {
+    const { w, lease } = await setup();
+    const keeper = keepLease(w.reader, lease);
+    await w.storeTime.advance(1_000); // one renewal of its own
+    expect(keeper.lease.renewal).toBe(1);
+    // A later renewal number and a 100 ms TTL, proved under another secret.
+    const planted = encodeLeaseBody(OTHER_SECRET, { ...keeper.lease, ttlMs: 100, renewal: 9 });
+    await w.memory.put(lease.key, planted);
+    await w.storeTime.advance(1_000);
+    expect(keeper.signal.reason).toMatchObject({ kind: "not-found", code: "LEASE_LOST" });
+    expect((await w.memory.get(lease.key))?.body).toEqual(planted); // not adopted
     await keeper.stop();
   });
 

@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { type LeaseHandle, LeaseHandleShape } from "@holdfast/api-shapes";
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
 import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
 import {
@@ -115,11 +117,15 @@ export function registerLease(r: Registrar, program: Command): void {
         const acquired = await acquireLease(ctx, { branch, version, ttlMs, format });
         const shape = await describeLease(ctx, acquired);
         if (opts.hold !== true) {
-          cx.out.result(cx.command, { location: target.display, lease: shape });
+          const handle = toHandle(acquired);
+          cx.out.result(cx.command, { location: target.display, lease: shape, handle });
           cx.out.line(
             `Acquired lease ${acquired.leaseId} on ${branch}@${version} for ${formatDuration(ttlMs)} (expires ${shape.expiresAt ?? "?"} storage time).`,
           );
-          cx.out.line(`Release it with: holdfast lease release ${url} ${acquired.leaseId}`);
+          // The handle carries the lease's secret: only its holder can release the lease.
+          cx.out.line(
+            `Release it with (the handle is the lease's secret: keep it private): holdfast lease release ${url} --handle '${JSON.stringify(handle)}'`,
+          );
           return ExitCode.ok;
         }
         return holdLease(cx, ctx, acquired, shape, { renewEveryMs, readEveryMs, format });
@@ -184,18 +190,70 @@ export function registerLease(r: Registrar, program: Command): void {
     r.leaf(
       withStoreOptions(
         new Command("release")
-          .description("release a lease by its id (idempotent for a lease you hold)")
+          .description(
+            "release a lease you hold, by the handle lease acquire printed (idempotent); --force removes anyone's lease by its id",
+          )
           .argument("<url>", "storage URL")
-          .argument("<lease-id>", "the id printed by lease acquire or lease list")
+          .argument("[lease-id]", "with --force: the id printed by lease list")
+          .option(
+            "--handle <json|@file>",
+            "the lease's handle as lease acquire --json printed it (or @path of a file holding it)",
+          )
+          .option(
+            "--force",
+            "remove the lease with the given id whoever holds it (its holder loses protection; its next renewal fails LEASE_LOST)",
+          )
           .option(
             "--format <name>",
             "dataset format: holdfast or lance (default: detected from the dataset)",
           ),
       ),
       "lease release",
-      ["holdfast lease release ./my-dataset 01J9Z3K4V6W8X0Y2Z4A6B8C0D2"],
+      [
+        "holdfast lease release ./my-dataset --handle @lease-handle.json",
+        "holdfast lease release ./my-dataset 01J9Z3K4V6W8X0Y2Z4A6B8C0D2 --force",
+      ],
       async ([url, leaseId], opts, cx) => {
         const target = parseTarget(url!, opts, cx.io);
+        if (opts.handle !== undefined) {
+          if (opts.force === true) {
+            throw holdfastError(
+              "invalid-input",
+              "parse",
+              "--handle and --force exclude each other",
+            );
+          }
+          const handle = await parseHandleOption(String(opts.handle));
+          if (leaseId !== undefined && leaseId.toUpperCase() !== handle.leaseId.toUpperCase()) {
+            throw holdfastError(
+              "invalid-input",
+              "parse",
+              `the handle is for lease ${handle.leaseId}, not ${leaseId}`,
+              { code: "BAD_HANDLE" },
+            );
+          }
+          const forced = parseFormatOption(opts.format);
+          const ctx = contextFor(await openTarget(target, cx.io));
+          await openFormatDataset(ctx, forced);
+          // Refused before any request unless the handle's key is its own secret's.
+          await releaseLease(ctx, { ...handle, writtenAtLocalMs: 0 });
+          cx.out.result(cx.command, {
+            location: target.display,
+            released: { leaseId: handle.leaseId, branch: handle.branch, version: handle.version },
+          });
+          cx.out.line(`Released lease ${handle.leaseId} on ${handle.branch}@${handle.version}.`);
+          return ExitCode.ok;
+        }
+        if (opts.force !== true) {
+          throw holdfastError(
+            "invalid-input",
+            "parse",
+            "lease release needs the lease's handle (--handle, as lease acquire printed it)",
+            {
+              hint: "to remove another holder's lease by its id with your store credentials, add --force",
+            },
+          );
+        }
         if (!/^[0-9A-HJKMNP-TV-Z]{26}$/i.test(leaseId ?? "")) {
           throw holdfastError(
             "invalid-input",
@@ -228,7 +286,9 @@ export function registerLease(r: Registrar, program: Command): void {
           location: target.display,
           released: { leaseId: found.leaseId, branch: found.branch, version: found.version },
         });
-        cx.out.line(`Released lease ${found.leaseId} on ${found.branch}@${found.version}.`);
+        cx.out.line(
+          `Removed lease ${found.leaseId} on ${found.branch}@${found.version} (forced: its holder's next renewal fails LEASE_LOST).`,
+        );
         return ExitCode.ok;
       },
     ),
@@ -357,6 +417,59 @@ async function holdLease(
     );
   }
   return ExitCode.ok;
+}
+
+/** The handle `lease acquire` prints: the library's lease without its local timestamps. */
+function toHandle(lease: Lease): LeaseHandle {
+  return {
+    leaseId: lease.leaseId,
+    branch: lease.branch,
+    version: lease.version,
+    ttlMs: lease.ttlMs,
+    secret: lease.secret,
+    key: lease.key,
+    etag: lease.etag,
+    renewal: lease.renewal,
+    writerId: lease.writerId,
+  };
+}
+
+/**
+ * Parses `--handle`: the handle's JSON, or `@path` of a file holding it (or a whole
+ * `lease acquire --json` document, whose `handle` is taken). Errors never echo the text: it
+ * holds the lease's secret.
+ */
+async function parseHandleOption(text: string): Promise<LeaseHandle> {
+  const bad = (why: string) =>
+    holdfastError("invalid-input", "parse", `--handle is not a lease handle: ${why}`, {
+      code: "BAD_HANDLE",
+      hint: "pass the handle exactly as lease acquire --json printed it",
+    });
+  let raw = text;
+  if (text.startsWith("@")) {
+    raw = await readFile(text.slice(1), "utf8").catch((error: unknown) => {
+      throw holdfastError("invalid-input", "parse", `cannot read --handle file ${text.slice(1)}`, {
+        code: "BAD_HANDLE",
+        cause: error,
+      });
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw bad("not JSON");
+  }
+  if (value !== null && typeof value === "object" && "handle" in value) {
+    value = (value as { handle: unknown }).handle;
+  }
+  const parsed = LeaseHandleShape.safeParse(value);
+  if (!parsed.success) {
+    throw bad(
+      parsed.error.issues.map((i) => `${i.path.join(".") || "handle"}: ${i.message}`).join("; "),
+    );
+  }
+  return parsed.data;
 }
 
 /** Reads a version as a reader would: its manifest (in the dataset's format), then every file it names. Returns bytes read. */
