@@ -77,7 +77,7 @@ if (wanted("cleanup")) await protectedVsUnprotected(targets, config.cleanupVersi
 if (wanted("scaling")) await scaling(config.scalePoints, runs);
 if (wanted("commits")) {
   await commitCost(
-    targets.filter((t) => t.name !== "azurite"),
+    targets.filter((t) => t.name !== "azurite" && t.name !== "gcs"),
     config.branchLengths,
     config.commits,
   );

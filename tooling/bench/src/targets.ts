@@ -13,7 +13,7 @@ export interface Target {
   open(): Promise<{ store: ObjectStore; dispose(): Promise<void> }>;
 }
 
-/** Local disk, RGW and Azurite when their env (tooling/services/*-start.sh) is present. */
+/** Local disk, RGW, Azurite and fake-gcs-server when their env (tooling/services/*-start.sh) is present. */
 export async function availableTargets(): Promise<{ targets: Target[]; missing: string[] }> {
   const targets: Target[] = [localTarget()];
   const missing: string[] = [];
@@ -23,6 +23,8 @@ export async function availableTargets(): Promise<{ targets: Target[]; missing: 
   if (env.AZURE_STORAGE_CONNECTION_STRING && env.HOLDFAST_AZURE_CONTAINER) {
     targets.push(await azuriteTarget());
   } else missing.push("azurite (source /tmp/holdfast-services/azurite.env)");
+  if (env.STORAGE_EMULATOR_HOST && env.HOLDFAST_GCS_BUCKET) targets.push(await gcsTarget());
+  else missing.push("gcs (source /tmp/holdfast-services/gcs.env)");
   return { targets, missing };
 }
 
@@ -69,6 +71,24 @@ async function azuriteTarget(): Promise<Target> {
         container: env.HOLDFAST_AZURE_CONTAINER!,
         prefix: `bench-${ulid().toLowerCase()}`,
         connectionString: env.AZURE_STORAGE_CONNECTION_STRING!,
+      });
+      return { store, dispose: () => removeAll(store) };
+    },
+  };
+}
+
+async function gcsTarget(): Promise<Target> {
+  const { createGcsStore } = await import("@holdfast/backends-gcs");
+  const env = process.env;
+  return {
+    name: "gcs",
+    async open() {
+      const store = createGcsStore({
+        bucket: env.HOLDFAST_GCS_BUCKET!,
+        prefix: `bench-${ulid().toLowerCase()}`,
+        endpoint: new URL(env.STORAGE_EMULATOR_HOST!).origin,
+        // fake-gcs-server ignores ifGenerationMatch on delete (packages/backends-gcs README).
+        conditionalDelete: false,
       });
       return { store, dispose: () => removeAll(store) };
     },

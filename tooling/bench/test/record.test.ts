@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 function requireServiceEnv(): Record<string, string> {
   const dir = process.env.HOLDFAST_SERVICES_DIR ?? "/tmp/holdfast-services";
   const env: Record<string, string> = {};
-  for (const name of ["rgw", "azurite"]) {
+  for (const name of ["rgw", "azurite", "gcs"]) {
     const file = `${dir}/${name}.env`;
     if (!existsSync(file)) {
       throw new Error(`${file} is missing: start it with bash tooling/services/${name}-start.sh`);
@@ -55,10 +55,10 @@ describe("performance record --quick", () => {
   it("prints every table on every backend with request counts in bounds", async () => {
     const out = await runQuickRecord();
     process.stdout.write(out);
-    expect(out).toContain("backends: local, rgw, azurite\n");
+    expect(out).toContain("backends: local, rgw, azurite, gcs\n");
 
     const cleanup = rowsOf(out, "Cleanup, protected vs unprotected");
-    expect(cleanup.map((r) => r[0])).toEqual(["local", "rgw", "azurite"]);
+    expect(cleanup.map((r) => r[0])).toEqual(["local", "rgw", "azurite", "gcs"]);
     for (const [, protectedReq, unprotectedReq] of cleanup) {
       // Fixed overhead (lock, records, censuses, finalize, and the retired floor: GET the
       // head hint, LIST when it has no floor, PUT) is ~28 requests: at the quick size that
@@ -81,7 +81,7 @@ describe("performance record --quick", () => {
     const ops = rowsOf(out, "Single operations");
     const requests = (backend: string, op: string) =>
       ops.find((r) => r[0] === backend && r[1] === op)?.[2];
-    for (const backend of ["local", "rgw", "azurite"]) {
+    for (const backend of ["local", "rgw", "azurite", "gcs"]) {
       expect(requests(backend, "lease acquire")).toBe("3");
       expect(requests(backend, "lease renew")).toBe("2");
       expect(requests(backend, "commitVersion")).toBe("3");
