@@ -16,6 +16,8 @@ export class DeleteBatcher {
     private readonly pool: TaskPool,
     private readonly size: number,
     private readonly dryRun: boolean,
+    /** Called with each batch's count of deleted keys (progress; observation only). */
+    private readonly onDeleted: (count: number) => void = () => {},
   ) {}
 
   async add(key: string): Promise<void> {
@@ -35,11 +37,13 @@ export class DeleteBatcher {
     this.#keys = [];
     if (this.dryRun) {
       this.#deleted += batch.length;
+      this.onDeleted(batch.length);
       return;
     }
     await this.pool.run(async () => {
       const result = await this.store.deleteMany(batch);
       this.#deleted += result.deleted.length;
+      this.onDeleted(result.deleted.length);
       if (result.failed.length > 0) throw deletionsFailed(result.failed);
     });
   }

@@ -13,7 +13,7 @@ import { finalizeRetired } from "./finalize.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
 import type { CleanupPolicy } from "./policy.js";
 import { protectLateCommits } from "./protect.js";
-import { fullRecord, Retirer } from "./retire.js";
+import { fullRecord, Retirer, retiredManifestCount } from "./retire.js";
 import { createRunState, type Mode, type RunState } from "./run-state.js";
 import type { HeldLock } from "./start.js";
 import { sweepOrphans } from "./sweep.js";
@@ -148,17 +148,16 @@ async function deleteAndFinalize(
   retainedFiles: Set<string>,
   plannedData: PlannedDeletions,
 ): Promise<void> {
-  state.progress({ phase: "delete", done: 0, total: committed.length });
+  // The phase's total before its first delete: every retired manifest (a record of this run
+  // is held with its count only); each record adds its data files once its manifests are read.
+  state.deleteProgress.start(committed.reduce((n, h) => n + retiredManifestCount(h), 0));
   await retireVersionNumbers(state, committed);
-  let recordsDone = 0;
   for (const held of committed) {
     state.checkpoint();
     const handle = await fullRecord(state, held);
     if (!handle) continue; // finished by another cleaner meanwhile
     const complete = await deleteRetired(state, handle, retainedFiles, plannedData);
     if (!state.dryRun && complete) await finalizeRetired(state, handle);
-    recordsDone += 1;
-    state.progress({ phase: "delete", done: recordsDone, total: committed.length });
   }
 }
 

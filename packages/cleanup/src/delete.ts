@@ -45,7 +45,14 @@ export async function deleteRetired(
   const { ctx, format, stats, dryRun } = state;
   const { branch } = handle.record;
   const queuedData = new Set<string>();
-  const dataBatch = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);
+  const onDeleted = (count: number) => state.deleteProgress.deleted(count);
+  const dataBatch = new DeleteBatcher(
+    ctx.store,
+    state.deletePool,
+    state.batchSize,
+    dryRun,
+    onDeleted,
+  );
   // Manifests go only after every data file of the record is gone: until then they
   // tell a resumed run what to delete.
   const manifestKeys: string[] = [];
@@ -78,14 +85,23 @@ export async function deleteRetired(
         // A plan deletes nothing, so the orphan sweep would see these again.
         if (dryRun) plannedData.add(file.key);
         stats.bytesDeleted += file.size;
-        await dataBatch.add(file.key);
       }
       manifestKeys.push(format.manifestKey(branch, entry.version));
     });
   }
   await state.pool.drain();
+  // Every manifest of the record is read before its first delete: the record's data files
+  // join the phase's total first (progress only; the same files, the same batches).
+  state.deleteProgress.planned(queuedData.size);
+  for (const key of queuedData) await dataBatch.add(key);
   stats.objectsDeleted.dataFiles += await dataBatch.flush();
-  const manifestBatch = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);
+  const manifestBatch = new DeleteBatcher(
+    ctx.store,
+    state.deletePool,
+    state.batchSize,
+    dryRun,
+    onDeleted,
+  );
   for (const key of manifestKeys) await manifestBatch.add(key);
   stats.objectsDeleted.manifests += await manifestBatch.flush();
   return complete;

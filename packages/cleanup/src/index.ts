@@ -14,6 +14,12 @@ export {
   TAGGED_OLD_VERSIONS,
 } from "./cleanup.js";
 export {
+  type ProgressEstimate,
+  ProgressTracker,
+  progressEstimate,
+  type TimedProgress,
+} from "./estimate.js";
+export {
   type CleanupPolicy,
   DEFAULT_MIN_VERSION_AGE_MS,
   DEFAULT_ORPHAN_GRACE_MS,

@@ -131,7 +131,19 @@ export class Retirer {
  * it (one GET per record), so the run does not hold every record until then.
  */
 function withoutVersions(handle: RetirementHandle): RetirementHandle {
-  return { ...handle, record: { ...handle.record, versions: [] } };
+  const held = { ...handle, record: { ...handle.record, versions: [] } };
+  activeCounts.set(held, activeVersions(handle.record).length);
+  return held;
+}
+
+/** How many versions a handle held without its version list retires (progress totals). */
+const activeCounts = new WeakMap<RetirementHandle, number>();
+
+/** Manifests a committed record retires: its active versions, also for a handle held without them. */
+export function retiredManifestCount(handle: RetirementHandle): number {
+  return handle.record.versions.length > 0
+    ? activeVersions(handle.record).length
+    : (activeCounts.get(handle) ?? 0);
 }
 
 /** The full record of a handle held without its versions (see {@link withoutVersions}); `null` when gone. */

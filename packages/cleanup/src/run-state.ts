@@ -47,6 +47,8 @@ export interface RunState {
   readonly referenceCensus: ReferenceCensus;
   readonly deleteLeases: DeleteLeases;
   readonly progress: (progress: CleanupProgress) => void;
+  /** The `delete` phase's counts in objects: `planned` raises its total, `deleted` its done. */
+  readonly deleteProgress: DeleteProgress;
   /** Manifest reads. Reads and deletes get separate pools: a read task queues deletes, and a task waiting for a slot in its own pool could deadlock it. */
   readonly pool: TaskPool;
   readonly deletePool: TaskPool;
@@ -83,6 +85,7 @@ export async function createRunState(
   const warnings: string[] = [];
   const owner = ctx.ids.next();
   const signal = options.signal;
+  const progress = options.onProgress ?? (() => {});
   const leaseCensus = options.leaseCensus ?? censusLeases(ctx);
   // The format's own census when it has one (a Lance table's tags and branches).
   const referenceCensus =
@@ -101,7 +104,8 @@ export async function createRunState(
     referenceCensus,
     deleteLeases:
       options.deleteLeases ?? ((branch, versions) => deleteLeasesOf(ctx, branch, versions)),
-    progress: options.onProgress ?? (() => {}),
+    progress,
+    deleteProgress: new DeleteProgress(progress),
     pool: new TaskPool(options.concurrency ?? 8),
     deletePool: new TaskPool(options.concurrency ?? 8),
     batchSize: Math.max(1, ctx.store.capabilities.maxBatchDelete),
@@ -145,4 +149,32 @@ export function merge(into: Map<number, string>, from: ReadonlyMap<number, strin
 
 export function truncSec(d: Date): number {
   return Math.floor(d.getTime() / 1000) * 1000;
+}
+
+/** Objects of the `delete` phase: done of a total known before the first delete (types.ts). */
+export class DeleteProgress {
+  #done = 0;
+  #total = 0;
+
+  constructor(private readonly emit: (progress: CleanupProgress) => void) {}
+
+  /** Starts the phase with the objects known so far (the retired manifests). */
+  start(total: number): void {
+    this.#total = total;
+    this.#report();
+  }
+
+  planned(count: number): void {
+    this.#total += count;
+    if (count > 0) this.#report();
+  }
+
+  deleted(count: number): void {
+    this.#done += count;
+    this.#report();
+  }
+
+  #report(): void {
+    this.emit({ phase: "delete", done: this.#done, total: Math.max(this.#total, this.#done) });
+  }
 }

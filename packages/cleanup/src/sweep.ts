@@ -21,7 +21,15 @@ export async function sweepOrphans(
   const { ctx, format, stats, dryRun, now } = state;
   state.progress({ phase: "orphans", done: 0 });
   if (state.mode === "recover") return;
-  const orphans = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);
+  // Progress in objects: a listing streams, so the total is known only at the end.
+  let swept = 0;
+  const onDeleted = (count: number) => {
+    swept += count;
+    state.progress({ phase: "orphans", done: swept });
+  };
+  const batcher = () =>
+    new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun, onDeleted);
+  const orphans = batcher();
   const cutoff = truncSec(now) - state.policy.orphanGraceMs;
   // A format may name several folders (Lance): only those are listed, so folders the
   // format owns but no cleanup may touch (Lance's `_mem_wal/`) are never even listed.
@@ -35,13 +43,13 @@ export async function sweepOrphans(
     }
   }
   stats.objectsDeleted.orphans += await orphans.flush();
-  const probes = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);
+  const probes = batcher();
   for await (const meta of listAll(ctx.store, CLOCK_PREFIX)) {
     if (truncSec(meta.lastModified) < truncSec(now) - PROBE_LEFTOVER_MS) await probes.add(meta.key);
   }
   stats.objectsDeleted.probes += await probes.flush();
   // Commit intents past their bound: their writers crashed or gave up (invariant 5).
-  const intents = new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun);
+  const intents = batcher();
   for (const key of expiredIntents) await intents.add(key);
   stats.objectsDeleted.expiredCommitIntents += await intents.flush();
   // Leases left by readers that crashed without releasing: gone an hour (storage time)
@@ -49,7 +57,9 @@ export async function sweepOrphans(
   // Every branch folder, not only branches that still have versions: a reader whose
   // acquire on a deleted branch lost its own cleanup delete leaves a lease there.
   if (!dryRun) {
-    stats.objectsDeleted.expiredLeases += (await sweepExpiredLeases(ctx, undefined, now)).deleted;
+    const { deleted } = await sweepExpiredLeases(ctx, undefined, now);
+    stats.objectsDeleted.expiredLeases += deleted;
+    swept += deleted;
   }
-  state.progress({ phase: "orphans", done: stats.objectsDeleted.orphans });
+  state.progress({ phase: "orphans", done: swept, total: swept });
 }

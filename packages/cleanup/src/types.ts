@@ -7,7 +7,16 @@ import type { VersionRange } from "./ranges.js";
 /** Phases cleanup reports progress for, in order. */
 export type CleanupPhase = "recover" | "plan" | "retire" | "delete" | "orphans";
 
-/** A progress event: `done` of `total` (when known) items of a phase. */
+/**
+ * A progress event: `done` of `total` (when known) items of a phase. Items are records
+ * (`recover`), versions (`plan`: listed, `retire`: retired) and objects deleted (`delete`:
+ * manifests and data files; `orphans`: orphan data files, clock probes, expired intents and
+ * leases). The `delete` phase has a `total` from its first event on: the retired manifests of
+ * every committed record, plus each record's data files once its manifests are read (before
+ * any of that record's deletes), so `total` only grows and is exact when the last record is
+ * read. The `orphans` phase has a `total` only in its last event (the sweep streams a listing).
+ * Observation only: a run sends the same requests with or without `onProgress`.
+ */
 export interface CleanupProgress {
   readonly phase: CleanupPhase;
   readonly done: number;

@@ -1,0 +1,120 @@
+import { FakeTime } from "@holdfast/conditional-store/testing";
+import { writeDataFile } from "@holdfast/dataset";
+import { describe, expect, it } from "vitest";
+import {
+  type CleanupProgress,
+  cleanup,
+  DEFAULT_ORPHAN_GRACE_MS,
+  ProgressTracker,
+  planCleanup,
+  progressEstimate,
+} from "../src/index.js";
+import { seedDataset, world } from "./helpers.js";
+
+const at = (ms: number, progress: CleanupProgress) => ({ at: ms, progress });
+
+describe("progressEstimate: rate and ETA on an injected clock", () => {
+  it("rate over the phase since its first event, left and ETA from the total", () => {
+    const events = [
+      at(0, { phase: "plan", done: 500 }),
+      at(1_000, { phase: "delete", done: 0, total: 1_000 }),
+      at(3_000, { phase: "delete", done: 200, total: 1_000 }),
+    ];
+    // 200 objects in 4 s (first delete event to now) = 50/s; 800 left = 16 s
+    expect(progressEstimate(events, 5_000)).toEqual({
+      phase: "delete",
+      done: 200,
+      total: 1_000,
+      left: 800,
+      ratePerSec: 50,
+      etaMs: 16_000,
+      elapsedMs: 4_000,
+    });
+  });
+
+  it("unknown total: rate only; no progress yet: no rate, no ETA; nothing left: ETA 0", () => {
+    const plan = progressEstimate(
+      [at(0, { phase: "plan", done: 0 }), at(2_000, { phase: "plan", done: 300 })],
+      2_000,
+    );
+    expect(plan).toMatchObject({ done: 300, total: undefined, left: undefined, ratePerSec: 150 });
+    expect(plan?.etaMs).toBeUndefined();
+    const stalled = progressEstimate([at(0, { phase: "delete", done: 0, total: 10 })], 9_000);
+    expect(stalled).toMatchObject({ left: 10, ratePerSec: undefined, etaMs: undefined });
+    const over = progressEstimate([at(0, { phase: "delete", done: 10, total: 10 })], 0);
+    expect(over).toMatchObject({ left: 0, etaMs: 0 });
+    expect(progressEstimate([], 0)).toBeUndefined();
+  });
+
+  it("the tracker keeps two events per phase and stamps them with its clock", () => {
+    const time = new FakeTime(10_000);
+    const tracker = new ProgressTracker(time);
+    expect(tracker.estimate()).toBeUndefined();
+    tracker.record({ phase: "delete", done: 0, total: 100 });
+    time.set(12_000);
+    tracker.record({ phase: "delete", done: 40, total: 100 });
+    time.set(14_000);
+    expect(tracker.estimate()).toMatchObject({ ratePerSec: 10, left: 60, etaMs: 6_000 });
+    tracker.record({ phase: "orphans", done: 0 });
+    expect(tracker.estimate()).toMatchObject({ phase: "orphans", elapsedMs: 0 });
+  });
+});
+
+/** Seeds 12 versions of 3 files (records of 4 versions) and one orphan past the grace. */
+async function seeded(seed: number) {
+  const w = world(seed);
+  await seedDataset(w.ctx, w.time, { versions: 12, filesPer: 3 });
+  await writeDataFile(w.ctx, new Uint8Array(7));
+  await w.time.advance(DEFAULT_ORPHAN_GRACE_MS + 60_000);
+  return w;
+}
+
+describe("progress of a run in objects (observation only)", () => {
+  it("the same requests and outcome with and without onProgress", async () => {
+    const quiet = await seeded(7);
+    const watched = await seeded(7);
+    const options = { maxVersionsPerRecord: 4, concurrency: 2 };
+    const a = await cleanup(quiet.ctx, { retainVersions: 2 }, options);
+    const events: CleanupProgress[] = [];
+    const b = await cleanup(
+      watched.ctx,
+      { retainVersions: 2 },
+      { ...options, onProgress: (p) => events.push(p) },
+    );
+    expect(events.length).toBeGreaterThan(10);
+    expect(b.requests).toEqual(a.requests);
+    expect(b.objectsDeleted).toEqual(a.objectsDeleted);
+    expect(watched.store.keys()).toEqual(quiet.store.keys());
+  });
+
+  for (const dryRun of [false, true]) {
+    it(`${dryRun ? "a plan" : "a run"}: the delete phase has a total from its first event; its last done is the manifests and data files deleted`, async () => {
+      const { ctx } = await seeded(3);
+      const events: CleanupProgress[] = [];
+      const run = dryRun ? planCleanup : cleanup;
+      const stats = await run(
+        ctx,
+        { retainVersions: 2 },
+        { maxVersionsPerRecord: 4, onProgress: (p) => events.push(p) },
+      );
+      const deletes = events.filter((e) => e.phase === "delete");
+      // 10 versions retired: the 10 manifests are the total before any delete
+      expect(deletes[0]).toEqual({ phase: "delete", done: 0, total: 10 });
+      for (const e of deletes) expect(e.total).toBeGreaterThanOrEqual(e.done);
+      const deleted = stats.objectsDeleted.manifests + stats.objectsDeleted.dataFiles;
+      expect(deleted).toBe(10 + 30);
+      expect(deletes.at(-1)).toEqual({ phase: "delete", done: deleted, total: deleted });
+      // done never goes back
+      for (let i = 1; i < deletes.length; i++) {
+        expect(deletes[i]!.done).toBeGreaterThanOrEqual(deletes[i - 1]!.done);
+      }
+      const sweep = events.filter((e) => e.phase === "orphans").at(-1);
+      expect(sweep).toEqual({
+        phase: "orphans",
+        done: stats.objectsDeleted.total - deleted,
+        total: stats.objectsDeleted.total - deleted,
+      });
+      expect(stats.objectsDeleted.orphans).toBe(1);
+    });
+  }
+});
