@@ -9,12 +9,13 @@ import {
   RETIREMENT_RECORDS_PREFIX,
   RetirementInProgressError,
   readManifest,
+  writeDataFile,
 } from "@holdfast/dataset";
 import { censusReferences } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import { append, missingFiles } from "./append-support.js";
-import { DAY, keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
+import { DAY, keysUnder, MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
 
 const policy = { retainVersions: 1 };
 
@@ -195,5 +196,41 @@ describe("appends without sources while a cleanup deletes (docs/protocol.md §2,
     expect(appended).toMatchObject({ version: 7 });
     expect(await missingFiles(ctx, store, 6)).toEqual([]);
     expect(await missingFiles(ctx, store, 7)).toEqual([]);
+  });
+
+  it("invariant 7: a writeDataFile handle committed a second time is reused, not fresh: inside the delete phase of a cleanup retiring the version that first named it, the commit is refused and never lands naming a deleted file", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 2 });
+    const shared = await writeDataFile(ctx, new TextEncoder().encode("shared rows"));
+    await commitVersion(ctx, { branch: "main", files: [shared] });
+    await commitVersion(ctx, {
+      branch: "main",
+      files: [await writeDataFile(ctx, new Uint8Array(3))],
+    });
+    // Version 3 is past the minimum version age; the handle is still inside the fresh window.
+    await time.advance(6 * MINUTE);
+    const { outcome, stats } = await cleanupWith(
+      ctx,
+      store,
+      { operation: "deleteMany", nth: 1 },
+      () =>
+        commitVersion(ctx, {
+          branch: "dev",
+          parent: { branch: "main", version: 3 },
+          files: [shared],
+        }),
+    );
+    expect(stats.retired).toContainEqual({ branch: "main", version: 3 });
+    if (!isHoldfastError(outcome)) {
+      expect(
+        await store.head(shared.key),
+        "dev@1 names a deleted file (invariant 7)",
+      ).not.toBeNull();
+    }
+    expect(outcome).toMatchObject({
+      code: COMMIT_RETIREMENT_IN_PROGRESS,
+      source: { branch: "main", version: 3 },
+    });
+    expect(versionsOf(store, "dev")).toEqual([]);
   });
 });

@@ -157,12 +157,26 @@ export interface CommitCover {
 }
 
 /**
+ * Handles from `writeDataFile` that a commit has already sent a manifest naming. Such a
+ * file is no longer fresh: an earlier manifest names it, which a cleanup may retire (and
+ * delete the file with it) while a second commit naming it is in flight.
+ */
+const committedHandles = new WeakSet<object>();
+
+/** Records that a manifest naming `files` is being sent: their handles count as reused from now on. */
+export function markCommitted(files: readonly DataFile[]): void {
+  for (const file of files) committedHandles.add(file);
+}
+
+/**
  * Files of `files` the commit must cover with an intent: every file not written by
- * `writeDataFile` in this process within {@link FRESH_FILE_WINDOW_MS} (local timer).
+ * `writeDataFile` in this process within {@link FRESH_FILE_WINDOW_MS} (local timer), and
+ * every handle an earlier commit of this process already named.
  */
 export function reusedFiles(ctx: ProtocolContext, files: readonly DataFile[]): DataFile[] {
   const now = ctx.clock.now();
   return files.filter((file) => {
+    if (committedHandles.has(file)) return true;
     const writtenAt = (file as { writtenAtMs?: unknown }).writtenAtMs;
     return !(typeof writtenAt === "number" && now - writtenAt < FRESH_FILE_WINDOW_MS);
   });

@@ -10,6 +10,7 @@ import {
   type CommitCover,
   coverReusedFiles,
   MAX_RETIREMENT_WAIT_MS,
+  markCommitted,
   reusedFiles,
 } from "./commit-intent.js";
 import { type ProtocolContext, resolverOptions } from "./context.js";
@@ -104,6 +105,8 @@ export async function commitVersion(
           signal: options.signal,
         })
       : undefined;
+  // From here a manifest naming these handles may land: a later commit of them is reuse.
+  markCommitted(options.files);
   try {
     const result = await commitAttempts(
       ctx,

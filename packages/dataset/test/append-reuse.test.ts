@@ -297,4 +297,22 @@ describe("appends that reuse the head's files without naming sources", () => {
     }
     expect((await append(ctx)).version).toBe(6);
   });
+
+  it("a handle from writeDataFile is fresh for its first commit only: a second commit naming it covers it with an intent", async () => {
+    const { ctx, memory, counting } = setup();
+    await history(ctx);
+    const file = await writeDataFile(ctx, bytes("twice"));
+    let before = { ...counting.requestCounts() };
+    await commitVersion(ctx, { branch: "main", files: [file] });
+    expect(delta(counting, before)).toMatchObject({ put: 2, head: 0, list: 0 });
+    before = { ...counting.requestCounts() };
+    await commitVersion(ctx, {
+      branch: "other",
+      parent: { branch: "main", version: 6 },
+      files: [file],
+    });
+    // PUT intent, LIST records, HEAD file, HEAD intent, ..., DELETE intent.
+    expect(delta(counting, before)).toMatchObject({ head: 2, list: 2, delete: 1 });
+    expect(memory.keys().filter((k) => k.startsWith(COMMIT_INTENT_PREFIX))).toEqual([]);
+  });
 });
