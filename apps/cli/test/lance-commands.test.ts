@@ -100,7 +100,11 @@ describe("every cli command detects a Lance table LanceDB wrote (local disk)", (
     expect(status).toMatchObject({
       format: "lance",
       datasetId: null,
-      branches: [{ name: "main", latestVersion: 5 }],
+      // Lance branches are branches of the dataset: status lists dev with main.
+      branches: [
+        { name: "main", latestVersion: 5 },
+        { name: "dev", latestVersion: 4 },
+      ],
       tags: [{ name: "lance-2", target: { branch: "main", version: 2 } }],
       warnings: [],
     });
