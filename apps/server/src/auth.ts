@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { type FileHandle, open, readFile, rename, writeFile } from "node:fs/promises";
 import { holdfastError } from "@holdfast/conditional-store";
 import { z } from "zod";
 
@@ -52,19 +52,31 @@ export function matchToken(entries: readonly TokenEntry[], token: string): Token
   return found;
 }
 
-/** Reads and validates a tokens file; a malformed file is `invalid-input`, never half-used. */
+/**
+ * Reads and validates a tokens file; a malformed file is `invalid-input`, never half-used.
+ * A file that its group or others may write is refused (`TOKENS_FILE_WRITABLE`): whoever can
+ * write it can add an admin token. The mode is read from the same open file that is read.
+ */
 export async function loadTokens(path: string): Promise<TokenEntry[]> {
-  let raw: string;
+  let handle: FileHandle;
   try {
-    raw = await readFile(path, "utf8");
+    handle = await open(path, "r");
   } catch (error) {
     throw holdfastError("invalid-input", "parse", `cannot read tokens file ${path}`, {
       hint: "create one with: holdfast token create --role reader --name <name> --tokens FILE",
       cause: error,
     });
   }
-  return parseTokens(raw, path);
+  try {
+    refuseWritableByOthers(path, (await handle.stat()).mode);
+    return parseTokens(await handle.readFile("utf8"), path);
+  } finally {
+    await handle.close();
+  }
 }
+
+/** Error code of a tokens file its group or others may write. */
+export const TOKENS_FILE_WRITABLE = "TOKENS_FILE_WRITABLE";
 
 /** Parses the text of a tokens file. */
 export function parseTokens(raw: string, path = "tokens file"): TokenEntry[] {
@@ -119,8 +131,44 @@ export async function createToken(
   }
   const token = `hf_${random(32).toString("base64url")}`;
   const entry: TokenEntry = { name: options.name, role: options.role, sha256: hashToken(token) };
-  const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify([...existing, entry], null, 2)}\n`, { mode: 0o600 });
-  await rename(temp, path);
+  await replaceTokensFile(path, [...existing, entry]);
   return { token, entry };
+}
+
+/**
+ * Removes the entry with this SHA-256 from the tokens file (replaced by a rename, mode
+ * 0600); returns false when no entry has it. A running server does not re-read the file:
+ * revoke the token on the store too (`revokeToken`), which every replica sees.
+ */
+export async function removeToken(path: string, sha256: string): Promise<boolean> {
+  const existing = await loadTokens(path);
+  const kept = existing.filter((t) => t.sha256 !== sha256);
+  if (kept.length === existing.length) return false;
+  await replaceTokensFile(path, kept);
+  return true;
+}
+
+// --- utils ---
+
+async function replaceTokensFile(path: string, entries: readonly TokenEntry[]): Promise<void> {
+  const temp = `${path}.${process.pid}.tmp`;
+  await writeFile(temp, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 });
+  await rename(temp, path);
+}
+
+function refuseWritableByOthers(path: string, mode: number): void {
+  // Windows has no group/other mode bits; its ACLs are the operator's to set.
+  if (process.platform === "win32" || (mode & 0o022) === 0) return;
+  const who = [(mode & 0o020) !== 0 ? "its group" : "", (mode & 0o002) !== 0 ? "everyone" : ""]
+    .filter(Boolean)
+    .join(" and ");
+  throw holdfastError(
+    "invalid-input",
+    "parse",
+    `tokens file ${path} is writable by ${who} (mode ${(mode & 0o777).toString(8).padStart(4, "0")}): whoever can write it can add an admin token`,
+    {
+      code: TOKENS_FILE_WRITABLE,
+      hint: `chmod 600 ${path} (holdfast token create writes it with mode 0600)`,
+    },
+  );
 }

@@ -7,14 +7,18 @@ export {
   parseTokens,
   ROLES,
   type Role,
+  removeToken,
   roleAllows,
+  TOKENS_FILE_WRITABLE,
   type TokenEntry,
   TokenEntrySchema,
   TokensFileSchema,
 } from "./auth.js";
+export { DEFAULT_FAILED_AUTH_LIMIT, type FailedAuthLimit } from "./auth-limit.js";
 export type { DatasetSource } from "./datasets.js";
 export { MeteredStore, ServerMetrics } from "./metrics.js";
 export { problemFor, statusForKind } from "./problem.js";
+export { REVOKED_TOKENS_PREFIX, RevokedTokenRecord, revokeToken } from "./revocations.js";
 export {
   type ScheduleEntry,
   ScheduleEntrySchema,

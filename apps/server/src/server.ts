@@ -7,7 +7,7 @@ import fastifyRateLimit from "@fastify/rate-limit";
 import fastifyStatic from "@fastify/static";
 import fastifySwagger from "@fastify/swagger";
 import fastifySwaggerUi from "@fastify/swagger-ui";
-import { isHoldfastError } from "@holdfast/conditional-store";
+import { isHoldfastError, systemClock } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/dataset";
 import Fastify, { type FastifyServerOptions } from "fastify";
 import {
@@ -19,11 +19,17 @@ import {
 } from "fastify-type-provider-zod";
 import { type AppDeps, sendProblem, type ZodApp } from "./app.js";
 import { matchToken, roleAllows, type TokenEntry } from "./auth.js";
+import {
+  DEFAULT_FAILED_AUTH_LIMIT,
+  type FailedAuthLimit,
+  FailedAuthLimiter,
+} from "./auth-limit.js";
 import { type DatasetSource, openDatasets } from "./datasets.js";
 import { JobHistory } from "./job-history.js";
 import { JobRunner } from "./jobs.js";
 import { ServerMetrics } from "./metrics.js";
 import { PROBLEM_TYPE, problem, problemFor } from "./problem.js";
+import { RevokedTokens } from "./revocations.js";
 import { registerCleanupRoutes } from "./routes/cleanup.js";
 import { registerDataRoutes } from "./routes/data.js";
 import { registerLeaseRoutes } from "./routes/leases.js";
@@ -59,6 +65,14 @@ export interface ServerConfig {
   readonly historySize?: number | undefined;
   /** Directory of the built dashboard. @default the package's `dist/web`, when built */
   readonly dashboardDir?: string | null | undefined;
+  /**
+   * Failed authentications (unknown or malformed bearer tokens) allowed per client address
+   * per window; past it every authenticated request from the address is a 429 until the
+   * window ends. `false` turns it off. @default 10 per minute
+   */
+  readonly failedAuthLimit?: FailedAuthLimit | false | undefined;
+  /** How often the revoked-token list is re-read from each dataset's store, at most. @default 10000 */
+  readonly revocationRefreshMs?: number | undefined;
   /** Clock, ids and sleep for the protocol (tests). @default production ones */
   readonly context?: Partial<Omit<ProtocolContext, "store">> | undefined;
 }
@@ -116,7 +130,20 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
   });
   app.decorate("holdfastRoutes", routes);
   installErrorHandling(app, deps);
-  installAuth(app, config.tokens);
+  const clock = config.context?.clock ?? systemClock;
+  const revoked = new RevokedTokens(
+    deps.datasets,
+    clock,
+    config.revocationRefreshMs ?? 10_000,
+    (error) => app.log.warn({ err: error }, "reading the revoked tokens failed"),
+  );
+  // First read at start, so requests do not wait for it (a failure is retried on use).
+  await revoked.current().catch(() => undefined);
+  const failedAuth =
+    config.failedAuthLimit === false
+      ? null
+      : new FailedAuthLimiter(config.failedAuthLimit ?? DEFAULT_FAILED_AUTH_LIMIT, clock);
+  installAuth(app, config.tokens, revoked, failedAuth);
   await app.register(fastifySwagger, {
     openapi: {
       openapi: "3.1.0",
@@ -231,23 +258,75 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   );
 }
 
-/** Bearer tokens on every route that names a role; 401/403 as problem documents. */
-function installAuth(app: ZodApp, tokens: readonly TokenEntry[]): void {
+/**
+ * Bearer tokens on every route that names a role; 401/403 as problem documents. A token
+ * revoked on any served dataset's store is unknown; an address past its failed-auth limit
+ * gets a 429 with Retry-After, whatever token it sends, until its window ends.
+ */
+function installAuth(
+  app: ZodApp,
+  tokens: readonly TokenEntry[],
+  revoked: RevokedTokens,
+  failedAuth: FailedAuthLimiter | null,
+): void {
   app.decorateRequest("tokenName", undefined);
   app.addHook("onRequest", async (request, reply) => {
     const needed = request.routeOptions.config.role;
     if (needed === undefined) return;
+    const address = request.ip;
+    const blockedMs = failedAuth?.blockedFor(address) ?? 0;
+    if (blockedMs > 0) {
+      const seconds = Math.ceil(blockedMs / 1000);
+      reply.header("retry-after", String(seconds));
+      return sendProblem(
+        reply,
+        problem(
+          429,
+          "rate-limited",
+          `too many failed authentications from ${address}: refused for ${seconds} s`,
+          {
+            code: "AUTH_RATE_LIMITED",
+            hint: `retry after ${seconds} s with a valid token (holdfast token create)`,
+          },
+        ),
+      );
+    }
+    let revokedNow: ReadonlySet<string>;
+    try {
+      revokedNow = await revoked.current();
+    } catch (error) {
+      request.log.error({ err: error }, "revoked tokens unreadable");
+      return sendProblem(
+        reply,
+        problem(
+          503,
+          "unavailable",
+          "the revoked tokens could not be read, so no token is accepted",
+          {
+            code: "REVOCATIONS_UNREADABLE",
+            hint: "check the store (GET /readyz); requests are accepted again once it answers",
+          },
+        ),
+      );
+    }
     const header = request.headers.authorization;
     const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const entry = match?.[1] === undefined ? null : matchToken(tokens, match[1]);
+    const found = match?.[1] === undefined ? null : matchToken(tokens, match[1]);
+    const entry = found && !revokedNow.has(found.sha256) ? found : null;
     if (!entry) {
+      // A request without the header guesses nothing; any token presented and refused counts.
+      if (header !== undefined) failedAuth?.recordFailure(address);
       reply.header("www-authenticate", 'Bearer realm="holdfast"');
       return sendProblem(
         reply,
         problem(
           401,
           "unauthenticated",
-          header === undefined ? "no bearer token" : "unknown bearer token",
+          header === undefined
+            ? "no bearer token"
+            : found
+              ? `token ${found.name} was revoked`
+              : "unknown bearer token",
           {
             hint: "send Authorization: Bearer <token> (create one with holdfast token create)",
           },

@@ -150,6 +150,10 @@ export function testServer(
     tokens: TOKEN_ENTRIES,
     logger: false,
     rateLimit: false,
+    // Suites send many unknown tokens from one address (the auth matrix); auth-safety tests the limit.
+    failedAuthLimit: false,
+    // Suites that count store requests see no re-read of the revoked tokens mid-suite.
+    revocationRefreshMs: 60_000,
     dashboardDir: null,
     ...overrides,
   });

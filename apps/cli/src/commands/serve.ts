@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { holdfastError } from "@holdfast/conditional-store";
+import { createContext } from "@holdfast/dataset";
 import {
   buildServer,
   createToken,
@@ -9,6 +10,8 @@ import {
   loadTokens,
   ROLES,
   type Role,
+  removeToken,
+  revokeToken,
   ServerConfigFileSchema,
   type TokenEntry,
 } from "@holdfast/server";
@@ -144,7 +147,99 @@ export function registerServe(r: Registrar, program: Command): void {
       },
     ),
   );
+  token.addCommand(
+    r.leaf(
+      withStoreOptions(
+        new Command("revoke")
+          .description(
+            "revoke a token on the served datasets' stores: every running replica refuses it within 10 s, no restart needed",
+          )
+          .argument("<url>", "the storage URL given to holdfast serve")
+          .option(
+            "--dataset <name...>",
+            "the datasets served under <url>, as given to holdfast serve",
+          )
+          .option("--name <name>", "the token's name in the tokens file")
+          .option(
+            "--sha256 <hex>",
+            "the token's SHA-256 (its tokens-file entry), when this host has no tokens file",
+          )
+          .option(
+            "--tokens <file>",
+            "tokens file (env HOLDFAST_TOKENS_FILE): finds the entry by --name and removes it",
+          )
+          .addHelpText(
+            "after",
+            "\nThe revocation is a record on each dataset's store (_holdfast/server/revoked-tokens/), so\n" +
+              "replicas on every host see it: each re-reads the list at most every 10 s. The entry is also\n" +
+              "removed from --tokens, so a restart with that file does not need the record.",
+          ),
+      ),
+      "token revoke",
+      [
+        "holdfast token revoke ./ds --name etl --tokens tokens.json",
+        "holdfast token revoke s3://bucket/datasets --dataset events clicks --sha256 <64 hex> --name etl",
+      ],
+      async ([url], opts, cx) => {
+        const file = tokensFile(opts, cx.io);
+        const entry = await tokenToRevoke(opts, file);
+        const sources = await openSources(url!, opts, cx.io);
+        const revokedOn: { dataset: string; key: string; alreadyRevoked: boolean }[] = [];
+        for (const source of sources) {
+          const done = await revokeToken(createContext(source.store), entry);
+          revokedOn.push({ dataset: source.name, ...done });
+        }
+        // After every store has the record: the file is the fallback, not the revocation.
+        const removed = file === undefined ? false : await removeToken(file, entry.sha256);
+        cx.out.result(cx.command, {
+          name: entry.name,
+          sha256: entry.sha256,
+          revokedOn,
+          removedFromTokensFile: removed,
+        });
+        cx.out.line(
+          `Revoked ${entry.name} on ${revokedOn.map((r) => r.dataset).join(", ")}: every replica serving them refuses it within 10 s.`,
+        );
+        if (removed) cx.out.note(`Removed ${entry.name} from ${file}.`);
+        return ExitCode.ok;
+      },
+    ),
+  );
   program.addCommand(token);
+}
+
+/** The entry `token revoke` names: by --sha256, or by --name in the tokens file. */
+async function tokenToRevoke(
+  opts: Record<string, unknown>,
+  file: string | undefined,
+): Promise<{ name: string; sha256: string }> {
+  const name = typeof opts.name === "string" ? opts.name : undefined;
+  if (typeof opts.sha256 === "string") {
+    const sha256 = opts.sha256.toLowerCase();
+    if (!/^[0-9a-f]{64}$/.test(sha256)) {
+      throw holdfastError("invalid-input", "parse", "--sha256 takes 64 hex digits", {
+        hint: "the sha256 field of the token's entry in the tokens file",
+      });
+    }
+    return { name: name ?? "(unnamed)", sha256 };
+  }
+  if (name === undefined || file === undefined) {
+    throw holdfastError(
+      "invalid-input",
+      "parse",
+      "token revoke needs --name with --tokens FILE, or --sha256",
+      {
+        hint: "holdfast token revoke <url> --name etl --tokens tokens.json",
+      },
+    );
+  }
+  const entry = (await loadTokens(file)).find((t) => t.name === name);
+  if (!entry) {
+    throw holdfastError("not-found", "parse", `no token named ${name} in ${file}`, {
+      hint: "pass its --sha256 if the entry was already removed",
+    });
+  }
+  return entry;
 }
 
 // --- utils ---
