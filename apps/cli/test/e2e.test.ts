@@ -476,6 +476,8 @@ describe("e2e demo", () => {
       const reader = doc.reader as { reads: number; readsDuringCleanup: number; exitCode: number };
       expect(reader.exitCode).toBe(0);
       expect(reader.reads).toBeGreaterThan(0);
+      // The reader reads through the cleanup, not only before and after it.
+      expect(reader.readsDuringCleanup).toBeGreaterThan(0);
       const stats = doc.stats as { retired: unknown[]; retained: { reason: string }[] };
       expect(stats.retired.length).toBeGreaterThan(200);
       expect(new Set(stats.retained.map((v) => v.reason))).toEqual(

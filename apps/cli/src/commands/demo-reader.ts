@@ -1,6 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { holdfastError } from "@holdfast/conditional-store";
+import {
+  type DeleteOptions,
+  holdfastError,
+  type ListOptions,
+  type ObjectStore,
+  type PutOptions,
+  type StoreCapabilities,
+} from "@holdfast/conditional-store";
 import type { CommandContext } from "../program.js";
 
 /** The built CLI entry, spawned for the demo's reader process. */
@@ -19,6 +26,8 @@ export interface Reader {
   child: ChildProcess;
   lease: NonNullable<ReaderEvent["lease"]>;
   reads(): number;
+  /** Resolves at the reader's next completed read (or after `timeoutMs`, or once it failed): false when no read came. */
+  nextRead(timeoutMs: number): Promise<boolean>;
   failure(): string | undefined;
   /** Ctrl-C to the reader: it stops its keeper, releases the lease and exits. */
   stop(): Promise<number>;
@@ -44,13 +53,18 @@ export async function startReader(
       "1500ms",
       "--hold",
       "--read-every",
-      "200ms",
+      "100ms",
       "--json",
     ],
     { cwd: cx.io.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } },
   );
   let reads = 0;
   let failure: string | undefined;
+  const waiting = new Set<(read: boolean) => void>();
+  const wake = (read: boolean) => {
+    for (const resolve of waiting) resolve(read);
+    waiting.clear();
+  };
   let buffer = "";
   let stderr = "";
   const exited = new Promise<number>((resolve) =>
@@ -87,8 +101,10 @@ export async function startReader(
           resolve(event.lease);
         } else if (event.event === "read" && typeof event.reads === "number") {
           reads = event.reads;
+          wake(true);
         } else if (event.ok === false) {
           failure = event.error?.message ?? "the reader failed";
+          wake(false);
           clearTimeout(timer);
           reject(holdfastError("refused", "demo", `reader process: ${failure}`));
         }
@@ -121,6 +137,20 @@ export async function startReader(
     child,
     lease,
     reads: () => reads,
+    nextRead: (timeoutMs) => {
+      if (failure !== undefined || child.exitCode !== null) return Promise.resolve(false);
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => {
+          waiting.delete(done);
+          resolve(false);
+        }, timeoutMs);
+        const done = (read: boolean) => {
+          clearTimeout(timer);
+          resolve(read);
+        };
+        waiting.add(done);
+      });
+    },
     failure: () => failure,
     stop: () => {
       stopping ??= (async () => {
@@ -133,4 +163,50 @@ export async function startReader(
       return stopping;
     },
   };
+}
+
+/**
+ * The demo's store during its cleanup: before each batch delete it waits for one more read
+ * of the reader process (at most the given wait), so the reader's reads interleave with the
+ * deletions instead of all landing before or after a cleanup that is faster than the
+ * reader's pause. Every request is otherwise passed through unchanged.
+ */
+export class ReadPacedStore implements ObjectStore {
+  readonly backend: string;
+  readonly location: string;
+  readonly capabilities: StoreCapabilities;
+
+  constructor(
+    private readonly inner: ObjectStore,
+    private readonly nextRead: () => Promise<boolean>,
+  ) {
+    this.backend = inner.backend;
+    this.location = inner.location;
+    this.capabilities = inner.capabilities;
+  }
+
+  get(key: string, options?: { signal?: AbortSignal | undefined }) {
+    return this.inner.get(key, options);
+  }
+
+  head(key: string, options?: { signal?: AbortSignal | undefined }) {
+    return this.inner.head(key, options);
+  }
+
+  put(key: string, body: Uint8Array, options?: PutOptions) {
+    return this.inner.put(key, body, options);
+  }
+
+  delete(key: string, options?: DeleteOptions) {
+    return this.inner.delete(key, options);
+  }
+
+  async deleteMany(keys: readonly string[], options?: { signal?: AbortSignal | undefined }) {
+    await this.nextRead();
+    return this.inner.deleteMany(keys, options);
+  }
+
+  list(prefix: string, options?: ListOptions) {
+    return this.inner.list(prefix, options);
+  }
 }
