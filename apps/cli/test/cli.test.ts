@@ -276,7 +276,7 @@ describe("cleanup, recover, status on a local directory", () => {
     expect(planned.retired.map((v) => v.version).sort()).toEqual([1, 5, 6]);
     expect((await run(["versions", ds, "--json"])).json().versions).toHaveLength(8);
 
-    const human = await run(["cleanup", ds, "--retain", "2", "--min-age", "0"]);
+    const human = await run(["cleanup", ds, "--retain", "2", "--min-age", "0", "--progress"]);
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/Retired 3 version\(s\):\n {2}main: 1, 5-6/);
     expect(human.stdout).toMatch(/main\s+2\s+tag: a tag names it/);

@@ -51,7 +51,8 @@ function runInterrupted(
   signals: NodeJS.Signals[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    // --progress: stderr is a pipe, and the retire phase's line is the cue.
+    const child = spawn(process.execPath, [BIN, ...args, "--progress"], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -41,6 +41,32 @@ export const LeaseShape = z.object({
   active: z.boolean(),
 });
 
+/**
+ * Progress of a cleanup: `done` of `total` (when known) items of a phase (the cleanup
+ * package's `CleanupProgress`; `delete` and `orphans` count objects), with the estimate of
+ * `progressEstimate`: `left`, `ratePerSec` (since the phase's first event), `etaMs`,
+ * `elapsedMs` (null while unknown). The server's job document carries it as `progress`.
+ */
+export const CleanupProgressShape = z.object({
+  phase: z.enum(["recover", "plan", "retire", "delete", "orphans"]),
+  done: z.number().int(),
+  total: z.number().int().optional(),
+  left: z.number().int().nullable().optional(),
+  ratePerSec: z.number().nullable().optional(),
+  etaMs: z.number().int().nullable().optional(),
+  elapsedMs: z.number().int().optional(),
+});
+
+/**
+ * `holdfast cleanup|recover --json`: one progress event per line on **stderr** (stdout
+ * stays the one answer document): the first event of each phase, then at most one a
+ * second, and the last event of each phase.
+ */
+export const CleanupProgressEventShape = CleanupProgressShape.extend({
+  event: z.literal("progress"),
+  command: z.enum(["cleanup", "recover"]),
+});
+
 export const CleanupStatsShape = z.looseObject({
   dryRun: z.boolean(),
   retired: z.array(RefShape),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CleanupStatsShape, IsoTime, JsonShapes, LeaseShape } from "./cli.js";
+import { CleanupProgressShape, CleanupStatsShape, IsoTime, JsonShapes, LeaseShape } from "./cli.js";
 import {
   LEASE_TTL_RANGE_MS,
   LeaseHandleShape,
@@ -143,11 +143,7 @@ export type CleanupPolicyBody = z.infer<typeof CleanupPolicyShape>;
 export const CleanupRequest = z.strictObject({ policy: CleanupPolicyShape });
 
 /** Progress of a running cleanup (the cleanup package's `CleanupProgress`). */
-export const CleanupProgressShape = z.object({
-  phase: z.enum(["recover", "plan", "retire", "delete", "orphans"]),
-  done: z.number().int(),
-  total: z.number().int().optional(),
-});
+export { CleanupProgressShape } from "./cli.js";
 
 /** An RFC 9457 problem document: every 4xx and 5xx answer. `kind` is holdfast's typed error kind. */
 export const ProblemShape = z.looseObject({

@@ -1,4 +1,5 @@
 export {
+  CleanupProgressEventShape,
   CleanupStatsShape,
   ErrorShape,
   IsoTime,

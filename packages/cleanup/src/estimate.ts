@@ -72,6 +72,11 @@ export class ProgressTracker {
     return this.estimate()!;
   }
 
+  /** The tracker's clock reading. */
+  now(): number {
+    return this.clock.now();
+  }
+
   /** The estimate as of the clock's now; `undefined` before the first event. */
   estimate(): ProgressEstimate | undefined {
     if (!this.#first || !this.#last) return undefined;

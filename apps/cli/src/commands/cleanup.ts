@@ -89,6 +89,10 @@ export function registerCleanup(r: Registrar, program: Command): void {
           )
           .option("--wait", "wait for another cleanup of this dataset to finish instead of exiting")
           .option(
+            "--progress",
+            "print progress lines on stderr even when it is not a terminal (logs, CI); --json prints progress events as JSON lines on stderr",
+          )
+          .option(
             "--concurrent",
             "run even while another cleanup holds the dataset's lock (safe, but both do the work)",
           )
@@ -112,7 +116,11 @@ export function registerCleanup(r: Registrar, program: Command): void {
         const ctx = contextFor(await openTarget(t, cx.io));
         const { resolved } = await openFormatDataset(ctx, forced, { describe: true });
         warnLanceAutoCleanup(cx.out, resolved);
-        const view = new ProgressView(cx.out);
+        const view = new ProgressView(cx.out, {
+          clock: ctx.clock,
+          plain: opts.progress === true,
+          command: "cleanup",
+        });
         let stats: CleanupStats;
         try {
           const run = policy.dryRun ? planCleanup : cleanup;
@@ -155,6 +163,10 @@ export function registerCleanup(r: Registrar, program: Command): void {
             "refuse at once (exit 3) while another cleanup holds the dataset's lock, instead of waiting",
           )
           .option("--concurrent", "run even while a cleanup holds the dataset's lock")
+          .option(
+            "--progress",
+            "print progress lines on stderr even when it is not a terminal (logs, CI)",
+          )
           .addHelpText(
             "after",
             "\nWhile another cleanup holds the dataset's lock, recover says who holds it, its last heartbeat\n" +
@@ -190,7 +202,11 @@ export function registerCleanup(r: Registrar, program: Command): void {
             : await waitForLockHolder(ctx, wait, cx.out, cx.interrupt);
         // References first: a retirement's recovery censuses them, so settle their intents.
         const refs = await recoverReferences(ctx, { format: resolved.format });
-        const view = new ProgressView(cx.out);
+        const view = new ProgressView(cx.out, {
+          clock: ctx.clock,
+          plain: opts.progress === true,
+          command: "recover",
+        });
         let stats: CleanupStats;
         try {
           stats = await recover(ctx, {

@@ -130,7 +130,7 @@ async function commitHistory(
     ctx,
     payload("shared base file, named by every version", 2048),
   );
-  const view = new ProgressView(out);
+  const view = new ProgressView(out, { clock: ctx.clock, plain: true });
   for (let v = 1; v <= versionCount; v += 1) {
     const delta = await writeDataFile(ctx, payload(`main version ${v}`, 256));
     await commitVersion(ctx, { branch: "main", files: [shared, delta] });
@@ -231,7 +231,7 @@ async function cleanupWhileReading(
     ),
   );
   const readsBefore = reader.reads();
-  const view = new ProgressView(out);
+  const view = new ProgressView(out, { clock: ctx.clock, plain: true });
   let stats: CleanupStats;
   try {
     const paced = { ...ctx, store: new ReadPacedStore(ctx.store, () => reader.nextRead(2_000)) };
