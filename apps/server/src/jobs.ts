@@ -1,6 +1,14 @@
 import { EventEmitter } from "node:events";
 import type { CleanupJob, CleanupPolicyBody, CleanupStatsShape } from "@holdfast/api-shapes";
-import { type CleanupStats, cleanup, recover, validatePolicy } from "@holdfast/cleanup";
+import {
+  type CleanupProgress,
+  type CleanupStats,
+  cleanup,
+  type ProgressEstimate,
+  ProgressTracker,
+  recover,
+  validatePolicy,
+} from "@holdfast/cleanup";
 import { isHoldfastError } from "@holdfast/conditional-store";
 import { recoverReferences, summarizeReferenceRecovery } from "@holdfast/refs-lifecycle";
 import type { z } from "zod";
@@ -71,6 +79,9 @@ export class JobRunner {
       error: null,
     };
     const startedMs = performance.now();
+    // Rate and ETA on the dataset's injected clock, by the cleanup package's one estimate.
+    const tracker = new ProgressTracker(dataset.ctx.clock);
+    const meter = this.metrics.jobProgress(dataset.name, id);
     // Set once this run holds the dataset's cleanup lock; only such a run may declare
     // another job lost (a run that failed before the lock proves nothing about the others).
     let heldLock = false;
@@ -83,13 +94,15 @@ export class JobRunner {
       ...(this.options.lockBoundMs === undefined
         ? {}
         : { ownershipBoundMs: this.options.lockBoundMs }),
-      onProgress: (progress: NonNullable<CleanupJob["progress"]>) => {
+      onProgress: (progress: CleanupProgress) => {
         // The first progress event comes after the lock is taken: the server never runs
         // `concurrent` or a dry run as a job (the policy shape has no dryRun), so every
         // job's run takes the lock before its first step.
         heldLock = true;
         locked();
-        job.progress = progress;
+        const estimate = tracker.record(progress);
+        job.progress = progressBody(estimate);
+        meter.update(estimate);
         this.#events.emit(id, { type: "progress", job } satisfies JobEvent);
       },
     };
@@ -133,6 +146,7 @@ export class JobRunner {
       .then(async (done) => {
         if (!(await admitted)) return done;
         done.finishedAt = new Date().toISOString();
+        meter.end();
         this.metrics.cleanupDuration.observe(
           { dataset: dataset.name, kind, outcome: done.state },
           (performance.now() - startedMs) / 1000,
@@ -154,6 +168,7 @@ export class JobRunner {
       ),
     ]);
     if (outcome !== "running" && isHoldfastError(outcome, "conflict")) {
+      meter.end();
       admit(false);
       throw outcome;
     }
@@ -213,6 +228,19 @@ export class JobRunner {
       if (kind !== "total" && count > 0) this.metrics.objectsDeleted.inc({ dataset, kind }, count);
     }
   }
+}
+
+/** A job's `progress`: the run's last event with its estimate (unknowns as null). */
+function progressBody(e: ProgressEstimate): NonNullable<CleanupJob["progress"]> {
+  return {
+    phase: e.phase,
+    done: e.done,
+    ...(e.total === undefined ? {} : { total: e.total }),
+    left: e.left ?? null,
+    ratePerSec: e.ratePerSec ?? null,
+    etaMs: e.etaMs ?? null,
+    elapsedMs: e.elapsedMs,
+  };
 }
 
 /** Cleanup stats as the API documents them (the same fields; the shape allows additions). */

@@ -58,6 +58,70 @@ export class ServerMetrics {
     labelNames: ["dataset", "kind"] as const,
     registers: [this.registry],
   });
+  readonly jobObjectsLeft = new Gauge({
+    name: "holdfast_cleanup_job_objects_left",
+    help: "Objects a running cleanup job has left to delete in its delete phase (the series ends with the job)",
+    labelNames: ["dataset", "job"] as const,
+    registers: [this.registry],
+  });
+  readonly jobEta = new Gauge({
+    name: "holdfast_cleanup_job_eta_seconds",
+    help: "Estimated seconds until a running cleanup job's current phase ends, when known (the series ends with the job)",
+    labelNames: ["dataset", "job", "phase"] as const,
+    registers: [this.registry],
+  });
+  readonly jobObjectsDeleted = new Counter({
+    name: "holdfast_cleanup_job_objects_deleted_total",
+    help: "Objects a running cleanup job deleted so far, by phase (delete, orphans; the series ends with the job)",
+    labelNames: ["dataset", "job", "phase"] as const,
+    registers: [this.registry],
+  });
+
+  /** The per-job progress series of one job: updated from its progress, removed when it ends. */
+  jobProgress(dataset: string, job: string): JobProgressMeter {
+    let phase: string | undefined;
+    let counted = 0;
+    const phases = new Set<string>();
+    return {
+      update: (e) => {
+        if (e.phase !== phase) {
+          if (phase) this.jobEta.remove({ dataset, job, phase });
+          phase = e.phase;
+          counted = 0;
+        }
+        if (e.phase === "delete" || e.phase === "orphans") {
+          phases.add(e.phase);
+          // From the phase's first event on (0 at first), so the series exists before a delete.
+          this.jobObjectsDeleted.inc(
+            { dataset, job, phase: e.phase },
+            Math.max(0, e.done - counted),
+          );
+          counted = Math.max(counted, e.done);
+        }
+        if (e.phase === "delete" && e.left !== undefined) {
+          this.jobObjectsLeft.set({ dataset, job }, e.left);
+        }
+        if (e.etaMs !== undefined)
+          this.jobEta.set({ dataset, job, phase: e.phase }, e.etaMs / 1000);
+      },
+      end: () => {
+        this.jobObjectsLeft.remove({ dataset, job });
+        if (phase) this.jobEta.remove({ dataset, job, phase });
+        for (const p of phases) this.jobObjectsDeleted.remove({ dataset, job, phase: p });
+      },
+    };
+  }
+}
+
+/** Feeds one job's progress into the per-job series (see {@link ServerMetrics.jobProgress}). */
+export interface JobProgressMeter {
+  update(estimate: {
+    phase: string;
+    done: number;
+    left: number | undefined;
+    etaMs: number | undefined;
+  }): void;
+  end(): void;
 }
 
 /**
