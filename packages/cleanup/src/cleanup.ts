@@ -155,7 +155,11 @@ async function deleteAndFinalize(
   for (const held of committed) {
     state.checkpoint();
     const handle = await fullRecord(state, held);
-    if (!handle) continue; // finished by another cleaner meanwhile
+    if (!handle) {
+      // Finished by another cleaner meanwhile: its manifests leave the phase's total.
+      state.deleteProgress.planned(-retiredManifestCount(held));
+      continue;
+    }
     const complete = await deleteRetired(state, handle, retainedFiles, plannedData);
     if (!state.dryRun && complete) await finalizeRetired(state, handle);
   }

@@ -1,5 +1,6 @@
 import { parseRetirementKey, type RetirementHandle } from "@holdfast/retirement";
 import { DeleteBatcher } from "./batcher.js";
+import { retiredManifestCount } from "./retire.js";
 import type { RunState } from "./run-state.js";
 
 /** Files a plan would delete: the orphan sweep must not count them a second time. */
@@ -90,9 +91,12 @@ export async function deleteRetired(
     });
   }
   await state.pool.drain();
-  // Every manifest of the record is read before its first delete: the record's data files
-  // join the phase's total first (progress only; the same files, the same batches).
-  state.deleteProgress.planned(queuedData.size);
+  // Every manifest of the record is read before its first delete: the phase's total gains
+  // the record's data files and loses its manifests already gone (progress only; the same
+  // files, the same batches).
+  state.deleteProgress.planned(
+    queuedData.size + manifestKeys.length - retiredManifestCount(handle),
+  );
   for (const key of queuedData) await dataBatch.add(key);
   stats.objectsDeleted.dataFiles += await dataBatch.flush();
   const manifestBatch = new DeleteBatcher(

@@ -164,9 +164,10 @@ export class DeleteProgress {
     this.#report();
   }
 
-  planned(count: number): void {
-    this.#total += count;
-    if (count > 0) this.#report();
+  /** Corrects the total once a record is read: its data files added, manifests already gone taken off. */
+  planned(change: number): void {
+    this.#total += change;
+    if (change !== 0) this.#report();
   }
 
   deleted(count: number): void {
@@ -175,6 +176,6 @@ export class DeleteProgress {
   }
 
   #report(): void {
-    this.emit({ phase: "delete", done: this.#done, total: Math.max(this.#total, this.#done) });
+    this.emit({ phase: "delete", done: this.#done, total: this.#total });
   }
 }

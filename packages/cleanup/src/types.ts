@@ -12,9 +12,9 @@ export type CleanupPhase = "recover" | "plan" | "retire" | "delete" | "orphans";
  * (`recover`), versions (`plan`: listed, `retire`: retired) and objects deleted (`delete`:
  * manifests and data files; `orphans`: orphan data files, clock probes, expired intents and
  * leases). The `delete` phase has a `total` from its first event on: the retired manifests of
- * every committed record, plus each record's data files once its manifests are read (before
- * any of that record's deletes), so `total` only grows and is exact when the last record is
- * read. The `orphans` phase has a `total` only in its last event (the sweep streams a listing).
+ * every committed record; once a record's manifests are read (before any of its deletes)
+ * the total gains its data files and loses its manifests already gone, so it is exact when
+ * the last record is read. The `orphans` phase has a `total` only in its last event (the sweep streams a listing).
  * Observation only: a run sends the same requests with or without `onProgress`.
  */
 export interface CleanupProgress {
