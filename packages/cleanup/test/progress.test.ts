@@ -8,8 +8,9 @@ import {
   ProgressTracker,
   planCleanup,
   progressEstimate,
+  recover,
 } from "../src/index.js";
-import { seedDataset, world } from "./helpers.js";
+import { CrashStore, keysUnder, seedDataset, world } from "./helpers.js";
 
 const at = (ms: number, progress: CleanupProgress) => ({ at: ms, progress });
 
@@ -117,4 +118,28 @@ describe("progress of a run in objects (observation only)", () => {
       expect(stats.objectsDeleted.orphans).toBe(1);
     });
   }
+});
+
+describe("the delete phase's total is corrected as each record is read", () => {
+  it("a committed record whose data files and two manifests an earlier run deleted: the total drops to what is left, and the last event has done = total", async () => {
+    const { ctx, store, time, on } = world(5);
+    await seedDataset(ctx, time, { versions: 6, filesPer: 1 });
+    // The run crashes after its data-file batch landed: the record stays committed.
+    const crashing = new CrashStore(
+      store,
+      (op, key) => op === "deleteMany" && key.startsWith("data/"),
+      true,
+    );
+    await expect(cleanup(on(crashing), { retainVersions: 1 })).rejects.toThrow(/crashed/);
+    // ... and two of its five manifests went too (an earlier manifest batch).
+    for (const key of keysUnder(store, "_versions/main/").slice(0, 2)) await store.delete(key);
+    await time.advance(2 * 60_000); // the crashed run's lock runs out
+    const events: CleanupProgress[] = [];
+    const stats = await recover(ctx, { onProgress: (p) => events.push(p) });
+    const deletes = events.filter((e) => e.phase === "delete");
+    expect(deletes[0]).toEqual({ phase: "delete", done: 0, total: 5 });
+    const deleted = stats.objectsDeleted.manifests + stats.objectsDeleted.dataFiles;
+    expect(stats.objectsDeleted.manifests).toBe(3);
+    expect(deletes.at(-1)).toEqual({ phase: "delete", done: deleted, total: deleted });
+  });
 });
