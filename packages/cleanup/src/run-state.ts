@@ -1,5 +1,10 @@
 import { CountingStore } from "@holdfast/conditional-store";
-import { type DatasetFormat, defaultFormat, type ProtocolContext } from "@holdfast/dataset";
+import {
+  type DatasetFormat,
+  defaultFormat,
+  type ProtocolContext,
+  requireHoldfastDataset,
+} from "@holdfast/dataset";
 import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
 import { censusReferences } from "@holdfast/refs-lifecycle";
 import type { DeleteLeases, HeldRecord, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
@@ -90,6 +95,10 @@ export async function createRunState(
   // The format's own census when it has one (a Lance table's tags and branches).
   const referenceCensus =
     options.referenceCensus ?? censusReferences(ctx, { format: options.format });
+  // No format given: the default is holdfast's layout, so the store must be a holdfast
+  // dataset (one HEAD of its marker, before any write; a Lance table is refused, never
+  // cleaned as if its files were orphans). docs/protocol.md §1 "The format guard".
+  if (options.format === undefined) await requireHoldfastDataset(ctx, mode);
   // Last: nothing after the lock is taken may throw before the run's finally releases it.
   const { now, lock } = await lockAndClock(ctx, options, { dryRun, owner, warnings });
   return {

@@ -5,6 +5,7 @@ import {
   latestVersion,
   listBranchesWithVersions,
   type ProtocolContext,
+  requireHoldfastDataset,
   storageNow,
 } from "@holdfast/dataset";
 import { describeLeases, type LeaseView } from "@holdfast/leases";
@@ -67,6 +68,7 @@ export async function collectStatus(
   ctx: ProtocolContext,
   options: { format?: DatasetFormat | undefined } = {},
 ): Promise<DatasetStatus> {
+  if (options.format === undefined) await requireHoldfastDataset(ctx, "status");
   const branches = await collectBranches(ctx, options.format ?? defaultFormat);
   const tags = (await listTags(ctx, { format: options.format })).map((t) => ({
     name: t.name,

@@ -21,6 +21,7 @@ import {
   type Manifest,
   ManifestSchema,
 } from "./manifest.js";
+import { markHoldfastDataset } from "./marker.js";
 import { DEFAULT_BRANCH, validateName } from "./names.js";
 import { parseStored } from "./stored.js";
 
@@ -45,6 +46,7 @@ export async function initDataset(
       code: "DATASET_EXISTS",
     });
   }
+  markHoldfastDataset(ctx.store);
   return { schema: 1, format: "holdfast", datasetId, writerId, defaultBranch };
 }
 
@@ -57,7 +59,9 @@ export async function openDataset(ctx: ProtocolContext): Promise<DatasetInfo> {
       hint: "run init first, or check the storage URL and prefix",
     });
   }
-  return parseStored(DatasetInfoSchema, got.body, DATASET_KEY, "open");
+  const info = parseStored(DatasetInfoSchema, got.body, DATASET_KEY, "open");
+  markHoldfastDataset(ctx.store);
+  return info;
 }
 
 /**

@@ -65,6 +65,13 @@ export {
   type VersionRef,
   VersionRefSchema,
 } from "./manifest.js";
+export {
+  type FoundLayout,
+  markHoldfastDataset,
+  NOT_A_HOLDFAST_DATASET,
+  NotAHoldfastDatasetError,
+  requireHoldfastDataset,
+} from "./marker.js";
 export { DEFAULT_BRANCH, validateName } from "./names.js";
 export {
   isActiveAt,

@@ -13,6 +13,7 @@ import {
   defaultFormat,
   type ProtocolContext,
   parseStored,
+  requireHoldfastDataset,
   resolverOptions,
   validateName,
   validateVersion,
@@ -82,6 +83,8 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const version = validateVersion(options.version);
   const ttlMs = validateTtl(options.ttlMs);
   const manifestKey = (options.format ?? defaultFormat).manifestKey(branch, version);
+  // Default format: the store must be holdfast's (docs/protocol.md §1, "The format guard").
+  if (options.format === undefined) await requireHoldfastDataset(ctx, "acquireLease");
 
   const leaseId = ctx.ids.next();
   const secret = drawLeaseSecret(ctx);

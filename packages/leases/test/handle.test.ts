@@ -1,6 +1,12 @@
 import { CountingStore, MemoryStore, seededIds } from "@holdfast/conditional-store";
 import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
-import { commitVersion, createContext, manifestKey, type ProtocolContext } from "@holdfast/dataset";
+import {
+  commitVersion,
+  createContext,
+  initDataset,
+  manifestKey,
+  type ProtocolContext,
+} from "@holdfast/dataset";
 import {
   acquireLease,
   INVALID_LEASE_HANDLE,
@@ -20,6 +26,7 @@ async function setup() {
     sleep: recordingSleep(),
     ids: seededIds(3),
   });
+  await initDataset(ctx);
   await commitVersion(ctx, { branch: "main", files: [] });
   await commitVersion(ctx, { branch: "main", files: [] });
   const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
@@ -49,6 +56,7 @@ describe("lease handles are checked before use", () => {
     const time = new FakeTime(Date.UTC(2026, 0, 1));
     const memory = new MemoryStore({ clock: time, conditionalDelete: false });
     const ctx = createContext(memory, { clock: time, sleep: recordingSleep(), ids: seededIds(4) });
+    await initDataset(ctx);
     await commitVersion(ctx, { branch: "main", files: [] });
     await commitVersion(ctx, { branch: "main", files: [] });
     const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });

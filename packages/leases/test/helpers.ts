@@ -1,6 +1,12 @@
 import { encodeJson, MemoryStore, seededIds, seededRandomBytes } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
-import { commitVersion, createContext, type ProtocolContext } from "@holdfast/dataset";
+import {
+  commitVersion,
+  createContext,
+  initDataset,
+  markHoldfastDataset,
+  type ProtocolContext,
+} from "@holdfast/dataset";
 import { retirementKey } from "@holdfast/retirement";
 
 /** A whole storage second, so offsets in tests read as sub-second parts. */
@@ -36,6 +42,8 @@ export async function commitVersions(w: World, count: number, branch = "main"): 
     clock: w.storeTime,
     sleep: w.storeTime.sleep,
   });
+  // A holdfast dataset: its marker, which acquire checks first (one HEAD per store object).
+  await initDataset(ctx).catch(() => markHoldfastDataset(ctx.store));
   for (let i = 0; i < count; i += 1) await commitVersion(ctx, { branch, files: [] });
 }
 

@@ -131,6 +131,11 @@ describe("request counts (no cleanup in flight)", () => {
     await commitVersions(w, 1);
     const counting = new CountingStore(w.memory);
     const ctx = { ...w.reader, store: counting };
+    // The first acquire through a store object also HEADs the dataset marker (docs/protocol.md
+    // §1, "The format guard"); every later one is the 3 requests of §4.
+    await releaseLease(ctx, await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 30_000 }));
+    expect(counting.requestCounts()).toMatchObject({ head: 2, put: 1, list: 1, delete: 1 });
+    counting.resetCounts();
     const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 30_000 });
     expect(counting.requestCounts()).toEqual({
       get: 0,

@@ -3,6 +3,7 @@ import {
   type DatasetFormat,
   defaultFormat,
   type ProtocolContext,
+  requireHoldfastDataset,
   type VersionRef,
 } from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
@@ -74,6 +75,9 @@ export async function scanReferences(
   visit: (ref: VersionRef, reason: ReferenceReason, source: string) => void,
   options: { skipManifestsOf?: string; cache?: ParentCache; format?: DatasetFormat } = {},
 ): Promise<void> {
+  // Default format: lineage is read in holdfast's layout, so only on a holdfast dataset
+  // (docs/protocol.md §1, "The format guard"; one HEAD per store object).
+  if (options.format === undefined) await requireHoldfastDataset(ctx, "censusReferences");
   const format = options.format ?? defaultFormat;
   const codec = referenceCodecOf(options.format);
   await scanIntentTargets(ctx, (ref, source) => visit(ref, "intent", source));
@@ -142,7 +146,7 @@ export function censusReferences(
   const own = referenceCodecOf(options.format).census;
   if (own) return own(ctx);
   const cache: ParentCache = new Map();
-  const format = options.format ?? defaultFormat;
+  const { format } = options;
   return async (branch, versions) => {
     const wanted = new Set(versions);
     const found = new Map<number, string>();
@@ -153,7 +157,7 @@ export function censusReferences(
           found.set(ref.version, reason);
         }
       },
-      { skipManifestsOf: branch, cache, format },
+      { skipManifestsOf: branch, cache, ...(format ? { format } : {}) },
     );
     return found;
   };

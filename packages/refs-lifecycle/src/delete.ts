@@ -4,6 +4,7 @@ import {
   DEFAULT_BRANCH,
   defaultFormat,
   type ProtocolContext,
+  requireHoldfastDataset,
   storageNow,
   validateName,
 } from "@holdfast/dataset";
@@ -90,6 +91,10 @@ async function deleteReference(
   if (kind === "branch") requireBranchWrites(refs.codec, options.format, "deleteBranch");
   const boundMs = intentBound(options);
   requireAtomicUpdate(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
+  // Default format: a holdfast dataset only (docs/protocol.md §1, "The format guard").
+  if (options.format === undefined) {
+    await requireHoldfastDataset(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
+  }
   const current = await readCanonical(ctx, refs.codec, kind, name);
   if (!current) {
     // Absence alone cannot say "deleted": only a recorded delete intent makes this a resume.

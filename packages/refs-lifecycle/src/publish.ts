@@ -9,6 +9,7 @@ import {
   type DatasetFormat,
   defaultFormat,
   type ProtocolContext,
+  requireHoldfastDataset,
   resolverOptions,
   type VersionRef,
 } from "@holdfast/dataset";
@@ -132,6 +133,9 @@ export async function publish<D extends CanonicalDocument>(
   };
   // Local timer only: it measures how long this process has held its cover, never
   // compared with another host's clock.
+  // Default format: the store must be holdfast's before the first write (docs/protocol.md
+  // §1, "The format guard").
+  if (plan.options.format === undefined) await requireHoldfastDataset(ctx, plan.op);
   const startedAt = ctx.clock.now();
   await writeIntent(ctx, iKey, intent);
 

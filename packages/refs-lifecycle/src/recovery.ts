@@ -4,6 +4,7 @@ import {
   DEFAULT_BRANCH,
   isActiveAt,
   type ProtocolContext,
+  requireHoldfastDataset,
   storageNow,
   type VersionRef,
 } from "@holdfast/dataset";
@@ -55,6 +56,8 @@ export async function recoverReferences(
   options: { storageNow?: Date; format?: DatasetFormat } = {},
 ): Promise<ReferenceRecoveryReport> {
   const refs = referencesOf(options.format);
+  // Default format: a holdfast dataset only (docs/protocol.md §1, "The format guard").
+  if (options.format === undefined) await requireHoldfastDataset(ctx, "recoverReferences");
   const now = options.storageNow ?? (await storageNow(ctx));
   const recoveryId = ctx.ids.next();
   const precision = ctx.store.capabilities.timestampPrecisionMs;

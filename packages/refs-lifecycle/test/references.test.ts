@@ -114,8 +114,8 @@ describe("tags", () => {
     const tag = await createTag(rctx, { name: "t", target: { branch: "main", version: 1 } });
     expect((await getTag(ctx, "t"))?.etag).toBe(tag.etag);
     expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
-    // Only the commit (manifest and its branch head hint) went through the other wrapper.
-    expect(faults.requestCounts().put).toBe(2);
+    // Only the setup (dataset marker, manifest, its branch head hint) went through the other wrapper.
+    expect(faults.requestCounts().put).toBe(3);
   });
 
   it("a second create of the same name conflicts and leaves the first intact", async () => {

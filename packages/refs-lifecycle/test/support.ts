@@ -11,7 +11,9 @@ import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-stor
 import {
   commitVersion,
   createContext,
+  initDataset,
   manifestKey,
+  markHoldfastDataset,
   type ProtocolContext,
   type VersionRef,
 } from "@holdfast/dataset";
@@ -51,6 +53,8 @@ export async function commits(
   count: number,
   parent?: VersionRef,
 ): Promise<void> {
+  // A holdfast dataset: its marker, which every default-format operation checks first.
+  await initDataset(ctx).catch(() => markHoldfastDataset(ctx.store));
   for (let i = 0; i < count; i += 1) {
     await commitVersion(ctx, {
       branch,

@@ -1,4 +1,5 @@
 import { holdfastError, listAll } from "@holdfast/conditional-store";
+import { requireHoldfastDataset } from "@holdfast/dataset";
 import type { RetirementContext } from "./context.js";
 import { activeVersions, type RetirementHandle, readRecord } from "./machine.js";
 import { parseRetirementKey, retirementPrefix } from "./record.js";
@@ -14,7 +15,7 @@ export type PresentManifests = (
 
 export interface FinalizeOptions {
   readonly deleteLeases: DeleteLeases;
-  /** @default LIST of `_versions/{branch}/` over the record's range (holdfast layout) */
+  /** @default LIST of `_versions/{branch}/` over the record's range (holdfast layout; the store must then hold holdfast's dataset marker) */
   readonly presentManifests?: PresentManifests | undefined;
 }
 
@@ -43,6 +44,9 @@ export async function finalize(
   }
   const { branch } = handle.record;
   const retired = activeVersions(handle.record);
+  // The default reads holdfast's layout: only on a holdfast dataset (a Lance table's
+  // manifests would all look absent). docs/protocol.md §1, "The format guard".
+  if (!options.presentManifests) await requireHoldfastDataset(ctx, "finalize");
   const present = await (options.presentManifests ?? layoutPresentManifests(ctx))(branch, retired);
   if (present.size > 0) {
     throw holdfastError(

@@ -1,5 +1,6 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
+import { initDataset, NOT_A_HOLDFAST_DATASET } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import {
   abandon,
@@ -17,6 +18,8 @@ import {
 } from "../src/index.js";
 import { census, memoryContext, noLeases, noRefs } from "./helpers.js";
 
+const DATASET_KEY = "_holdfast/dataset.json";
+
 const candidates = [
   { version: 2, manifestEtag: "e2" },
   { version: 1, manifestEtag: "e1" },
@@ -26,6 +29,7 @@ const candidates = [
 describe("retirement state machine", () => {
   it("drains, seals, commits and finalizes, leaving nothing behind", async () => {
     const { ctx, store } = memoryContext();
+    await initDataset(ctx); // finalize's default check reads holdfast's layout
     const h = await drain(ctx, { branch: "main", versions: candidates, owner: "01OWNER" });
     expect(h.key).toMatch(/^_holdfast\/retirement\/main\/0{19}1-0{19}3-[0-9A-Z]{26}\.json$/);
     expect(h.record.versions.map((v) => v.version)).toEqual([1, 2, 3]);
@@ -45,7 +49,7 @@ describe("retirement state machine", () => {
       deleteLeases: async (_b, v) => deleted.push([...v]),
     });
     expect(deleted).toEqual([[1]]);
-    expect(store.keys()).toEqual([]);
+    expect(store.keys()).toEqual([DATASET_KEY]);
   });
 
   it("every write carries a fresh writerId, so a rewrite changes the bytes", async () => {
@@ -153,6 +157,7 @@ describe("retirement state machine", () => {
 
   it("finalize refuses while a recorded manifest is still present", async () => {
     const { ctx, store } = memoryContext();
+    await initDataset(ctx);
     await store.put(`_versions/main/${"1".padStart(20, "0")}.json`, encodeJson({}));
     const h = await commit(
       ctx,
@@ -165,6 +170,7 @@ describe("retirement state machine", () => {
 
   it("L8 a finalize that fails deleting leases keeps the committed record; recovery completes it", async () => {
     const { ctx, store } = memoryContext();
+    await initDataset(ctx);
     const leases = new Set(["1", "2"]);
     const h = await commit(
       ctx,
@@ -177,7 +183,7 @@ describe("retirement state machine", () => {
       },
     }).catch((e) => e);
     expect(error).toBeInstanceOf(Error);
-    expect(store.keys()).toEqual([h.key]);
+    expect(store.keys()).toEqual([DATASET_KEY, h.key]);
     const report = await recoverRetirements(ctx, {
       leaseCensus: noLeases,
       referenceCensus: noRefs,
@@ -189,7 +195,31 @@ describe("retirement state machine", () => {
       },
     });
     expect(leases.size).toBe(0);
-    expect(store.keys()).toEqual([]);
+    expect(store.keys()).toEqual([DATASET_KEY]);
+  });
+
+  it("finalize's default manifest check refuses a store without holdfast's marker (a Lance table) and removes nothing", async () => {
+    const { ctx, store } = memoryContext();
+    // A Lance table: its manifests are _versions/{n}.manifest, which holdfast's layout
+    // check would not see, so every retired version would look gone.
+    await store.put("_versions/1.manifest", new Uint8Array([1]));
+    const h = await commit(
+      ctx,
+      await seal(ctx, await drain(ctx, { branch: "main", versions: candidates, owner: "o" })),
+    );
+    let leasesDeleted = false;
+    const error = await finalize(ctx, h, {
+      deleteLeases: async () => {
+        leasesDeleted = true;
+      },
+    }).catch((e) => e);
+    expect(error).toMatchObject({
+      kind: "invalid-input",
+      code: NOT_A_HOLDFAST_DATASET,
+      found: "lance",
+    });
+    expect(leasesDeleted).toBe(false);
+    expect(store.keys()).toEqual([h.key, "_versions/1.manifest"]);
   });
 });
 

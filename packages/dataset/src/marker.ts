@@ -1,0 +1,95 @@
+import { HoldfastError, type ObjectStore } from "@holdfast/conditional-store";
+import type { ProtocolContext } from "./context.js";
+import { DATASET_KEY, parseManifestKey, VERSIONS_PREFIX } from "./layout.js";
+
+/** Code of {@link NotAHoldfastDatasetError}. */
+export const NOT_A_HOLDFAST_DATASET = "NOT_A_HOLDFAST_DATASET";
+
+/**
+ * What a store without holdfast's dataset marker holds, as far as one short listing says:
+ * a Lance table (`_versions/*.manifest`), holdfast manifests written without `initDataset`,
+ * other objects, or nothing.
+ */
+export type FoundLayout = "lance" | "holdfast-without-marker" | "other" | "empty";
+
+/**
+ * An operation of holdfast's own format met a store without `_holdfast/dataset.json`:
+ * `invalid-input`, code NOT_A_HOLDFAST_DATASET, `found` says what is there. Thrown before
+ * the operation writes anything (docs/protocol.md §1, "The format guard").
+ */
+export class NotAHoldfastDatasetError extends HoldfastError {
+  readonly found: FoundLayout;
+
+  constructor(operation: string, location: string, found: FoundLayout) {
+    super(`no holdfast dataset at ${location}: ${DESCRIBE[found]}; nothing was written`, {
+      kind: "invalid-input",
+      operation,
+      key: DATASET_KEY,
+      code: NOT_A_HOLDFAST_DATASET,
+      hint: HINT[found],
+    });
+    this.found = found;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), found: this.found };
+  }
+}
+
+/**
+ * Refuses to run an operation of holdfast's own layout on a store that is not a holdfast
+ * dataset: every API whose format defaults to holdfast's calls this on that default path,
+ * so a Lance table (or anything else) is never read, written or cleaned as holdfast's
+ * layout. One HEAD of the marker; a store object that showed it once is not asked again
+ * (holdfast never deletes the marker), so a run, or a process holding one store, pays one
+ * HEAD. A missing marker costs one more LIST to say what is there.
+ */
+export async function requireHoldfastDataset(
+  ctx: ProtocolContext,
+  operation: string,
+): Promise<void> {
+  if (marked.has(ctx.store)) return;
+  if (await ctx.store.head(DATASET_KEY)) {
+    markHoldfastDataset(ctx.store);
+    return;
+  }
+  throw new NotAHoldfastDatasetError(operation, ctx.store.location, await foundLayout(ctx));
+}
+
+/** Records that `store` showed holdfast's marker (init wrote it, open read it). */
+export function markHoldfastDataset(store: ObjectStore): void {
+  marked.add(store);
+}
+
+// --- utils ---
+
+const marked = new WeakSet<ObjectStore>();
+
+const LANCE_MANIFEST = /^_versions\/[^/]+\.manifest$/;
+
+async function foundLayout(ctx: ProtocolContext): Promise<FoundLayout> {
+  const versions = await ctx.store.list(VERSIONS_PREFIX, { pageSize: 64 });
+  if (versions.objects.some((meta) => LANCE_MANIFEST.test(meta.key))) return "lance";
+  if (versions.objects.some((meta) => parseManifestKey(meta.key) !== null)) {
+    return "holdfast-without-marker";
+  }
+  if (versions.objects.length > 0) return "other";
+  const any = await ctx.store.list("", { pageSize: 1 });
+  return any.objects.length > 0 ? "other" : "empty";
+}
+
+const DESCRIBE: Record<FoundLayout, string> = {
+  lance: "this looks like a Lance table (_versions/*.manifest found)",
+  "holdfast-without-marker": `holdfast manifests found, but no dataset marker (${DATASET_KEY})`,
+  other: `the store holds objects, but no dataset marker (${DATASET_KEY})`,
+  empty: "the store is empty",
+};
+
+const HINT: Record<FoundLayout, string> = {
+  lance:
+    "pass the Lance format (resolveDatasetFormat or openLanceFormat from @holdfast/format-lance); the CLI and server detect it",
+  "holdfast-without-marker":
+    "run initDataset (holdfast init) once on this dataset: it only writes the marker",
+  other: "check the storage URL and prefix, or pass the dataset's format",
+  empty: "run initDataset (holdfast init) first, or check the storage URL and prefix",
+};
