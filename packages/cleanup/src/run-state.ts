@@ -96,9 +96,12 @@ export async function createRunState(
   const referenceCensus =
     options.referenceCensus ?? censusReferences(ctx, { format: options.format });
   // No format given: the default is holdfast's layout, so the store must be a holdfast
-  // dataset (one HEAD of its marker, before any write; a Lance table is refused, never
-  // cleaned as if its files were orphans). docs/protocol.md §1 "The format guard".
-  if (options.format === undefined) await requireHoldfastDataset(ctx, mode);
+  // dataset (one HEAD of its marker, counted, before any write, unless the caller's store
+  // showed it before; a Lance table is refused, never cleaned as if its files were
+  // orphans). docs/protocol.md §1 "The format guard".
+  if (options.format === undefined) {
+    await requireHoldfastDataset(baseCtx, mode, { via: counting });
+  }
   // Last: nothing after the lock is taken may throw before the run's finally releases it.
   const { now, lock } = await lockAndClock(ctx, options, { dryRun, owner, warnings });
   return {

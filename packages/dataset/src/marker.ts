@@ -41,19 +41,23 @@ export class NotAHoldfastDatasetError extends HoldfastError {
  * dataset: every API whose format defaults to holdfast's calls this on that default path,
  * so a Lance table (or anything else) is never read, written or cleaned as holdfast's
  * layout. One HEAD of the marker; a store object that showed it once is not asked again
- * (holdfast never deletes the marker), so a run, or a process holding one store, pays one
- * HEAD. A missing marker costs one more LIST to say what is there.
+ * (holdfast never deletes the marker), so a process holding one store pays one HEAD.
+ * `options.via` sends the requests through another view of the same store (a cleanup
+ * run's request counter) while the answer is remembered for `ctx.store`. A missing marker
+ * costs one more LIST to say what is there.
  */
 export async function requireHoldfastDataset(
   ctx: ProtocolContext,
   operation: string,
+  options: { via?: ObjectStore | undefined } = {},
 ): Promise<void> {
   if (marked.has(ctx.store)) return;
-  if (await ctx.store.head(DATASET_KEY)) {
+  const store = options.via ?? ctx.store;
+  if (await store.head(DATASET_KEY)) {
     markHoldfastDataset(ctx.store);
     return;
   }
-  throw new NotAHoldfastDatasetError(operation, ctx.store.location, await foundLayout(ctx));
+  throw new NotAHoldfastDatasetError(operation, store.location, await foundLayout(store));
 }
 
 /** Records that `store` showed holdfast's marker (init wrote it, open read it). */
@@ -67,14 +71,14 @@ const marked = new WeakSet<ObjectStore>();
 
 const LANCE_MANIFEST = /^_versions\/[^/]+\.manifest$/;
 
-async function foundLayout(ctx: ProtocolContext): Promise<FoundLayout> {
-  const versions = await ctx.store.list(VERSIONS_PREFIX, { pageSize: 64 });
+async function foundLayout(store: ObjectStore): Promise<FoundLayout> {
+  const versions = await store.list(VERSIONS_PREFIX, { pageSize: 64 });
   if (versions.objects.some((meta) => LANCE_MANIFEST.test(meta.key))) return "lance";
   if (versions.objects.some((meta) => parseManifestKey(meta.key) !== null)) {
     return "holdfast-without-marker";
   }
   if (versions.objects.length > 0) return "other";
-  const any = await ctx.store.list("", { pageSize: 1 });
+  const any = await store.list("", { pageSize: 1 });
   return any.objects.length > 0 ? "other" : "empty";
 }
 

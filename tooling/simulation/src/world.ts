@@ -13,6 +13,7 @@ import {
   createContext,
   type DataFile,
   manifestKey,
+  markHoldfastDataset,
   type ProtocolContext,
   tryReadManifest,
   type VersionRef,
@@ -126,6 +127,9 @@ export class SimulationWorld {
       hiddenPrefix,
     );
     this.#gatedStores.set(actor, store);
+    // The dataset is holdfast's (seedDataset initializes it before any actor runs): the
+    // format guard's marker check would only add a request to every schedule.
+    markHoldfastDataset(store);
     return createContext(store, {
       clock: { now: () => this.sched.clock.now() + skewMs },
       ids: this.ids,
