@@ -2,6 +2,7 @@ import { CountingStore } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
+  holdfastDatasetKnown,
   type ProtocolContext,
   requireHoldfastDataset,
 } from "@holdfast/dataset";
@@ -99,7 +100,7 @@ export async function createRunState(
   // dataset (one HEAD of its marker, counted, before any write, unless the caller's store
   // showed it before; a Lance table is refused, never cleaned as if its files were
   // orphans). docs/protocol.md §1 "The format guard".
-  if (options.format === undefined) {
+  if (options.format === undefined && !holdfastDatasetKnown(baseCtx.store)) {
     await requireHoldfastDataset(baseCtx, mode, { via: counting });
   }
   // Last: nothing after the lock is taken may throw before the run's finally releases it.

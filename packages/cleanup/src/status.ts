@@ -2,6 +2,7 @@ import { decodeJson, listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
+  holdfastDatasetKnown,
   latestVersion,
   listBranchesWithVersions,
   type ProtocolContext,
@@ -68,7 +69,9 @@ export async function collectStatus(
   ctx: ProtocolContext,
   options: { format?: DatasetFormat | undefined } = {},
 ): Promise<DatasetStatus> {
-  if (options.format === undefined) await requireHoldfastDataset(ctx, "status");
+  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+    await requireHoldfastDataset(ctx, "status");
+  }
   const branches = await collectBranches(ctx, options.format ?? defaultFormat);
   const tags = (await listTags(ctx, { format: options.format })).map((t) => ({
     name: t.name,

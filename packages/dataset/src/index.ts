@@ -67,6 +67,7 @@ export {
 } from "./manifest.js";
 export {
   type FoundLayout,
+  holdfastDatasetKnown,
   markHoldfastDataset,
   NOT_A_HOLDFAST_DATASET,
   NotAHoldfastDatasetError,

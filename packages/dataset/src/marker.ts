@@ -60,6 +60,15 @@ export async function requireHoldfastDataset(
   throw new NotAHoldfastDatasetError(operation, store.location, await foundLayout(store));
 }
 
+/**
+ * Whether `store` already showed holdfast's marker. Callers test it before awaiting
+ * {@link requireHoldfastDataset}, so the known case costs no request and no await (an
+ * await changes how concurrent operations interleave, which seeded schedules replay).
+ */
+export function holdfastDatasetKnown(store: ObjectStore): boolean {
+  return marked.has(store);
+}
+
 /** Records that `store` showed holdfast's marker (init wrote it, open read it). */
 export function markHoldfastDataset(store: ObjectStore): void {
   marked.add(store);

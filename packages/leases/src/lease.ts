@@ -11,6 +11,7 @@ import {
   type DatasetFormat,
   DEFAULT_BRANCH,
   defaultFormat,
+  holdfastDatasetKnown,
   type ProtocolContext,
   parseStored,
   requireHoldfastDataset,
@@ -84,7 +85,9 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const ttlMs = validateTtl(options.ttlMs);
   const manifestKey = (options.format ?? defaultFormat).manifestKey(branch, version);
   // Default format: the store must be holdfast's (docs/protocol.md §1, "The format guard").
-  if (options.format === undefined) await requireHoldfastDataset(ctx, "acquireLease");
+  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+    await requireHoldfastDataset(ctx, "acquireLease");
+  }
 
   const leaseId = ctx.ids.next();
   const secret = drawLeaseSecret(ctx);

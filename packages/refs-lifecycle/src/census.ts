@@ -2,6 +2,7 @@ import { holdfastError, listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
+  holdfastDatasetKnown,
   type ProtocolContext,
   requireHoldfastDataset,
   type VersionRef,
@@ -77,7 +78,9 @@ export async function scanReferences(
 ): Promise<void> {
   // Default format: lineage is read in holdfast's layout, so only on a holdfast dataset
   // (docs/protocol.md §1, "The format guard"; one HEAD per store object).
-  if (options.format === undefined) await requireHoldfastDataset(ctx, "censusReferences");
+  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+    await requireHoldfastDataset(ctx, "censusReferences");
+  }
   const format = options.format ?? defaultFormat;
   const codec = referenceCodecOf(options.format);
   await scanIntentTargets(ctx, (ref, source) => visit(ref, "intent", source));

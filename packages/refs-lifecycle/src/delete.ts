@@ -3,6 +3,7 @@ import {
   type DatasetFormat,
   DEFAULT_BRANCH,
   defaultFormat,
+  holdfastDatasetKnown,
   type ProtocolContext,
   requireHoldfastDataset,
   storageNow,
@@ -92,7 +93,7 @@ async function deleteReference(
   const boundMs = intentBound(options);
   requireAtomicUpdate(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
   // Default format: a holdfast dataset only (docs/protocol.md §1, "The format guard").
-  if (options.format === undefined) {
+  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
     await requireHoldfastDataset(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
   }
   const current = await readCanonical(ctx, refs.codec, kind, name);

@@ -8,6 +8,7 @@ import {
 import {
   type DatasetFormat,
   defaultFormat,
+  holdfastDatasetKnown,
   type ProtocolContext,
   requireHoldfastDataset,
   resolverOptions,
@@ -135,7 +136,9 @@ export async function publish<D extends CanonicalDocument>(
   // compared with another host's clock.
   // Default format: the store must be holdfast's before the first write (docs/protocol.md
   // §1, "The format guard").
-  if (plan.options.format === undefined) await requireHoldfastDataset(ctx, plan.op);
+  if (plan.options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+    await requireHoldfastDataset(ctx, plan.op);
+  }
   const startedAt = ctx.clock.now();
   await writeIntent(ctx, iKey, intent);
 

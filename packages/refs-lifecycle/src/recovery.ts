@@ -2,6 +2,7 @@ import { listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   DEFAULT_BRANCH,
+  holdfastDatasetKnown,
   isActiveAt,
   type ProtocolContext,
   requireHoldfastDataset,
@@ -57,7 +58,9 @@ export async function recoverReferences(
 ): Promise<ReferenceRecoveryReport> {
   const refs = referencesOf(options.format);
   // Default format: a holdfast dataset only (docs/protocol.md §1, "The format guard").
-  if (options.format === undefined) await requireHoldfastDataset(ctx, "recoverReferences");
+  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+    await requireHoldfastDataset(ctx, "recoverReferences");
+  }
   const now = options.storageNow ?? (await storageNow(ctx));
   const recoveryId = ctx.ids.next();
   const precision = ctx.store.capabilities.timestampPrecisionMs;

@@ -1,5 +1,5 @@
 import { holdfastError, listAll } from "@holdfast/conditional-store";
-import { requireHoldfastDataset } from "@holdfast/dataset";
+import { holdfastDatasetKnown, requireHoldfastDataset } from "@holdfast/dataset";
 import type { RetirementContext } from "./context.js";
 import { activeVersions, type RetirementHandle, readRecord } from "./machine.js";
 import { parseRetirementKey, retirementPrefix } from "./record.js";
@@ -46,7 +46,9 @@ export async function finalize(
   const retired = activeVersions(handle.record);
   // The default reads holdfast's layout: only on a holdfast dataset (a Lance table's
   // manifests would all look absent). docs/protocol.md §1, "The format guard".
-  if (!options.presentManifests) await requireHoldfastDataset(ctx, "finalize");
+  if (!options.presentManifests && !holdfastDatasetKnown(ctx.store)) {
+    await requireHoldfastDataset(ctx, "finalize");
+  }
   const present = await (options.presentManifests ?? layoutPresentManifests(ctx))(branch, retired);
   if (present.size > 0) {
     throw holdfastError(
