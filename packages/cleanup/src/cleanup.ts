@@ -79,6 +79,7 @@ async function run(
   const state = await createRunState(baseCtx, policy, options, mode);
   const lock = state.lock;
   const heartbeat = startRunHeartbeat(state, lock);
+  let retirer: Retirer | undefined;
   try {
     const interrupted = await resolveInterrupted(state);
     state.checkpoint();
@@ -90,12 +91,14 @@ async function run(
         sink: (batch) => refuseTaggedCandidates(state, batch),
       });
     }
-    const retirer = new Retirer(state, new Set<string>(), interrupted);
+    const retiring = new Retirer(state, new Set<string>(), interrupted);
+    retirer = retiring;
     const plan = await planCandidates(state, interrupted, {
-      retainedFiles: retirer.retainedFiles,
-      sink: (batch) => retirer.retire(batch),
+      retainedFiles: retiring.retainedFiles,
+      sink: (batch) => retiring.retire(batch),
     });
-    await retirer.finish();
+    // Commits every sealed record, once every manifest the plan keeps or retires is read.
+    await retiring.finish();
     // The last look, after every commit of this run and before any deletion. A dry run
     // looks too (reads only), so its plan keeps what the run would keep.
     const late =
@@ -115,6 +118,9 @@ async function run(
     throw error;
   } finally {
     await heartbeat.stop();
+    // Records sealed but not committed when the run failed or stopped: given up, so a
+    // refusal or an interrupt before the commits blocks nothing (L5).
+    await retirer?.abandonSealed();
     if (lock.current) await releaseCleanupLock(state.ctx, lock.current).catch(() => {});
   }
 }
@@ -136,7 +142,7 @@ function startRunHeartbeat(state: RunState, lock: HeldLock) {
         }
       }
       // A fenced record makes the run's next transition fail and give it up.
-      await state.held.current?.renew();
+      await Promise.allSettled([...state.held].map((record) => record.renew()));
     },
   });
 }
@@ -160,8 +166,8 @@ async function deleteAndFinalize(
       state.deleteProgress.planned(-retiredManifestCount(held));
       continue;
     }
-    const complete = await deleteRetired(state, handle, retainedFiles, plannedData);
-    if (!state.dryRun && complete) await finalizeRetired(state, handle);
+    const { complete, changed } = await deleteRetired(state, handle, retainedFiles, plannedData);
+    if (!state.dryRun && complete) await finalizeRetired(state, handle, changed);
   }
 }
 

@@ -32,17 +32,31 @@ export async function retireVersionNumbers(
   }
 }
 
+/** What the deletion of one committed record left. */
+export interface RecordDeletion {
+  /** Every retired manifest is gone or was never there: the record may be finalized. */
+  readonly complete: boolean;
+  /**
+   * Versions whose manifest is not the one the record retired (another ETag at the key):
+   * nothing of them was deleted, and they are no longer the record's to retire.
+   */
+  readonly changed: ReadonlySet<number>;
+}
+
 /**
  * Step 5, delete one committed record: data files no retained version names, then the
- * retired manifests. Resolves to whether the record is complete (every retired manifest
- * gone or never there), so it may be finalized.
+ * retired manifests. This run's own records use the manifests read before their commit;
+ * records of earlier runs are read here. A version whose manifest is not the recorded one
+ * (another ETag) is not deleted at all and is reported `changed`: its recorded manifest is
+ * gone, so it does not keep the record from being finalized (docs/protocol.md, Retirement
+ * "A recorded manifest that was replaced").
  */
 export async function deleteRetired(
   state: RunState,
   handle: RetirementHandle,
   retainedFiles: Set<string>,
   plannedData: PlannedDeletions,
-): Promise<boolean> {
+): Promise<RecordDeletion> {
   const { ctx, format, stats, dryRun } = state;
   const { branch } = handle.record;
   const queuedData = new Set<string>();
@@ -58,7 +72,9 @@ export async function deleteRetired(
   // tell a resumed run what to delete.
   const manifestKeys: string[] = [];
   let complete = true;
+  const changed = new Set<number>();
   const counted = state.ownRecords.has(handle.key) ? stats.retired : stats.finished;
+  const read = state.retiredManifests.get(handle.key);
   for (const entry of handle.record.versions) {
     if (entry.cancelled) continue;
     // Interrupted: stop between versions; what is queued is sent, the record stays
@@ -67,19 +83,25 @@ export async function deleteRetired(
       complete = false;
       break;
     }
-    counted.push({ branch, version: entry.version });
     await state.pool.run(async () => {
-      const manifest = await format.readManifest(ctx, branch, entry.version);
-      if (!manifest) return; // deleted by an earlier, interrupted run
+      const manifest = read?.has(entry.version)
+        ? read.get(entry.version)
+        : await format.readManifest(ctx, branch, entry.version);
+      if (!manifest) {
+        counted.push({ branch, version: entry.version });
+        return; // deleted by an earlier, interrupted run
+      }
       if (manifest.etag !== entry.manifestEtag) {
-        // Not the manifest that was retired: keep it and everything it names.
+        // Not the manifest that was retired (that one is gone): keep this one and
+        // everything it names; it is no longer the record's to retire.
         for (const file of manifest.files) retainedFiles.add(file.key);
-        complete = false;
+        changed.add(entry.version);
         stats.warnings.push(
           `${branch}@${entry.version}: manifest changed since it was drained; kept`,
         );
         return;
       }
+      counted.push({ branch, version: entry.version });
       for (const file of manifest.files) {
         if (retainedFiles.has(file.key) || queuedData.has(file.key)) continue;
         queuedData.add(file.key);
@@ -108,5 +130,6 @@ export async function deleteRetired(
   );
   for (const key of manifestKeys) await manifestBatch.add(key);
   stats.objectsDeleted.manifests += await manifestBatch.flush();
-  return complete;
+  state.retiredManifests.delete(handle.key);
+  return { complete, changed };
 }

@@ -133,6 +133,7 @@ export type RetainReason =
   | "policy"
   | "latest"
   | "recent"
+  | "changed"
   | (string & {});
 
 /** True when a version is too young to retire (see {@link DEFAULT_MIN_VERSION_AGE_MS}). Storage time only. */

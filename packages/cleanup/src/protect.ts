@@ -2,9 +2,11 @@ import { decodeJson, holdfastError, listAll } from "@holdfast/conditional-store"
 import {
   COMMIT_INTENT_PREFIX,
   CommitIntentSchema,
+  type FormatManifest,
   precisionIntervalMs,
   truncSec,
 } from "@holdfast/dataset";
+import { parseRetirementKey } from "@holdfast/retirement";
 import type { Plan } from "./plan.js";
 import type { RunState } from "./run-state.js";
 
@@ -59,10 +61,23 @@ export async function protectLateCommits(state: RunState, plan: Plan): Promise<L
     look.intents += 1;
     for (const file of intent.files) keep(file);
   }
-  // 2. Manifests added since the plan, on every branch (new branches included).
+  // 2. Manifests added since the plan, on every branch (new branches included), and
+  // manifests this run's records retire whose key now holds another object (ETag): the
+  // deletion reads them as replaced and keeps them (docs/protocol.md, Cleanup
+  // "Refuse before the commit"). The listing is the one the last look makes anyway.
+  const retiring = retiringByKey(state);
   for (const branch of await format.listBranches(ctx)) {
     const seen = plan.listed.get(branch);
     for await (const entry of format.listVersions(ctx, branch)) {
+      const own = retiring.get(entry.key);
+      if (own && own.manifest.etag !== entry.etag) {
+        await state.pool.run(async () => {
+          const manifest = await format.readManifest(ctx, branch, entry.version);
+          own.manifests.set(entry.version, manifest);
+          for (const file of manifest?.files ?? []) keep(file.key);
+        });
+        continue;
+      }
       if (seen?.has(entry.version)) continue;
       await state.pool.run(async () => {
         const manifest = await format.readManifest(ctx, branch, entry.version);
@@ -73,4 +88,20 @@ export async function protectLateCommits(state: RunState, plan: Plan): Promise<L
   }
   await state.pool.drain();
   return { expiredIntents };
+}
+
+/** The manifests this run's committed records retire (read before their commit), by manifest key. */
+function retiringByKey(state: RunState) {
+  const byKey = new Map<
+    string,
+    { manifest: FormatManifest; manifests: Map<number, FormatManifest | null> }
+  >();
+  for (const [recordKey, manifests] of state.retiredManifests) {
+    const branch = parseRetirementKey(recordKey)?.branch;
+    if (branch === undefined) continue;
+    for (const [version, manifest] of manifests) {
+      if (manifest) byKey.set(state.format.manifestKey(branch, version), { manifest, manifests });
+    }
+  }
+  return byKey;
 }

@@ -1,4 +1,4 @@
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { FormatManifest, ProtocolContext, VersionEntry } from "@holdfast/dataset";
 import {
   abandon,
   activeVersions,
@@ -15,16 +15,30 @@ import {
 import { type BranchCandidates, type Interrupted, keepFilesOf } from "./plan.js";
 import { merge, type RunState } from "./run-state.js";
 
+/** A sealed record of this run waiting for the run's commits, with what its censuses kept. */
+interface Sealed {
+  readonly branch: string;
+  readonly held: HeldRecord;
+  /** Versions census 2 and the reference census kept (cancelled in the commit write). */
+  readonly late: Map<number, string>;
+  /** Manifests of the versions the commit will retire, read before it. */
+  readonly manifests: Map<number, FormatManifest | null>;
+}
+
 /**
  * Step 4, retire: the retirement protocol (docs/protocol.md) per record, all before any
- * deletion: drain → lease census → seal → lease census → reference census → commit. The
- * plan streams one record's candidates at a time into {@link Retirer.retire}; committed
- * records are appended to `interrupted.committed` (this run's own without their version
- * list, re-read at deletion, so the run never holds every record at once); kept versions'
- * files join the retained set. A plan runs the censuses only and writes nothing.
+ * deletion: drain → lease census → seal → lease census → reference census, then every
+ * manifest the record will retire is read and validated, and the record waits sealed. Only
+ * when the plan is complete and every manifest the run keeps or retires has been read
+ * ({@link Retirer.finish}) are the sealed records committed, so a manifest the format
+ * refuses stops the run before any commit: its records are abandoned and nothing stays
+ * blocked (docs/protocol.md, Cleanup "Refuse before the commit"). Committed records are
+ * appended to `interrupted.committed` without their version list (re-read at deletion);
+ * kept versions' files join the retained set. A plan runs the censuses only and writes nothing.
  */
 export class Retirer {
   #retiredCount = 0;
+  readonly #sealed: Sealed[] = [];
 
   constructor(
     private readonly state: RunState,
@@ -34,13 +48,12 @@ export class Retirer {
     state.progress({ phase: "retire", done: 0 });
   }
 
-  /** Retires one record's candidates (every one of them before any deletion of the run). */
+  /** Retires one record's candidates up to its seal and reads the manifests it will retire. */
   async retire({ branch, entries }: BranchCandidates): Promise<void> {
     const { state } = this;
     const { ctx, stats } = state;
     const { committed } = this.interrupted;
-    // The record this run is moving and has not carried to commit yet (one at a time);
-    // the run's heartbeat renews it through `state.held`.
+    // The record this run is moving, until it is sealed and queued for commit (or given up).
     let current: HeldRecord | undefined;
     try {
       state.checkpoint();
@@ -65,37 +78,42 @@ export class Retirer {
             ownershipBoundMs: state.options.ownershipBoundMs,
           });
           current = new HeldRecord(ctx, drained);
-          state.held.current = current;
+          state.held.add(current);
           state.ownRecords.add(drained.key);
           // 2. lease census after the drain is durable: active leases win.
           merge(kept, await state.leaseCensus(branch, versions, state.now));
           state.checkpoint();
           // 3. seal (renewal cutoff), cancelling the census-1 versions in the same write.
-          let handle = await current.update((h) => seal(ctx, h, { cancel: kept }));
+          const handle = await current.update((h) => seal(ctx, h, { cancel: kept }));
           let rest = activeVersions(handle.record);
-          if (rest.length > 0) {
+          if (rest.length === 0) {
+            await ctx.store.delete(handle.key); // every version kept: cancelled
+            state.held.delete(current);
+            current = undefined;
+          } else {
             const late = new Map<number, string>();
             // census 2: leases renewed or admitted before the seal win.
             merge(late, await state.leaseCensus(branch, rest, state.now));
             rest = rest.filter((v) => !late.has(v));
             // 4. reference census: intents, canonical refs, lineage; throws on read errors.
             if (rest.length > 0) merge(late, await state.referenceCensus(branch, rest));
-            // The last safe point before the irreversible boundary.
-            state.checkpoint();
-            // 5. commit: the irreversible boundary.
-            handle = await current.update((h) => commitOrStop(ctx, h, late));
-            merge(kept, late);
+            // Every version still in the record is read now (the deletion uses these reads):
+            // a manifest the format refuses fails the run while nothing is committed.
+            const manifests = await this.#readSealed(
+              branch,
+              entries,
+              rest.concat([...late.keys()]),
+              late,
+            );
+            this.#sealed.push({ branch, held: current, late, manifests });
+            current = undefined; // committed or given up by finish / abandonSealed
           }
-          if (handle.record.state === "committed") committed.push(withoutVersions(handle));
-          else await ctx.store.delete(handle.key); // every version kept: cancelled
-          current = undefined;
-          state.held.current = undefined;
         } catch (error) {
           if (!isFenced(error)) throw error;
           // A recovering cleaner (or an operator's abandon) took the record over: what it
           // commits it deletes itself, what it cancels must stay, so keep every candidate's files.
+          if (current) state.held.delete(current);
           current = undefined;
-          state.held.current = undefined;
           stats.warnings.push(`${branch}: retirement taken over by another cleaner`);
           kept = new Map(versions.map((v) => [v, "retiring"]));
         }
@@ -107,25 +125,101 @@ export class Retirer {
       this.#retiredCount += versions.length - kept.size;
       state.progress({ phase: "retire", done: this.#retiredCount });
     } finally {
-      // A drain or seal this run could not carry to commit (an error, an interrupt) is given
-      // up at once, in-process (L5): nothing it named stays blocked.
-      state.held.current = undefined;
-      if (current)
-        await current
-          .update(async (h) => {
-            await abandon(ctx, h);
-            return h;
-          })
-          .catch(() => {});
+      // A drain or seal this run could not carry to its seal (an error, an interrupt) is
+      // given up at once, in-process (L5): nothing it named stays blocked.
+      if (current) {
+        state.held.delete(current);
+        await giveUp(ctx, current);
+      }
     }
   }
 
-  /** Waits for the kept versions' manifest reads. */
+  /**
+   * Waits for every manifest read of the plan (kept versions and sealed records), then
+   * commits the sealed records in order: the irreversible boundary of each, after every
+   * read of the run that could refuse. Kept versions of a commit join the retained set.
+   */
   async finish(): Promise<void> {
-    await this.state.pool.drain();
+    const { state } = this;
+    const { ctx, stats } = state;
+    await state.pool.drain();
+    while (this.#sealed.length > 0) {
+      const sealed = this.#sealed[0]!;
+      const { branch, held, late, manifests } = sealed;
+      // The last safe point before the irreversible boundary.
+      state.checkpoint();
+      // 5. commit: the irreversible boundary.
+      let kept: Map<number, string> = late;
+      try {
+        const handle = await held.update((h) => commitOrStop(ctx, h, late));
+        if (handle.record.state === "committed") {
+          this.interrupted.committed.push(withoutVersions(handle));
+          const retiring = new Map(manifests);
+          for (const version of late.keys()) retiring.delete(version);
+          state.retiredManifests.set(handle.key, retiring);
+        } else await ctx.store.delete(handle.key); // every version kept: cancelled
+      } catch (error) {
+        // Any other failure leaves the record queued: abandonSealed gives it up.
+        if (!isFenced(error)) throw error;
+        // Taken over by a recovering cleaner: what it commits it deletes itself, what it
+        // cancels must stay, so every version of the record keeps its files.
+        stats.warnings.push(`${branch}: retirement taken over by another cleaner`);
+        kept = new Map([...manifests.keys()].map((v) => [v, late.get(v) ?? "retiring"]));
+      }
+      state.held.delete(held);
+      this.#sealed.shift();
+      for (const [version, reason] of kept) {
+        stats.retained.push({ branch, version, reason });
+        for (const file of manifests.get(version)?.files ?? []) this.retainedFiles.add(file.key);
+      }
+      this.#retiredCount -= kept.size;
+      state.progress({ phase: "retire", done: this.#retiredCount });
+    }
+  }
+
+  /**
+   * Gives up every record still sealed and not committed (the run failed or was
+   * interrupted before its commits): cancelled and deleted in-process, so nothing they
+   * name stays blocked (L5). A commit whose outcome is unknown is left as it is: the
+   * if-match of the give-up conflicts when the commit landed.
+   */
+  async abandonSealed(): Promise<void> {
+    const sealed = this.#sealed.splice(0);
+    for (const { held } of sealed) {
+      this.state.held.delete(held);
+      await giveUp(this.state.ctx, held);
+    }
+  }
+
+  /**
+   * Reads, through the read pool, the manifest of every version of a sealed record (the
+   * ones the commit will retire and the ones the censuses kept), checking each against
+   * the ETag the record was drained with: a manifest that is not the drained one is kept
+   * (reason `changed`), never retired. A read the format refuses fails the pool, and so
+   * the run at {@link finish}, before any commit.
+   */
+  async #readSealed(
+    branch: string,
+    entries: readonly VersionEntry[],
+    sealedVersions: readonly number[],
+    late: Map<number, string>,
+  ): Promise<Map<number, FormatManifest | null>> {
+    const { state } = this;
+    const manifests = new Map<number, FormatManifest | null>();
+    const active = new Set(sealedVersions);
+    for (const entry of entries) {
+      if (!active.has(entry.version)) continue;
+      await state.pool.run(async () => {
+        const manifest = await state.format.readManifest(state.ctx, branch, entry.version);
+        manifests.set(entry.version, manifest);
+        if (manifest && manifest.etag !== entry.etag && !late.has(entry.version)) {
+          late.set(entry.version, "changed");
+        }
+      });
+    }
+    return manifests;
   }
 }
-
 /**
  * A committed record of this run, without its version list: the deletion step re-reads
  * it (one GET per record), so the run does not hold every record until then.
@@ -161,6 +255,16 @@ export async function fullRecord(
     return null;
   }
   return fresh;
+}
+
+/** Cancels and deletes a record this run gives up (in-process, L5); a failure leaves it to recovery. */
+async function giveUp(ctx: ProtocolContext, held: HeldRecord): Promise<void> {
+  await held
+    .update(async (h) => {
+      await abandon(ctx, h);
+      return h;
+    })
+    .catch(() => {});
 }
 
 /** Commit; an unknown outcome stops the run unless one read shows the commit landed as ours. */

@@ -2,6 +2,7 @@ import { CountingStore } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
+  type FormatManifest,
   holdfastDatasetKnown,
   type ProtocolContext,
   requireHoldfastDataset,
@@ -68,8 +69,14 @@ export interface RunState {
   /** Keys of the records this run drained itself: their versions count as `retired`, others' as `finished`. */
   readonly ownRecords: Set<string>;
   readonly stats: MutableStats;
-  /** The pre-commit record the heartbeat renews, if any. */
-  readonly held: { current: HeldRecord | undefined };
+  /** The pre-commit records of this run (sealed ones wait for the run's commits); the heartbeat renews each. */
+  readonly held: Set<HeldRecord>;
+  /**
+   * Manifests of the versions this run's committed records retire, read and validated
+   * before the run's first commit (docs/protocol.md, Cleanup "Refuse before the commit"),
+   * by record key: deletion uses them instead of reading each manifest again.
+   */
+  readonly retiredManifests: Map<string, Map<number, FormatManifest | null>>;
   /** Throws the signal's reason when the run was asked to stop; called only at safe points. */
   checkpoint(): void;
   /** True once the run was asked to stop. */
@@ -126,7 +133,8 @@ export async function createRunState(
     lock,
     owner,
     ownRecords: new Set(),
-    held: { current: undefined },
+    held: new Set(),
+    retiredManifests: new Map(),
     checkpoint: () => signal?.throwIfAborted(),
     stopping: () => signal?.aborted === true,
     stats: {
