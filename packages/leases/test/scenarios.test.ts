@@ -8,7 +8,7 @@ import {
   seededRandomBytes,
 } from "@holdfast/conditional-store";
 import { type Fault, FaultStore } from "@holdfast/conditional-store/testing";
-import { createContext, manifestKey } from "@holdfast/dataset";
+import { createContext, defaultFormat, manifestKey } from "@holdfast/dataset";
 import {
   acquireLease,
   branchFenceKey,
@@ -135,6 +135,10 @@ describe("lease scenarios (conformance/leases/scenarios.json)", () => {
                 branch: String(step.branch),
                 version: Number(step.version),
                 ttlMs: Number(step.ttlMs),
+                // The scenarios are holdfast datasets without an identity object; naming the
+                // format keeps the shared request sequences free of the format guard's one
+                // HEAD (docs/protocol.md §1, "The format guard"), which is not shared.
+                format: defaultFormat,
               });
               handles.set(String(step.as ?? "a"), lease);
               outcome = lease;
