@@ -1,0 +1,143 @@
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cleanup } from "@holdfast/cleanup";
+import { createContext } from "@holdfast/dataset";
+import { acquireLease, releaseLease } from "@holdfast/leases";
+import protobuf from "protobufjs";
+import { describe, expect, it } from "vitest";
+import {
+  censusLanceReferences,
+  isUnsupportedLance,
+  type LanceFeature,
+  lanceManifestKey,
+  openLanceFormat,
+} from "../src/index.js";
+import { listKeys, localPySite, pylance, type Written } from "./pylance.js";
+
+/**
+ * A Lance table holdfast does not fully understand is refused before anything is decided
+ * (docs/lance.md, "What it refuses"): one version of a pylance 14 table gets one thing
+ * pylance 14 never writes (an unimplemented feature-flag bit, a file outside the table's
+ * folders, a base id without its base path), appended to its Manifest message as protobuf
+ * allows (a later scalar wins, a repeated field gains an entry). Cleanup must stop with the
+ * feature named, leave no retirement record, delete nothing and keep every version leasable.
+ */
+const proto = protobuf.parse(
+  readFileSync(new URL("../proto/lance-table.proto", import.meta.url), "utf8"),
+  { keepCase: true },
+).root;
+const Fragment = proto.lookupType("holdfast.lance.DataFragment");
+
+function varint(value: bigint): number[] {
+  const out: number[] = [];
+  let v = value;
+  while (v >= 0x80n) {
+    out.push(Number(v & 0x7fn) | 0x80);
+    v >>= 7n;
+  }
+  out.push(Number(v));
+  return out;
+}
+
+/** Appends `extra` (encoded fields) to the Manifest message of the file at `path`. */
+function appendToManifest(path: string, extra: Uint8Array): void {
+  const file = readFileSync(path);
+  const footerAt = file.length - 16;
+  const start = Number(file.readBigInt64LE(footerAt));
+  const length = file.readUInt32LE(start);
+  const prefix = Buffer.alloc(4);
+  prefix.writeUInt32LE(length + extra.length);
+  writeFileSync(
+    path,
+    Buffer.concat([
+      file.subarray(0, start),
+      prefix,
+      file.subarray(start + 4, start + 4 + length),
+      extra,
+      file.subarray(footerAt),
+    ]),
+  );
+}
+
+const scalar = (field: number, value: bigint) => Uint8Array.from([field << 3, ...varint(value)]);
+const fragment = (value: Record<string, unknown>) => {
+  const body = Fragment.encode(Fragment.fromObject(value)).finish();
+  return Uint8Array.from([(2 << 3) | 2, ...varint(BigInt(body.length)), ...body]);
+};
+
+const CASES: readonly {
+  name: string;
+  feature: LanceFeature;
+  flag?: string;
+  extra: Uint8Array;
+}[] = [
+  {
+    name: "reader flag 64 (overlay files)",
+    feature: "reader-feature-flags",
+    flag: "unstable-data-overlay-files",
+    extra: Uint8Array.from([...scalar(9, 64n), ...scalar(10, 64n)]),
+  },
+  {
+    name: "reader flag 1024 (tagged fragment reuse index)",
+    feature: "reader-feature-flags",
+    flag: "fragment-reuse-index",
+    extra: scalar(9, 1024n),
+  },
+  {
+    name: "an unknown writer bit (4096)",
+    feature: "writer-feature-flags",
+    flag: "unknown-bit-12",
+    extra: scalar(10, 4096n),
+  },
+  {
+    name: "a row-id file outside the table's folders",
+    feature: "external-file",
+    extra: fragment({ id: 900, external_row_ids: { path: "../elsewhere/rows.bin", size: 8 } }),
+  },
+  {
+    name: "a data file whose base_id names no base path",
+    feature: "base-paths",
+    extra: fragment({ id: 901, files: [{ path: "x.lance", file_size_bytes: 1, base_id: 7 }] }),
+  },
+];
+
+describe("what holdfast refuses on a pylance 14 table (local disk)", () => {
+  it.each(CASES)(
+    "$name in an old version: refused by name, nothing retired or left behind",
+    {
+      timeout: 120_000,
+    },
+    async ({ feature, flag, extra }) => {
+      const site = localPySite();
+      await pylance<Written>(["write", "v1-naming", site.root], site.storageOptions);
+      const table = join(site.dir!, "v1names.lance");
+      appendToManifest(join(table, lanceManifestKey("v1", 3)), extra);
+      const before = readdirSync(join(table, "_versions")).sort();
+      const store = await site.store("v1names");
+      const ctx = createContext(store);
+      const format = await openLanceFormat(ctx);
+      let error: unknown;
+      try {
+        await cleanup(
+          ctx,
+          { retainVersions: 1, minVersionAgeMs: 0 },
+          { format, referenceCensus: censusLanceReferences(ctx) },
+        );
+      } catch (e) {
+        error = e;
+      }
+      expect(isUnsupportedLance(error, feature)).toBe(true);
+      if (flag) expect(error).toMatchObject({ flag });
+      expect(error).toMatchObject({ key: lanceManifestKey("v1", 3) });
+      expect(readdirSync(join(table, "_versions")).sort()).toEqual(before);
+      expect((await listKeys(store)).filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual(
+        [],
+      );
+      // Nothing stays blocked: every version can be leased at once.
+      for (const version of [1, 3, 6]) {
+        const lease = await acquireLease(ctx, { branch: "main", version, ttlMs: 10_000, format });
+        await releaseLease(ctx, lease);
+      }
+    },
+  );
+});
