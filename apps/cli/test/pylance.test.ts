@@ -116,7 +116,8 @@ function azurite(): Target {
     storageOptions: {
       account_name: part("AccountName"),
       account_key: part("AccountKey"),
-      azure_storage_use_emulator: "true",
+      // Not azure_storage_use_emulator: object_store then ignores azure_endpoint and
+      // writes to 127.0.0.1:10000, whatever port this Azurite listens on.
       azure_endpoint: part("BlobEndpoint"),
       allow_http: "true",
     },

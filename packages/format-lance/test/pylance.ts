@@ -190,7 +190,8 @@ export function azuritePySite(): PySite {
     storageOptions: {
       account_name: account,
       account_key: key,
-      azure_storage_use_emulator: "true",
+      // Not azure_storage_use_emulator: object_store then ignores azure_endpoint and
+      // writes to 127.0.0.1:10000, whatever port this Azurite listens on.
       azure_endpoint: endpoint,
       allow_http: "true",
     },
