@@ -154,7 +154,7 @@ describe("holdfast on gs:// (fake-gcs-server)", () => {
  * bucket as they are, holdfast cleans them there, and LanceDB reads a copy back.
  */
 describe("a Lance table on gs:// (fake-gcs-server)", () => {
-  it("cleanup detects the Lance format, keeps the tagged and latest versions, LanceDB agrees", {
+  it("cleanup detects the Lance format, keeps the leased, tagged and latest versions, LanceDB agrees", {
     timeout: 300_000,
   }, async () => {
     const local = join(work, "lance-db");
@@ -173,9 +173,24 @@ describe("a Lance table on gs:// (fake-gcs-server)", () => {
       await store.put(relative(tableDir, path), await readFile(path));
     }
 
+    // A reader holds version 3 with a lease while the cleanup runs (invariant 1).
+    const url = `gs://${bucket}/${prefix}`;
+    const lease = await run([
+      "lease",
+      "acquire",
+      url,
+      "3",
+      "--ttl",
+      "10m",
+      "--endpoint",
+      endpoint,
+      "--json",
+    ]);
+    expect(lease.code, lease.stderr).toBe(0);
+
     const cleanup = await run([
       "cleanup",
-      `gs://${bucket}/${prefix}`,
+      url,
       "--retain",
       "1",
       "--min-age",
@@ -189,7 +204,7 @@ describe("a Lance table on gs:// (fake-gcs-server)", () => {
     checkShape(doc);
     expect(doc.format).toBe("lance");
     const stats = doc.stats as { retired: { version: number }[] };
-    expect(stats.retired.map((r) => r.version).sort()).toEqual([1, 3, 4]);
+    expect(stats.retired.map((r) => r.version).sort()).toEqual([1, 4]);
 
     // Copy what the bucket holds now back to disk and let LanceDB read it.
     const back = join(work, "lance-back");
@@ -200,7 +215,9 @@ describe("a Lance table on gs:// (fake-gcs-server)", () => {
       await writeFile(path, got!.body);
     }
     const after = await (await lancedb.connect(back)).openTable("events");
-    expect((await after.listVersions()).map((v) => v.version)).toEqual([2, 5]);
+    expect((await after.listVersions()).map((v) => v.version)).toEqual([2, 3, 5]);
+    expect(await after.countRows()).toBe(1);
+    await after.checkout(3);
     expect(await after.countRows()).toBe(1);
     after.close();
   });
