@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { cleanup, DEFAULT_MIN_VERSION_AGE_MS } from "../src/index.js";
 import { MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
 
-// The two guards issue 9 found deletable with the suite green, each pinned here.
+// Two guards that could once be deleted with the suite green, each pinned here.
 describe("retirement guards that only one interleaving needs", () => {
   it("census 2: a lease census 1 saw as expired, renewed before the seal, keeps its version", async () => {
     const { ctx, store, time } = world();

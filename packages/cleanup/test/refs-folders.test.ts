@@ -8,7 +8,7 @@ const tagBody = (name: string, version: number) =>
   encodeJson({ schema: 1, name, target: { branch: "main", version } });
 
 // docs/protocol.md "Reference census": every object under _refs/ is read as a reference or
-// stops the cleanup with an error naming it (issue 9, hole 5).
+// stops the cleanup with an error naming it (invariant 8).
 describe("objects under _refs/ the census cannot name", () => {
   it("invariant 8: a released-format tag in a subfolder (_refs/tags/release/1.0.json) protects its version", async () => {
     const { ctx, store, time } = world();

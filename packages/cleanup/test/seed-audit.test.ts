@@ -8,10 +8,10 @@ import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 
-// Audit of the seed 000 reproducers against the interleavings they describe, where the
-// scenario tests cover a neighbouring interleaving rather than the seed's own.
-describe("seed 000 reproducers (cleanup)", () => {
-  it("L1 a lease admitted after cleanup planned, just before its drain, stays renewable and keeps its version (seed 000 reproducer: raced_active_lease_remains_renewable)", async () => {
+// Lease and reference races of docs/guarantees.md at the interleavings themselves, where the
+// scenario tests cover a neighbouring interleaving.
+describe("lease and reference races at their exact interleavings (cleanup)", () => {
+  it("L1 a lease admitted after cleanup planned, just before its drain, stays renewable and keeps its version", async () => {
     const { ctx: base, store, time } = world();
     await seedDataset(base, time, { versions: 3 });
     const faulty = new FaultStore(base.store);
@@ -42,7 +42,7 @@ describe("seed 000 reproducers (cleanup)", () => {
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
   });
 
-  it("L9 a tag whose canonical write stalls across the whole cleanup keeps its version (seed 000 reproducer: failed_post_admission_rollback_does_not_leave_tag)", async () => {
+  it("L9 a tag whose canonical write stalls across the whole cleanup keeps its version", async () => {
     const { ctx: base, store, time } = world();
     await seedDataset(base, time, { versions: 3 });
     let release!: () => void;
@@ -76,7 +76,7 @@ describe("seed 000 reproducers (cleanup)", () => {
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
   });
 
-  it("L10 a failed read of a descendant branch during the census retires nothing (seed 000 reproducer: recovered_retirement_still_respects_descendant_branch, fail closed)", async () => {
+  it("L10 a failed read of a descendant branch during the census retires nothing", async () => {
     const { ctx: base, store, time } = world();
     await seedDataset(base, time, { versions: 3 });
     await createBranch(base, { name: "child", parent: { branch: "main", version: 1 } });
@@ -109,7 +109,7 @@ describe("seed 000 reproducers (cleanup)", () => {
     // Nothing is left blocking later leases on the kept version.
     expect((await readAdmission(base, "main", 1)).state).toBe("open");
   });
-  it("L1 a renewal in flight across a whole retirement never reports success for the deleted version (seed 000 reproducer: raced_active_lease_remains_renewable, renewal side)", async () => {
+  it("L1 a renewal in flight across a whole retirement never reports success for the deleted version", async () => {
     const { ctx: base, store, time } = world();
     await seedDataset(base, time, { versions: 3 });
     const holderStore = new FaultStore(base.store);

@@ -36,7 +36,7 @@ async function refusedWithoutRequests(
   };
 }
 
-// docs/protocol.md "Cleanup": the orphan grace floor (issue 9, hole 2).
+// docs/protocol.md "Cleanup": the orphan grace floor.
 describe("orphan grace floor", () => {
   it("a grace below the floor is refused with the reason, before any request, unless no writer is active", async () => {
     const { ctx, time } = world();
@@ -81,7 +81,7 @@ describe("orphan grace floor", () => {
 });
 
 // Invariant 6: every option of every public cleanup function is checked before the first
-// request, the storage-time probe included (issue 9, hole 3).
+// request, the storage-time probe included.
 describe("cleanup options are validated before any request", () => {
   const policy: CleanupPolicy = { retainVersions: 1 };
   const badOptions: [string, Record<string, unknown>][] = [

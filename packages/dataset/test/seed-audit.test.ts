@@ -21,9 +21,9 @@ function twoWriters(memory = new MemoryStore()) {
   return { memory, store, a: writer(1), b: writer(2) };
 }
 
-// Audit of the seed 004 reproducers at the callers that use an exclusive create.
-describe("seed 004 reproducers (dataset)", () => {
-  it("C1 an init whose create applied but whose answer was lost succeeds (seed 004 reproducer: lost_applied_create_is_this_call)", async () => {
+// Lost answers and equal bytes (docs/guarantees.md, C1 and C2) at the callers that use an exclusive create.
+describe("exclusive creates under lost answers and equal bytes (dataset)", () => {
+  it("C1 an init whose create applied but whose answer was lost succeeds", async () => {
     const memory = new MemoryStore();
     const store = new FaultStore(memory, { requestMode: "single-attempt" });
     store.on(
@@ -38,7 +38,7 @@ describe("seed 004 reproducers (dataset)", () => {
     expect(store.requestCounts().put).toBe(2);
   });
 
-  it("C2 a second initializer on a repeating client is refused, not told it won (seed 004 reproducer: unscoped_s3_counts_another_writers_equal_bytes / one_prepared_token_has_one_init_claim_owner)", async () => {
+  it("C2 a second initializer on a repeating client is refused, not told it won", async () => {
     const { a, b } = twoWriters();
     const first = await initDataset(a);
     // The repeating client's first conflict is read back by bytes; the claim names its
@@ -48,7 +48,7 @@ describe("seed 004 reproducers (dataset)", () => {
     expect((await openDataset(a)).writerId).toBe(first.writerId);
   });
 
-  it("C2 a second initializer whose answer was lost is still refused (seed 004 reproducer: lost answer on a shared claim)", async () => {
+  it("C2 a second initializer whose answer was lost is still refused", async () => {
     const memory = new MemoryStore();
     const store = new FaultStore(memory, { requestMode: "single-attempt" });
     const a = createContext(store, { ids: seededIds(1), sleep: recordingSleep() });
@@ -65,7 +65,7 @@ describe("seed 004 reproducers (dataset)", () => {
     expect((await openDataset(a)).writerId).toBe(first.writerId);
   });
 
-  it("C2 two commits with identical content racing for one version take distinct versions (seed 004 reproducer: equal bytes are not exclusive ownership)", async () => {
+  it("C2 two commits with identical content racing for one version take distinct versions", async () => {
     const { store, a, b } = twoWriters();
     await initDataset(a);
     let y: Awaited<ReturnType<typeof commitVersion>> | undefined;

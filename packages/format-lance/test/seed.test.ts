@@ -72,7 +72,7 @@ async function overwrittenTable(site: LanceSite): Promise<Map<number, VersionRea
 }
 
 function describeSeed(siteName: string, makeSite: () => LanceSite) {
-  describe(`seed 000: a reader holding an old Lance version while cleanup runs (${siteName})`, () => {
+  describe(`invariant 1: a reader holding an old Lance version while cleanup runs (${siteName})`, () => {
     it("Lance's own cleanup deletes the version under a LanceDB reader: its read fails", {
       timeout: 120_000,
     }, async () => {

@@ -34,7 +34,7 @@ async function setup() {
   return { memory, counting, ctx, lease, manifest };
 }
 
-// docs/protocol.md §4 "Lease handles" (issue 9, hole 4).
+// docs/protocol.md §4 "Lease handles".
 describe("lease handles are checked before use", () => {
   it("hole 4: release given a handle whose key (and ETag) is a manifest's is refused and the manifest stays", async () => {
     const { memory, counting, ctx, lease, manifest } = await setup();

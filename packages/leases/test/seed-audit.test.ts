@@ -12,9 +12,9 @@ function deferred() {
   return { promise, resolve };
 }
 
-// Audit of seed 000: a renewal must not promise protection the retirement already ended.
-describe("seed 000 reproducers (leases)", () => {
-  it("L1 a renewal whose term lapsed in flight, across a finished retirement, is not-found (seed 000 reproducer: raced_active_lease_remains_renewable, renewal side)", async () => {
+// A renewal must not promise protection the retirement already ended (invariant 1, L1).
+describe("renewals across a retirement (leases)", () => {
+  it("L1 a renewal whose term lapsed in flight, across a finished retirement, is not-found", async () => {
     const w = world();
     await commitVersions(w, 2);
     const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 60_000 });

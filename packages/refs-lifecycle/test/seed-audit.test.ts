@@ -5,10 +5,10 @@ import { describe, expect, it } from "vitest";
 import { createBranch, deleteBranch, getBranch } from "../src/index.js";
 import { commits, keysUnder, world } from "./support.js";
 
-// Audit of the seed 000 reproducers: the review asked that deleted branch incarnations
-// leave no retirement or lease namespace behind (bounded retirement metadata).
-describe("seed 000 reproducers (refs-lifecycle)", () => {
-  it("L3 deleting a branch leaves none of its lease or retirement state behind (seed 000 reproducer: successful_cleanup_finalizes_version_fence, branch incarnations)", async () => {
+// Deleted branch incarnations must
+// leave no retirement or lease namespace behind (invariant 5, L3).
+describe("branch deletion leaves nothing behind (refs-lifecycle)", () => {
+  it("L3 deleting a branch leaves none of its lease or retirement state behind", async () => {
     const { ctx, memory } = world();
     await commits(ctx, "main", 1);
     await createBranch(ctx, { name: "b", parent: { branch: "main", version: 1 } });

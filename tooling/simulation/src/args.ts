@@ -13,7 +13,7 @@ export const PLANTED_FAULTS = ["unprotected-reuse", "blind-last-look", "forgeabl
  * `unprotected-reuse`: restorers and forkers commit reused files as if just written and
  * name no source, so the commit runs no reuse protocol. `blind-last-look`: cleaners see no
  * commit intent and no manifest added after their plan (cleanup's last look blinded).
- * Either reopens issue 9's hole 1 (docs/protocol.md, "Commits that reuse files").
+ * Either reopens the hole docs/protocol.md "Commits that reuse files" closes.
  * `forgeable-leases`: lease attackers' handles, built from the lease listing, are carried
  * out as before lease secrets (docs/protocol.md §4, "Lease secrets"), so they can release,
  * shorten or stretch a reader's lease.
@@ -46,8 +46,8 @@ export const USAGE = `usage:
                                          seeds across worker processes until the duration ends
   simulate replay --seed N [--no-shrink] rerun one seed, then shrink it to a minimal schedule
 options: --profile default|stress (or HOLDFAST_SIM_PROFILE), --trace (run with COUNT 1),
-  --plant unprotected-reuse|blind-last-look|forgeable-leases (run only: reopen issue 9's
-  hole 1, or forgeable lease handles, on purpose; seeds must then fail, which proves the
+  --plant unprotected-reuse|blind-last-look|forgeable-leases (run only: reopen the
+  reuse hole, or forgeable lease handles, on purpose; seeds must then fail, which proves the
   checker sees it)`;
 
 /** Parses argv (without node and script). A leading "--" (pnpm passes it through) is dropped. */

@@ -5,7 +5,7 @@ import type { DatasetFormat, VersionEntry } from "@holdfast/dataset";
  * listings are frozen at their first answer, made fresh for each cleanup run. The run's
  * last look (docs/protocol.md, "Commits that reuse files") then finds no manifest added
  * after its plan; with commit intents hidden too (see the cleaner's store) it protects
- * nothing, as before issue 9's hole 1 was closed.
+ * nothing, as before commits that reuse files were protected.
  */
 export function frozenFormat(base: DatasetFormat): DatasetFormat {
   let branches: Promise<string[]> | undefined;

@@ -307,8 +307,8 @@ export class SimulationWorld {
   /**
    * The files and sources of a commit that names files it read from `sources`. With the
    * planted fault `unprotected-reuse` the files are disguised as just written and no source
-   * is named, so the commit skips the reuse protocol (the writer before issue 9's hole 1
-   * was closed: no intent, no record check, no HEADs).
+   * is named, so the commit skips the reuse protocol (the writer before commits that
+   * reuse files were protected: no intent, no record check, no HEADs).
    */
   reuse(files: DataFile[], sources: VersionRef[]) {
     if (this.config.plant !== "unprotected-reuse") return { files, sources };
