@@ -29,6 +29,16 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> holdfast.Object
     """A store with version 1 written straight to it (no CLI). GCS is not among them: the
     TypeScript GCS backend's probe refuses the test fake-gcs-server at the moment."""
     s = open_store(str(request.param), tmp_path)
+    # The dataset marker, as the TypeScript initDataset writes it: a holdfast-format operation
+    # refuses a store without it (docs/protocol.md, the format guard).
+    marker = {
+        "schema": 1,
+        "format": "holdfast",
+        "datasetId": "01JDATASET0000000000000000",
+        "writerId": "01JDATASET0000000000000001",
+        "defaultBranch": "main",
+    }
+    s.put("_holdfast/dataset.json", (json.dumps(marker, separators=(",", ":")) + "\n").encode())
     s.put(holdfast.manifest_key("main", 1), b"{}")
     return s
 
