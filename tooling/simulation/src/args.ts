@@ -8,7 +8,12 @@ export class UsageError extends Error {
 export type Profile = "default" | "stress";
 
 /** Faults `--plant` can plant (see {@link PlantedFault}). */
-export const PLANTED_FAULTS = ["unprotected-reuse", "blind-last-look", "forgeable-leases"] as const;
+export const PLANTED_FAULTS = [
+  "unprotected-reuse",
+  "blind-last-look",
+  "forgeable-leases",
+  "late-validation",
+] as const;
 /**
  * `unprotected-reuse`: restorers and forkers commit reused files as if just written and
  * name no source, so the commit runs no reuse protocol. `blind-last-look`: cleaners see no
@@ -16,7 +21,9 @@ export const PLANTED_FAULTS = ["unprotected-reuse", "blind-last-look", "forgeabl
  * Either reopens the hole docs/protocol.md "Commits that reuse files" closes.
  * `forgeable-leases`: lease attackers' handles, built from the lease listing, are carried
  * out as before lease secrets (docs/protocol.md §4, "Lease secrets"), so they can release,
- * shorten or stretch a reader's lease.
+ * shorten or stretch a reader's lease. `late-validation`: cleaners validate manifests only
+ * when they use their files, after the commit (docs/protocol.md, Cleanup "Refuse before
+ * the commit"), so a manifest a breaker replaced is refused after an irreversible commit.
  */
 export type PlantedFault = (typeof PLANTED_FAULTS)[number];
 
@@ -46,9 +53,9 @@ export const USAGE = `usage:
                                          seeds across worker processes until the duration ends
   simulate replay --seed N [--no-shrink] rerun one seed, then shrink it to a minimal schedule
 options: --profile default|stress (or HOLDFAST_SIM_PROFILE), --trace (run with COUNT 1),
-  --plant unprotected-reuse|blind-last-look|forgeable-leases (run only: reopen the
-  reuse hole, or forgeable lease handles, on purpose; seeds must then fail, which proves the
-  checker sees it)`;
+  --plant unprotected-reuse|blind-last-look|forgeable-leases|late-validation (run only:
+  reopen the reuse hole, forgeable lease handles, or cleanup validating manifests after
+  its commit, on purpose; seeds must then fail, which proves the checker sees it)`;
 
 /** Parses argv (without node and script). A leading "--" (pnpm passes it through) is dropped. */
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Command {

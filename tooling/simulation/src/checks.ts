@@ -57,6 +57,11 @@ export interface CheckedWorld {
   readonly failedCommitFiles: string[];
   /** Writes released or applied so far (any actor). */
   writes(): number;
+  /**
+   * Manifests a breaker replaced with bytes the format refuses, by key: the data files the
+   * version's valid manifest names (the version still needs them; a repair puts it back).
+   */
+  readonly broken: ReadonlyMap<string, { readonly files: readonly string[] }>;
   violate(invariant: 1 | 2 | 3 | 4 | 5 | 7, message: string): void;
 }
 
@@ -66,7 +71,7 @@ export interface CheckedWorld {
  * retires a newest version, so a missing file there is a commit that named a deleted file).
  */
 export function createStepChecker(world: CheckedWorld): () => Promise<void> {
-  const { memory, sched, protections, tags, branches, failedCommitFiles, violate } = world;
+  const { memory, sched, protections, tags, branches, failedCommitFiles, violate, broken } = world;
   const manifestCache = new Map<string, string[]>(); // key@etag -> data files
   /** What of a version is gone (its manifest, or a data file it names), or null. */
   const missingPart = async (version: number, branch = BRANCH): Promise<string | null> => {
@@ -76,9 +81,12 @@ export function createStepChecker(world: CheckedWorld): () => Promise<void> {
     return null;
   };
   /** The data files a stored manifest names (parsed once per ETag), or null when it is gone. */
-  async function manifestFiles(key: string): Promise<string[] | null> {
+  async function manifestFiles(key: string): Promise<readonly string[] | null> {
     const meta = await memory.head(key);
     if (!meta) return null;
+    // Replaced by a breaker: the version needs the files of the manifest it replaced.
+    const replaced = broken.get(key);
+    if (replaced) return replaced.files;
     const cacheKey = `${key}@${meta.etag}`;
     let files = manifestCache.get(cacheKey);
     if (!files) {

@@ -32,6 +32,11 @@ export interface SimulationConfig {
    * never write the hint, so the others' hint lags (docs/protocol.md §2). Optional: 0.
    */
   hintlessWriters?: number;
+  /**
+   * Actors that replace main versions' manifests with bytes the format refuses and later
+   * repair them (see `actors/breakers.ts`). Optional: 0.
+   */
+  breakers?: number;
   /** Actors that call renewLease/releaseLease with forged handles (a manifest's key and ETag). */
   forgers: number;
   /**
@@ -68,6 +73,7 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
   appenders: 1,
   forgers: 1,
   leaseAttackers: 1,
+  breakers: 1,
   rounds: 10,
   faults: { applyThenLose: 0.04, loseBefore: 0.03, crash: 0.006 },
   maxClockSkewMs: 120_000,

@@ -24,11 +24,29 @@ export async function checkFinalRecovery(
   checkStep: () => Promise<void>,
 ): Promise<void> {
   const ctx = world.contextFor("recovery", CALM);
+  await repairBrokenManifests(world);
   await runRecovery(world, ctx, checkStep);
   checkNothingStuck(world);
   await checkNoOrphans(world);
   await checkGoneBranchesLeaveNothing(world);
   await checkEveryVersionAcquirable(world, ctx);
+}
+
+/**
+ * The manifests breakers left refused are repaired first (the original bytes put back: a
+ * valid manifest naming the same files, another ETag), as an operator would before
+ * recovery: a committed record naming one then settles by "A recorded manifest that was
+ * replaced" (docs/protocol.md, Retirement).
+ */
+async function repairBrokenManifests(world: SimulationWorld): Promise<void> {
+  for (const [key, broken] of world.broken) {
+    if (broken.etag === undefined) continue;
+    const current = await world.memory.head(key);
+    if (current?.etag === broken.etag) {
+      await world.memory.put(key, broken.original, { precondition: { ifMatch: broken.etag } });
+    }
+  }
+  world.broken.clear();
 }
 
 async function runRecovery(

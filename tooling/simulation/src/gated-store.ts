@@ -36,6 +36,8 @@ export class GatedStore implements ObjectStore {
   readonly capabilities: ObjectStore["capabilities"];
   crashed = false;
   requests = 0;
+  /** Writes whose answer was lost so far (applied or not). */
+  lostAnswers = 0;
 
   constructor(
     private readonly inner: ObjectStore,
@@ -68,6 +70,7 @@ export class GatedStore implements ObjectStore {
     this.onWrite();
     const r = this.scheduler.random();
     if (r < this.faults.loseBefore) {
+      this.lostAnswers += 1;
       this.scheduler.trace?.(`  ${this.actor}: lost before applying`);
       throw holdfastError("ambiguous", label, `simulated lost request (not applied) on ${key}`, {
         key,
@@ -76,6 +79,7 @@ export class GatedStore implements ObjectStore {
     const result = await send();
     this.onWrite();
     if (r < this.faults.loseBefore + this.faults.applyThenLose) {
+      this.lostAnswers += 1;
       this.scheduler.trace?.(`  ${this.actor}: applied, answer lost`);
       throw holdfastError("ambiguous", label, `simulated lost answer (applied) on ${key}`, { key });
     }

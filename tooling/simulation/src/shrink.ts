@@ -12,6 +12,7 @@ const COUNTS = [
   "appenders",
   "forgers",
   "leaseAttackers",
+  "breakers",
   "taggers",
   "branchers",
   "cleaners",

@@ -1,4 +1,5 @@
 import { initDataset } from "@holdfast/dataset";
+import { spawnBreakers } from "./actors/breakers.js";
 import { spawnCleaners } from "./actors/cleaners.js";
 import { spawnForgers, spawnLeaseAttackers, spawnReaders } from "./actors/readers.js";
 import { spawnBranchers, spawnTaggers } from "./actors/references.js";
@@ -37,6 +38,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   spawnBranchers(world);
   spawnCleaners(world);
   spawnLeaseAttackers(world);
+  spawnBreakers(world);
 
   const checkStep = createStepChecker({
     memory: world.memory,
@@ -46,6 +48,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
     branches: world.branches,
     failedCommitFiles: world.failedCommitFiles,
     writes: () => world.writes,
+    broken: world.broken,
     violate: (invariant, message) => world.violate(invariant, message),
   });
   const all = Promise.all(world.actors);

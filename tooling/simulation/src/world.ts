@@ -19,6 +19,7 @@ import {
   type VersionRef,
   writeDataFile,
 } from "@holdfast/dataset";
+import type { BrokenManifest } from "./actors/breakers.js";
 import type { BranchModel, Protection, TagModel } from "./checks.js";
 import {
   BRANCH,
@@ -60,6 +61,19 @@ export class SimulationWorld {
   readonly actors: Promise<void>[] = [];
   /** Resolvers of actors waiting for the next cleanup run to start. */
   readonly cleanupStartWaiters: (() => void)[] = [];
+  /**
+   * Manifests a breaker replaced with bytes the format refuses and has not repaired yet, by
+   * key (named before the put is sent): what the version's valid manifest was.
+   */
+  readonly broken = new Map<string, BrokenManifest>();
+  /** `key@etag` of every object a breaker put that the format refuses. */
+  readonly refusedEtags = new Set<string>();
+  /** Manifest keys a breaker ever replaced: a refusal naming one is an expected answer. */
+  readonly everBroken = new Set<string>();
+  /** Writes of breakers so far (a forger's "rewritten" check skips keys they touched). */
+  foreignWrites = 0;
+  /** Breakers waiting for a cleaner to seal a main retirement record. */
+  readonly #sealWaiters: ((versions: number[]) => void)[] = [];
   /** Actors still running. */
   running = 0;
   /** Writes released or applied so far (any actor): the newest-version check runs only after one. */
@@ -195,13 +209,59 @@ export class SimulationWorld {
    */
   tolerate(ctx: ProtocolContext, error: unknown, counter?: string, what?: string): HoldfastError {
     rethrowIfCrashed(ctx, error);
-    if (!isExpected(error)) throw error;
+    if (!this.isExpected(error)) throw error;
     if (what !== undefined) this.note(`${what}: ${describe(error)}`);
     if (counter !== undefined) {
       this.bump(counter);
       this.bumpError(counter, error);
     }
     return error;
+  }
+
+  /**
+   * An expected answer (see {@link isExpected}), or the format's refusal of a manifest a
+   * breaker replaced (`invalid-input`, MALFORMED_OBJECT, naming that key).
+   */
+  isExpected(error: unknown): error is HoldfastError {
+    return isExpected(error) || this.isRefusedManifest(error);
+  }
+
+  /** The format refused a manifest a breaker replaced (docs/protocol.md, Cleanup step 4). */
+  isRefusedManifest(error: unknown): error is HoldfastError {
+    return (
+      isHoldfastError(error, "invalid-input") &&
+      error.code === "MALFORMED_OBJECT" &&
+      error.key !== undefined &&
+      this.everBroken.has(error.key)
+    );
+  }
+
+  /**
+   * Resolves with the versions the next main retirement record a cleaner seals will retire
+   * (uncancelled), or undefined after `ms`. The seal is followed by census 2, the
+   * reference census, the read of those manifests, the commit and the last look.
+   */
+  nextSeal(ms: number): Promise<number[] | undefined> {
+    return new Promise((resolve) => {
+      let done = false;
+      const waiter = (versions: number[]) => {
+        done = true;
+        resolve(versions);
+      };
+      this.#sealWaiters.push(waiter);
+      void this.sched.sleep(ms).then(() => {
+        if (done) return;
+        const i = this.#sealWaiters.indexOf(waiter);
+        if (i >= 0) this.#sealWaiters.splice(i, 1);
+        resolve(undefined);
+      });
+    });
+  }
+
+  /** A cleaner sealed a main record retiring `versions`: wakes the breakers waiting for one. */
+  cleanerSealed(versions: number[]): void {
+    if (versions.length === 0) return;
+    for (const waiter of this.#sealWaiters.splice(0)) waiter(versions);
   }
 
   /** Commits one version on `branch` (main by default); true when it returned success. */
@@ -225,7 +285,7 @@ export class SimulationWorld {
       rethrowIfCrashed(ctx, error);
       this.note(`commit on ${branch}: ${describe(error)}`);
       if (isHoldfastError(error, "unresolved")) this.bump("commitsUnresolved");
-      else if (isExpected(error)) {
+      else if (this.isExpected(error)) {
         if (file) this.failedCommitFiles.push(file.key);
         this.bump("commitsFailed");
         this.bumpError("commitsFailed", error);

@@ -30,6 +30,11 @@ describe("simulate command line", () => {
       first: 48,
       plant: "blind-last-look",
     });
+    expect(parseCommand(["run", "40", "--plant", "late-validation"])).toMatchObject({
+      kind: "run",
+      count: 40,
+      plant: "late-validation",
+    });
   });
 
   it("rejects bad arguments instead of running nothing", () => {

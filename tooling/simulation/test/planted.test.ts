@@ -4,9 +4,9 @@ import { DEFAULT_SIMULATION, type PlantedFault, runSimulation } from "../src/ind
 /**
  * The checker sees each planted fault: with it, a known seed reports the violation the
  * fault reopens; without it the same seed passes. Seeds were found with
- * `simulate -- run 400 1 --plant <fault>` (the first failing seed of each; found again when
- * lease attackers, then appenders, joined the default actors, each of which changed every
- * schedule); if the
+ * `simulate -- run 400 1 --plant <fault>` (the first failing seed of each whose violation
+ * is the one named here; found again when lease attackers, appenders, then manifest
+ * breakers joined the default actors, each of which changed every schedule); if the
  * simulation's actors or the protocol's requests change, find them again the same way.
  *
  * - `unprotected-reuse`, `blind-last-look`: either half of the fix for reused files removed
@@ -14,25 +14,34 @@ import { DEFAULT_SIMULATION, type PlantedFault, runSimulation } from "../src/ind
  * - `forgeable-leases`: handles built from the lease listing carried out as before lease
  *   secrets (docs/protocol.md §4, "Lease secrets"): a reader's version is deleted while its
  *   lease protects it (invariant 1).
+ * - `late-validation`: cleaners validate manifests only when they use their files, after
+ *   the commit (docs/protocol.md, Cleanup "Refuse before the commit"): a run reads a
+ *   manifest a breaker replaced with refused bytes and commits anyway.
  */
 const CASES: { plant: PlantedFault; seed: number; why: string; seen: RegExp }[] = [
   {
     plant: "unprotected-reuse",
-    seed: 12,
+    seed: 6,
     why: "writers skip the reuse protocol (no intent, no checks)",
     seen: /^the newest version \S+ names a deleted data file /,
   },
   {
     plant: "blind-last-look",
-    seed: 232,
+    seed: 11,
     why: "cleanup's last look sees no intent and no new manifest",
     seen: /^the newest version \S+ names a deleted data file /,
   },
   {
     plant: "forgeable-leases",
-    seed: 1,
+    seed: 33,
     why: "a lease attacker releases or shortens a reader's lease from the listing",
     seen: /^reader-\d+'s leased version \S+ lost .* while protected$/,
+  },
+  {
+    plant: "late-validation",
+    seed: 4,
+    why: "a cleanup commits after reading a manifest the format refuses",
+    seen: /^cleaner-\d+'s cleanup committed \S+ after reading \S+, which the format refuses$/,
   },
 ];
 
@@ -48,6 +57,14 @@ describe("simulation: planted faults are visible to the checker", () => {
       expect(clean.violations, `replay: simulate -- replay --seed ${seed}`).toEqual([]);
     });
   }
+
+  it("Refuse before the commit: breakers replace manifests inside cleanups, which refuse before committing", async () => {
+    const clean = await runSimulation({ ...DEFAULT_SIMULATION, seed: 4 });
+    expect(clean.violations).toEqual([]);
+    expect(clean.stats["broken:window"] ?? 0).toBeGreaterThan(0);
+    expect(clean.stats.repaired ?? 0).toBeGreaterThan(0);
+    expect(clean.stats.refusedBeforeCommit ?? 0).toBeGreaterThan(0);
+  });
 
   it("invariant 1 lease attackers ran and every forged handle was refused", async () => {
     const clean = await runSimulation({ ...DEFAULT_SIMULATION, seed: 134 });

@@ -40,6 +40,7 @@ export function spawnForgers(world: SimulationWorld): void {
       // renew must not overwrite it.
       const target = manifestKey(BRANCH, sched.int(1, world.latestMain()));
       const before = await world.memory.head(target);
+      const foreign = world.foreignWrites;
       const forged = { ...lease, key: target, etag: before?.etag ?? lease.etag };
       for (const call of [() => releaseLease(ctx, forged), () => renewLease(ctx, forged)]) {
         try {
@@ -52,7 +53,8 @@ export function spawnForgers(world: SimulationWorld): void {
         }
       }
       const after = await world.memory.head(target);
-      if (before && after && after.etag !== before.etag) {
+      // A breaker's put (a foreign writer) changes the ETag too: only a forger's write counts.
+      if (before && after && after.etag !== before.etag && world.foreignWrites === foreign) {
         world.violate(1, `${target} was rewritten through a forged lease handle`);
       }
       await releaseLease(ctx, lease).catch((error: unknown) => {

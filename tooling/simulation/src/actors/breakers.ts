@@ -1,0 +1,163 @@
+import { decodeJson, encodeJson } from "@holdfast/conditional-store";
+import { manifestKey, type ProtocolContext, parseManifestKey } from "@holdfast/dataset";
+import { BRANCH, MIN_VERSION_AGE_MS } from "../config.js";
+import type { FaultRates } from "../gated-store.js";
+import type { SimulationWorld } from "../world.js";
+
+/** A breaker writes as a foreign process would, without lost answers: it knows what it wrote. */
+const CALM: FaultRates = { applyThenLose: 0, loseBefore: 0, crash: 0 };
+
+/** Where a breaker strikes (docs/protocol.md, Cleanup "Refuse before the commit"). */
+type Moment = "window" | "before-plan" | "any";
+
+/**
+ * Manifest breakers: each round replaces a main version's manifest with bytes the holdfast
+ * format refuses (truncated JSON, JSON that is no manifest, another version's manifest),
+ * as a buggy or foreign writer would (a put over the key: a new ETag; if-match on the ETag
+ * it read, so it never puts a retired key back), and later repairs it: the original bytes
+ * put back, a valid manifest naming the same files under yet another ETag. Half the
+ * rounds strike inside a cleanup run: 0–40 steps after a cleaner sealed a main record, one
+ * of the versions it retires (before or after the run's read of that manifest before its
+ * commit, before or after the commit and the last look); a quarter strike a version the
+ * next cleanup would retire before that cleanup plans; the rest any committed version at
+ * any time. Some breaks are never repaired by the breaker (the final check repairs them).
+ */
+export function spawnBreakers(world: SimulationWorld): void {
+  const { config, sched } = world;
+  for (let b = 0; b < (config.breakers ?? 0); b += 1) {
+    const name = `breaker-${b}`;
+    const ctx = world.contextFor(name, CALM);
+    const rounds = Math.max(1, Math.floor(config.rounds / 3));
+    world.spawn(name, async () => {
+      for (let r = 0; r < rounds; r += 1) {
+        await sched.sleep(sched.int(0, 4000));
+        const roll = sched.random();
+        const moment: Moment = roll < 0.5 ? "window" : roll < 0.75 ? "before-plan" : "any";
+        let version: number | undefined;
+        if (moment === "window") {
+          const sealed = await world.nextSeal(20_000);
+          if (sealed === undefined) continue;
+          version = sched.pick(sealed);
+          await sched.waitSteps(sched.int(0, 40));
+        } else if (moment === "before-plan") {
+          version = await nextCandidate(world);
+        } else version = sched.int(1, world.latestMain());
+        const key = manifestKey(BRANCH, version);
+        if (world.broken.has(key)) continue;
+        const broke = await breakManifest(world, ctx, key);
+        if (!broke) continue;
+        world.bump(`broken:${moment}`);
+        if (moment === "before-plan") {
+          // Let a cleanup meet it in its plan.
+          const started = new Promise<void>((resolve) => world.cleanupStartWaiters.push(resolve));
+          await Promise.race([started, sched.sleep(20_000)]);
+        }
+        // Now and then, in its last round, the breaker never repairs it (the final check
+        // does); every cleanup until then is refused (its reference census reads every manifest).
+        if (r === rounds - 1 && sched.random() < 0.15) continue;
+        if (sched.random() < 0.5) await sched.waitSteps(sched.int(0, 80));
+        else await sched.sleep(sched.int(0, 5000));
+        if (await repairManifest(world, ctx, key)) world.bump("repaired");
+      }
+    });
+  }
+}
+
+/**
+ * A main version a cleanup would retire now: present, past the minimum age and more than
+ * the cleaners' largest `retainVersions` (3) below the newest; else one retired soon.
+ */
+async function nextCandidate(world: SimulationWorld): Promise<number> {
+  const { sched, memory } = world;
+  const top = world.latestMain();
+  const old: number[] = [];
+  for (const [version, at] of world.committedAt) {
+    if (version >= top - 3 || sched.clock.now() - at < MIN_VERSION_AGE_MS) continue;
+    if (await memory.head(manifestKey(BRANCH, version))) old.push(version);
+  }
+  return old.length > 0 ? sched.pick(old.sort((a, b) => a - b)) : world.retirableSoon();
+}
+
+/** What a breaker replaced: the valid manifest's bytes and the files it names. */
+export interface BrokenManifest {
+  readonly original: Uint8Array;
+  readonly files: readonly string[];
+  /** ETag of the refused bytes (until their put returned: undefined). */
+  etag: string | undefined;
+}
+
+/**
+ * Replaces the manifest at `key` with refused bytes; false when it is gone or changed under
+ * the breaker. `world.broken` names the key (and the files its version needs) before the
+ * put is sent, so the step checker never reads a refused manifest as the version's.
+ */
+async function breakManifest(
+  world: SimulationWorld,
+  ctx: ProtocolContext,
+  key: string,
+): Promise<boolean> {
+  const got = await ctx.store.get(key);
+  if (!got || world.broken.has(key)) return false;
+  const doc = decodeJson(got.body) as { files?: { key: string }[]; version?: number };
+  const broken: BrokenManifest = {
+    original: got.body,
+    files: (doc.files ?? []).map((f) => f.key),
+    etag: undefined,
+  };
+  const bytes = await refusedBytes(world, got.body, key);
+  world.broken.set(key, broken);
+  try {
+    const put = await ctx.store.put(key, bytes, { precondition: { ifMatch: got.etag } });
+    broken.etag = put.etag;
+    world.refusedEtags.add(`${key}@${put.etag}`);
+    world.everBroken.add(key);
+    world.foreignWrites += 1;
+    world.note(`${key} replaced by bytes the format refuses (${put.etag})`);
+    return true;
+  } catch (error) {
+    world.broken.delete(key);
+    world.tolerate(ctx, error);
+    return false;
+  }
+}
+
+/** Puts the original bytes back over the refused ones (if-match): a valid manifest, a new ETag. */
+export async function repairManifest(
+  world: SimulationWorld,
+  ctx: ProtocolContext,
+  key: string,
+): Promise<boolean> {
+  const broken = world.broken.get(key);
+  if (!broken?.etag) return false;
+  try {
+    await ctx.store.put(key, broken.original, { precondition: { ifMatch: broken.etag } });
+    world.foreignWrites += 1;
+    world.note(`${key} repaired`);
+    return true;
+  } catch (error) {
+    // Deleted since (a cleanup that committed before the break and deleted after its last look).
+    world.tolerate(ctx, error);
+    return false;
+  } finally {
+    world.broken.delete(key);
+  }
+}
+
+/** One of the ways a buggy or foreign writer breaks a manifest, each refused by the format. */
+async function refusedBytes(
+  world: SimulationWorld,
+  body: Uint8Array,
+  key: string,
+): Promise<Uint8Array> {
+  const { sched, memory } = world;
+  const roll = sched.random();
+  if (roll < 0.3) return body.slice(0, Math.floor(body.length / 2)); // truncated: not JSON
+  if (roll < 0.5) return new Uint8Array(0); // empty
+  if (roll < 0.75) return encodeJson({ schema: 1, note: "not a manifest" }); // JSON, no manifest
+  // Another version's manifest (names another version: refused).
+  const parsed = parseManifestKey(key);
+  const other = parsed ? await memory.get(manifestKey(parsed.branch, parsed.version + 1)) : null;
+  return other && !world.broken.has(manifestKey(BRANCH, (parsed?.version ?? 0) + 1))
+    ? other.body
+    : encodeJson({ schema: 1, branch: BRANCH, version: -1, files: "none" });
+}
