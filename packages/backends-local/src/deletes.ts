@@ -49,52 +49,68 @@ export async function deleteOne(
  * "R3 deleteMany honours the lock of a compare-and-swap that has compared"). Then one
  * directory sync per folder for the whole batch, after all its unlinks: a key is reported
  * deleted only once its removal is durable.
+ *
+ * `createOnly` (the caller's statement that no key of the batch is ever compare-and-swapped
+ * or deleted by if-match: data files and manifests, docs/protocol.md §1) unlinks without the
+ * locks: they exclude only a compare-and-swap that has compared (R3), and an unconditional
+ * put or delete racing an unlink is one atomic rename or unlink either way. On a dataset
+ * holdfast never wrote, the locks' first use would create a lock file for nearly every
+ * stripe a batch touches (up to LOCK_STRIPES inode creations, the largest fixed cost of a
+ * small cleanup there); the folder syncs are the same.
  */
 export async function deleteBatch(
   disk: LocalDisk,
   targets: readonly DeleteTarget[],
   signal: AbortSignal | undefined,
+  createOnly = false,
 ): Promise<DeleteManyResult> {
   const deleted: string[] = [];
   const failed: DeleteManyResult["failed"] = [];
   const unlinkedIn = new Map<string, string[]>(); // folder → keys unlinked from it
-  const byLock = new Map<string, DeleteTarget[]>();
-  for (const target of targets) {
-    const lockPath = lockPathOf(disk.root, target.key);
-    const group = byLock.get(lockPath);
-    if (group) group.push(target);
-    else byLock.set(lockPath, [target]);
-  }
-  await pMap(
-    byLock,
-    async ([lockPath, group]) => {
-      let done = 0;
-      try {
-        await withKeyLock(
-          lockPath,
-          disk.lockRequest(group[0]!.key, "deleteMany", signal),
-          async () => {
-            for (const { key, paths } of group) {
-              try {
-                const folder = await unlinkObject(key, paths, undefined);
-                if (folder === null) deleted.push(key);
-                else unlinkedIn.set(folder, [...(unlinkedIn.get(folder) ?? []), key]);
-              } catch (error) {
-                failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
+  const unlink = async ({ key, paths }: DeleteTarget) => {
+    try {
+      const folder = await unlinkObject(key, paths, undefined);
+      if (folder === null) deleted.push(key);
+      else unlinkedIn.set(folder, [...(unlinkedIn.get(folder) ?? []), key]);
+    } catch (error) {
+      failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
+    }
+  };
+  if (createOnly) {
+    await pMap(targets, unlink, { concurrency: DELETE_CONCURRENCY });
+  } else {
+    const byLock = new Map<string, DeleteTarget[]>();
+    for (const target of targets) {
+      const lockPath = lockPathOf(disk.root, target.key);
+      const group = byLock.get(lockPath);
+      if (group) group.push(target);
+      else byLock.set(lockPath, [target]);
+    }
+    await pMap(
+      byLock,
+      async ([lockPath, group]) => {
+        let done = 0;
+        try {
+          await withKeyLock(
+            lockPath,
+            disk.lockRequest(group[0]!.key, "deleteMany", signal),
+            async () => {
+              for (const target of group) {
+                await unlink(target);
+                done += 1;
               }
-              done += 1;
-            }
-          },
-        );
-      } catch (error) {
-        // The lock was not had (timeout, abort): the keys not yet tried are not deleted.
-        for (const { key } of group.slice(done)) {
-          failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
+            },
+          );
+        } catch (error) {
+          // The lock was not had (timeout, abort): the keys not yet tried are not deleted.
+          for (const { key } of group.slice(done)) {
+            failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
+          }
         }
-      }
-    },
-    { concurrency: DELETE_CONCURRENCY },
-  );
+      },
+      { concurrency: DELETE_CONCURRENCY },
+    );
+  }
   await pMap(
     unlinkedIn,
     async ([folder, folderKeys]) => {

@@ -3,6 +3,7 @@ import { mkdir, stat, unlink } from "node:fs/promises";
 import { resolve } from "node:path";
 import {
   type Clock,
+  type DeleteManyOptions,
   type DeleteManyResult,
   type DeleteOptions,
   type GetResult,
@@ -206,7 +207,7 @@ export class LocalStore implements ObjectStore {
 
   async deleteMany(
     keys: readonly string[],
-    options: { signal?: AbortSignal | undefined } = {},
+    options: DeleteManyOptions = {},
   ): Promise<DeleteManyResult> {
     const max = this.capabilities.maxBatchDelete;
     if (keys.length > max) {
@@ -216,7 +217,7 @@ export class LocalStore implements ObjectStore {
     const targets = keys.map((key) => ({ key, paths: keyPaths(this.#root, key, "deleteMany") }));
     checkSignal(options.signal, "deleteMany");
     await this.#ensureRoot("deleteMany");
-    return deleteBatch(this.#disk, targets, options.signal);
+    return deleteBatch(this.#disk, targets, options.signal, options.createOnly === true);
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {

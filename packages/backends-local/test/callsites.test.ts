@@ -35,12 +35,19 @@ describe("local store write paths", () => {
     expect([...helper.matchAll(/await unlinkFile\(/g)].length).toBe(everywhere);
     expect(everywhere).toBe(3);
     // Every call of the helper is inside a lock's critical section: a single-key delete's
-    // (deleteOne) or a batch's, which holds the lock file its keys share.
+    // (deleteOne) or a batch's, which holds the lock file its keys share. The one exception
+    // is a batch the caller declares create-only (DeleteManyOptions.createOnly: no
+    // compare-and-swap ever names its keys, so there is nothing for the lock to exclude).
     const calls = [...source.matchAll(/unlinkObject\(key, paths/g)].map((m) => m.index ?? 0);
     expect(calls).toHaveLength(2);
-    for (const at of calls) {
-      const before = source.slice(Math.max(0, at - 400), at);
-      expect(before).toMatch(/withKeyLock\(|disk\.withLock\(/);
-    }
+    const single = source.slice(Math.max(0, calls[0]! - 400), calls[0]!);
+    expect(single).toMatch(/disk\.withLock\(/);
+    const batch = source.slice(source.indexOf("export async function deleteBatch("));
+    const batchCalls = [...batch.matchAll(/await unlink\(target\)|pMap\(targets, unlink/g)];
+    expect(batchCalls.map((m) => m[0])).toEqual(["pMap(targets, unlink", "await unlink(target)"]);
+    const unlocked = batch.slice(0, batchCalls[0]!.index);
+    expect(unlocked.slice(-60)).toMatch(/if \(createOnly\) \{\s*await $/);
+    const locked = batch.slice(0, batchCalls[1]!.index).slice(-400);
+    expect(locked).toMatch(/withKeyLock\(/);
   });
 });

@@ -280,6 +280,28 @@ describe("local store file layout: plain files", () => {
     expect(userTree(root)).toEqual([]);
   });
 
+  it("a create-only batch delete takes no key lock: no lock file is created, folders synced and removed", async () => {
+    const root = freshRoot();
+    const store = createLocalStore({ root });
+    const written = Array.from({ length: 300 }, (_, i) => `data/${i}.lance`).concat(["m/1", "m/2"]);
+    for (const key of written) {
+      await store.put(key, bytes(key), { precondition: { ifNoneMatch: "*" } });
+    }
+    const locks = join(root, INTERNAL, "locks");
+    const lockFiles = () => (existsSync(locks) ? readdirSync(locks).length : 0);
+    expect(lockFiles()).toBe(0); // create-only puts take no lock either
+    const result = await store.deleteMany([...written, "data/missing"], { createOnly: true });
+    expect(result.failed).toEqual([]);
+    expect(result.deleted.sort()).toEqual([...written, "data/missing"].sort());
+    expect(lockFiles()).toBe(0);
+    expect(dirs(root)).toEqual([]);
+    // Without the statement the same batch takes the key locks (R3), creating their files.
+    for (const key of written) await store.put(key, bytes(key));
+    const locked = await store.deleteMany(written);
+    expect(locked.failed).toEqual([]);
+    expect(lockFiles()).toBeGreaterThan(100);
+  });
+
   it("concurrent deletes that empty and remove a folder all succeed with fsync on (20 rounds)", async () => {
     const store = createLocalStore({ root: freshRoot() });
     for (let round = 0; round < 20; round += 1) {

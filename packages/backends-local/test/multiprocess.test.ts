@@ -303,6 +303,11 @@ describe("local store across processes", () => {
     expect(after!.etag).toBe(etag);
     // Reads and create-only puts of other keys never wait for a key's lock.
     await store.put("busy/other", new Uint8Array(1), { precondition: { ifNoneMatch: "*" } });
+    // A batch the caller declares create-only (no compare-and-swap ever names its keys:
+    // data files, manifests) unlinks without the lock: the held lock does not stop it.
+    const unlocked = await store.deleteMany(["busy/other"], { createOnly: true });
+    expect(unlocked).toEqual({ deleted: ["busy/other"], failed: [] });
+    expect(await store.head("busy/other")).toBeNull();
   }, 30_000);
 
   it("a writer SIGKILLed mid-write leaves a whole object and no visible temp file", async () => {

@@ -18,6 +18,12 @@ export class DeleteBatcher {
     private readonly dryRun: boolean,
     /** Called with each batch's count of deleted keys (progress; observation only). */
     private readonly onDeleted: (count: number) => void = () => {},
+    /**
+     * Every key is a create-only object nobody compare-and-swaps (data files, manifests,
+     * docs/protocol.md §1): the store may delete without its per-key locks
+     * (`DeleteManyOptions.createOnly`). Never for leases, records, hints or intents.
+     */
+    private readonly createOnly = false,
   ) {}
 
   async add(key: string): Promise<void> {
@@ -41,7 +47,10 @@ export class DeleteBatcher {
       return;
     }
     await this.pool.run(async () => {
-      const result = await this.store.deleteMany(batch);
+      const result = await this.store.deleteMany(
+        batch,
+        this.createOnly ? { createOnly: true } : undefined,
+      );
       this.#deleted += result.deleted.length;
       this.onDeleted(result.deleted.length);
       if (result.failed.length > 0) throw deletionsFailed(result.failed);

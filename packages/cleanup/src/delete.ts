@@ -67,6 +67,7 @@ export async function deleteRetired(
     state.batchSize,
     dryRun,
     onDeleted,
+    true, // data files and manifests are create-only (docs/protocol.md §1)
   );
   // Manifests go only after every data file of the record is gone: until then they
   // tell a resumed run what to delete.
@@ -127,6 +128,7 @@ export async function deleteRetired(
     state.batchSize,
     dryRun,
     onDeleted,
+    true, // data files and manifests are create-only (docs/protocol.md §1)
   );
   for (const key of manifestKeys) await manifestBatch.add(key);
   stats.objectsDeleted.manifests += await manifestBatch.flush();

@@ -29,7 +29,15 @@ export async function sweepOrphans(
   };
   const batcher = () =>
     new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun, onDeleted);
-  const orphans = batcher();
+  // Orphans are data files: create-only, never compare-and-swapped (docs/protocol.md §1).
+  const orphans = new DeleteBatcher(
+    ctx.store,
+    state.deletePool,
+    state.batchSize,
+    dryRun,
+    onDeleted,
+    true,
+  );
   const cutoff = truncSec(now) - state.policy.orphanGraceMs;
   // A format may name several folders (Lance): only those are listed, so folders the
   // format owns but no cleanup may touch (Lance's `_mem_wal/`) are never even listed.

@@ -1,4 +1,5 @@
 import type {
+  DeleteManyOptions,
   DeleteManyResult,
   DeleteOptions,
   GetResult,
@@ -75,10 +76,7 @@ export class CountingStore implements ObjectStore {
     return this.inner.delete(key, options);
   }
 
-  deleteMany(
-    keys: readonly string[],
-    options?: { signal?: AbortSignal | undefined },
-  ): Promise<DeleteManyResult> {
+  deleteMany(keys: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> {
     this.#counts.deleteMany += 1;
     return this.inner.deleteMany(keys, options);
   }

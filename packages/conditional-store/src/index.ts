@@ -61,6 +61,7 @@ export {
 } from "./resolve.js";
 export { StorageScope, type UnsettledPrecondition } from "./scope.js";
 export type {
+  DeleteManyOptions,
   DeleteManyResult,
   DeleteOptions,
   GetResult,

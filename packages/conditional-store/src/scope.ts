@@ -1,6 +1,7 @@
 import { holdfastError } from "./errors.js";
 import { classifyFailure } from "./policy.js";
 import type {
+  DeleteManyOptions,
   DeleteManyResult,
   DeleteOptions,
   GetResult,
@@ -91,7 +92,7 @@ export class StorageScope implements ObjectStore {
   /** Unsettled keys are reported as refused in `failed`; the rest are forwarded. */
   async deleteMany(
     keys: readonly string[],
-    options?: { signal?: AbortSignal | undefined },
+    options?: DeleteManyOptions,
   ): Promise<DeleteManyResult> {
     const refused: DeleteManyResult["failed"] = [];
     const admitted: string[] = [];

@@ -34,6 +34,18 @@ export interface DeleteOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
+export interface DeleteManyOptions {
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * The caller states that every key of the batch names a create-only object that nobody
+   * writes by compare-and-swap or deletes by if-match (data files and manifests,
+   * docs/protocol.md §1). A backend whose unconditional deletes take a per-key lock only to
+   * exclude a compare-and-swap that has compared (local: R3) may then unlink without it.
+   * Deletes stay unconditional and as durable as without it. @default false
+   */
+  readonly createOnly?: boolean | undefined;
+}
+
 /** Per-key outcome of a batch delete. */
 export interface DeleteManyResult {
   /** Keys the store reports deleted (missing keys count as deleted: deletion is idempotent). */
@@ -97,9 +109,6 @@ export interface ObjectStore {
   head(key: string, options?: { signal?: AbortSignal | undefined }): Promise<ObjectMeta | null>;
   put(key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult>;
   delete(key: string, options?: DeleteOptions): Promise<void>;
-  deleteMany(
-    keys: readonly string[],
-    options?: { signal?: AbortSignal | undefined },
-  ): Promise<DeleteManyResult>;
+  deleteMany(keys: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult>;
   list(prefix: string, options?: ListOptions): Promise<ListPage>;
 }

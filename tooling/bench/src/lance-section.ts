@@ -139,6 +139,18 @@ function lanceFiles(table: string): number {
   return countFiles(table) - (existsSync(own) ? countFiles(own) : 0);
 }
 
+/** A fresh copy (timestamps kept) of the cached table of `versions` versions, and its removal. */
+export async function copyLanceTable(
+  versions: number,
+  who: string,
+): Promise<{ root: string; table: string; dispose: () => void }> {
+  const { source } = await cachedLanceTable(versions);
+  const root = mkdtempSync(join(tmpdir(), `holdfast-lance-bench-${who}-`));
+  const table = join(root, `${TABLE}.lance`);
+  cpSync(join(source, `${TABLE}.lance`), table, { recursive: true, preserveTimestamps: true });
+  return { root, table, dispose: () => rmSync(root, { recursive: true, force: true }) };
+}
+
 async function localRun(source: string, who: Cleaner): Promise<CleanerRun> {
   const root = mkdtempSync(join(tmpdir(), `holdfast-lance-bench-${who}-`));
   try {

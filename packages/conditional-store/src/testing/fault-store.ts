@@ -2,6 +2,7 @@ import { realSleep, type Sleep } from "../clock.js";
 import { emptyRequestCounts, type RequestCounts, type RequestType } from "../counting.js";
 import { type HoldfastError, holdfastError } from "../errors.js";
 import type {
+  DeleteManyOptions,
   DeleteManyResult,
   DeleteOptions,
   GetResult,
@@ -188,10 +189,7 @@ export class FaultStore implements ObjectStore {
     );
   }
 
-  deleteMany(
-    keys: readonly string[],
-    options?: { signal?: AbortSignal | undefined },
-  ): Promise<DeleteManyResult> {
+  deleteMany(keys: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> {
     return this.#run("deleteMany", keys, undefined, (inner) => inner.deleteMany(keys, options));
   }
 
