@@ -227,7 +227,7 @@ describe("bad input: a clear 4xx problem and nothing written", () => {
     expect(await allKeys(counting)).toEqual(before);
   });
 
-  it("a forged lease handle naming another object is refused before any request (BAD_HANDLE)", async () => {
+  it("a forged lease handle naming another object is refused before any request (INVALID_LEASE_HANDLE)", async () => {
     const held = LeaseHeldShape.parse(
       (
         await app.inject({
@@ -249,7 +249,7 @@ describe("bad input: a clear 4xx problem and nothing written", () => {
       expect(res.statusCode).toBe(400);
       expect(ProblemShape.parse(res.json())).toMatchObject({
         kind: "invalid-input",
-        code: "BAD_HANDLE",
+        code: "INVALID_LEASE_HANDLE",
       });
       expect(counting.totalRequests()).toBe(0);
     }

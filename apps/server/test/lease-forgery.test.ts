@@ -94,7 +94,7 @@ describe.each(BACKENDS)("forged lease handles over HTTP (invariant 1), %s", (bac
     expect(res.statusCode, res.body).toBe(400);
     expect(ProblemShape.parse(res.json())).toMatchObject({
       kind: "invalid-input",
-      code: "BAD_HANDLE",
+      code: "INVALID_LEASE_HANDLE",
     });
     expect(await stored(held.handle.key)).toEqual(before);
     // The owner's handle still renews and releases.

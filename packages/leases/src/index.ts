@@ -9,7 +9,14 @@ export {
 } from "./census.js";
 export { describeLease, describeLeases, type LeaseView } from "./describe.js";
 export { INVALID_LEASE_HANDLE, validateLeaseHandle } from "./handle.js";
-export { type KeepLeaseOptions, keepLease, type LeaseKeeper } from "./keeper.js";
+export {
+  checkLeaseHandle,
+  type LeaseHandle,
+  releaseLeaseHandle,
+  renewLeaseHandle,
+  toLeaseHandle,
+} from "./held.js";
+export { type KeepLeaseOptions, keeperTiming, keepLease, type LeaseKeeper } from "./keeper.js";
 export { branchFenceKey, branchLeasesPrefix, leaseKey, parseLeaseKey } from "./layout.js";
 export {
   type AcquireOptions,

@@ -29,6 +29,34 @@ export interface LeaseKeeper {
 }
 
 /**
+ * The keeper's renewal period and safety margin for a lease of `ttlMs`, checked: a period
+ * must be positive and end before the fence (`ttlMs - safetyMarginMs`), else `invalid-input`
+ * (INVALID_KEEPER_TIMING). `keepLease` uses it; callers check their options with it before
+ * acquiring, so a bad period writes nothing.
+ */
+export function keeperTiming(
+  ttlMs: number,
+  options: Pick<KeepLeaseOptions, "renewEveryMs" | "safetyMarginMs"> = {},
+): { renewEveryMs: number; marginMs: number } {
+  const renewEveryMs = options.renewEveryMs ?? Math.max(1, Math.floor(ttlMs / 3));
+  const marginMs = options.safetyMarginMs ?? Math.min(1000, Math.floor(ttlMs / 4));
+  if (
+    !(renewEveryMs > 0) ||
+    !(marginMs >= 0) ||
+    marginMs >= ttlMs ||
+    renewEveryMs >= ttlMs - marginMs
+  ) {
+    throw holdfastError(
+      "invalid-input",
+      "keepLease",
+      `renewEveryMs (${renewEveryMs}) must be positive and shorter than ttlMs - safetyMarginMs (${ttlMs - marginMs})`,
+      { code: "INVALID_KEEPER_TIMING" },
+    );
+  }
+  return { renewEveryMs, marginMs };
+}
+
+/**
  * Renews `lease` in the background on the context's clock and sleep, and fences itself on
  * its own timer: when no renewal has succeeded by `writtenAtLocalMs + ttlMs − margin`,
  * `signal` aborts. The fence signal is handed to the resolver, so a re-issue in flight
@@ -41,21 +69,7 @@ export function keepLease(
   lease: Lease,
   options: KeepLeaseOptions = {},
 ): LeaseKeeper {
-  const renewEveryMs = options.renewEveryMs ?? Math.max(1, Math.floor(lease.ttlMs / 3));
-  const marginMs = options.safetyMarginMs ?? Math.min(1000, Math.floor(lease.ttlMs / 4));
-  if (
-    !(renewEveryMs > 0) ||
-    !(marginMs >= 0) ||
-    marginMs >= lease.ttlMs ||
-    renewEveryMs >= lease.ttlMs - marginMs
-  ) {
-    throw holdfastError(
-      "invalid-input",
-      "keepLease",
-      `renewEveryMs (${renewEveryMs}) must be positive and shorter than ttlMs - safetyMarginMs (${lease.ttlMs - marginMs})`,
-      { code: "INVALID_KEEPER_TIMING" },
-    );
-  }
+  const { renewEveryMs, marginMs } = keeperTiming(lease.ttlMs, options);
 
   const fence = new AbortController();
   const stopper = new AbortController();

@@ -210,23 +210,54 @@ export async function renewLease(
       },
     );
   }
+  const writtenAtLocalMs = ctx.clock.now();
+  const written = await rewriteLease(ctx, lease, options.signal);
+  if (ctx.clock.now() >= lease.writtenAtLocalMs + lease.ttlMs) {
+    // The previous term ran out while this renewal was in flight, so a cleaner may have
+    // counted the lease as expired and finished a whole retirement before our admission
+    // read (which then sees no record): only the manifest proves the version still exists.
+    const key = lease.manifestKey ?? defaultFormat.manifestKey(lease.branch, lease.version);
+    const manifest = await ctx.store.head(key, { signal: options.signal });
+    if (!manifest) {
+      await removeQuietly(ctx, lease.key);
+      throw holdfastError(
+        "not-found",
+        "renewLease",
+        `version ${lease.version} of branch ${lease.branch} was retired during the renewal`,
+        { key, code: "VERSION_NOT_FOUND", hint: "the lease lapsed before its renewal landed" },
+      );
+    }
+  }
+  return { ...lease, ...written, writtenAtLocalMs };
+}
+
+/**
+ * One renewal write of a checked handle, whatever clock judges its term: if-match rewrite
+ * (adopting a later write of this very handle whose answer was lost), THEN read admission
+ * (refused from sealed on). Shared by `renewLease` (local clock) and `renewLeaseHandle`
+ * (store clock); not exported from the package.
+ */
+export async function rewriteLease(
+  ctx: ProtocolContext,
+  lease: Omit<Lease, "writtenAtLocalMs">,
+  signal: AbortSignal | undefined,
+): Promise<{ etag: string; renewal: number; writerId: string }> {
   let renewal = lease.renewal + 1;
   let { writerId, bytes } = leaseBodyBytes(ctx, lease.secret, lease, renewal);
-  const writtenAtLocalMs = ctx.clock.now();
   let expected = lease.etag;
   let outcome = await putIfMatch(
     ctx.store,
     lease.key,
     bytes,
     expected,
-    resolverOptions(ctx, options.signal),
+    resolverOptions(ctx, signal),
   );
   if (outcome.status === "conflict") {
     // The lease is no longer at the handle's ETag. Adopt what is there only if it is a later
     // write of this very handle whose answer was lost (its proof verifies under our secret
     // and it counts past our renewal); anything else (gone, rewritten by anyone without
     // the secret, an older body put back) means the lease is not ours any more.
-    const current = await ctx.store.get(lease.key, { signal: options.signal });
+    const current = await ctx.store.get(lease.key, { signal });
     const adopted = current === null ? null : laterOwnWrite(current.body, lease);
     if (current !== null && adopted !== null) {
       expected = current.etag;
@@ -237,7 +268,7 @@ export async function renewLease(
         lease.key,
         bytes,
         expected,
-        resolverOptions(ctx, options.signal),
+        resolverOptions(ctx, signal),
       );
     }
   }
@@ -258,23 +289,7 @@ export async function renewLease(
   if (state === "sealed" || state === "committed") {
     throw refusal("renewLease", lease.branch, lease.version, state, lease.key);
   }
-  if (ctx.clock.now() >= lease.writtenAtLocalMs + lease.ttlMs) {
-    // The previous term ran out while this renewal was in flight, so a cleaner may have
-    // counted the lease as expired and finished a whole retirement before our admission
-    // read (which then sees no record): only the manifest proves the version still exists.
-    const key = lease.manifestKey ?? defaultFormat.manifestKey(lease.branch, lease.version);
-    const manifest = await ctx.store.head(key, { signal: options.signal });
-    if (!manifest) {
-      await removeQuietly(ctx, lease.key);
-      throw holdfastError(
-        "not-found",
-        "renewLease",
-        `version ${lease.version} of branch ${lease.branch} was retired during the renewal`,
-        { key, code: "VERSION_NOT_FOUND", hint: "the lease lapsed before its renewal landed" },
-      );
-    }
-  }
-  return { ...lease, etag: outcome.etag, renewal, writerId, writtenAtLocalMs };
+  return { etag: outcome.etag, renewal, writerId };
 }
 
 /**
@@ -325,7 +340,7 @@ function validateSignalOption(options: unknown, operation: string): void {
  * answer was lost), or `null`: the body must name this lease, its proof must verify under
  * the handle's secret, and its renewal must be past the handle's.
  */
-function laterOwnWrite(body: Uint8Array, lease: Lease): LeaseBody | null {
+function laterOwnWrite(body: Uint8Array, lease: Omit<Lease, "writtenAtLocalMs">): LeaseBody | null {
   let stored: LeaseBody;
   try {
     stored = parseStored(LeaseBodySchema, body, lease.key, "renewLease");

@@ -1,18 +1,23 @@
 import { readFile } from "node:fs/promises";
-import { type LeaseHandle, LeaseHandleShape } from "@holdfast/api-shapes";
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
 import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
 import {
   acquireLease,
+  checkLeaseHandle,
   describeLease,
   describeLeases,
+  INVALID_LEASE_HANDLE,
+  keeperTiming,
   keepLease,
   type Lease,
   type LeaseEntry,
+  type LeaseHandle,
   type LeaseView,
   listLeases,
   MIN_TTL_MS,
   releaseLease,
+  releaseLeaseHandle,
+  toLeaseHandle,
 } from "@holdfast/leases";
 import { Command } from "commander";
 import { parseNameArg, parseVersionArg } from "../args.js";
@@ -98,16 +103,8 @@ export function registerLease(r: Registrar, program: Command): void {
             "--renew-every and --read-every need --hold",
           );
         }
-        // The keeper fences itself a margin before expiry; renewals must come before that.
-        const marginMs = Math.min(1000, Math.floor(ttlMs / 4));
-        if (renewEveryMs !== undefined && renewEveryMs >= ttlMs - marginMs) {
-          throw holdfastError(
-            "invalid-input",
-            "parse",
-            `--renew-every ${String(opts.renewEvery)} is too long for --ttl ${String(opts.ttl)}: renew at least every ${ttlMs - marginMs - 1}ms`,
-            { hint: "leave --renew-every out (a third of the TTL), or shorten it" },
-          );
-        }
+        // The keeper's own check (its fence margin), before anything is written.
+        if (renewEveryMs !== undefined) checkRenewEvery(ttlMs, renewEveryMs);
         const forced = parseFormatOption(opts.format);
         const store = await openTarget(target, cx.io);
         const ctx = contextFor(store);
@@ -117,7 +114,7 @@ export function registerLease(r: Registrar, program: Command): void {
         const acquired = await acquireLease(ctx, { branch, version, ttlMs, format });
         const shape = await describeLease(ctx, acquired);
         if (opts.hold !== true) {
-          const handle = toHandle(acquired);
+          const handle = toLeaseHandle(acquired);
           cx.out.result(cx.command, { location: target.display, lease: shape, handle });
           cx.out.line(
             `Acquired lease ${acquired.leaseId} on ${branch}@${version} for ${formatDuration(ttlMs)} (expires ${shape.expiresAt ?? "?"} storage time).`,
@@ -223,20 +220,12 @@ export function registerLease(r: Registrar, program: Command): void {
               "--handle and --force exclude each other",
             );
           }
-          const handle = await parseHandleOption(String(opts.handle));
-          if (leaseId !== undefined && leaseId.toUpperCase() !== handle.leaseId.toUpperCase()) {
-            throw holdfastError(
-              "invalid-input",
-              "parse",
-              `the handle is for lease ${handle.leaseId}, not ${leaseId}`,
-              { code: "BAD_HANDLE" },
-            );
-          }
+          // Checked before any request: a forged handle or one of another lease is refused.
+          const handle = await parseHandleOption(String(opts.handle), leaseId);
           const forced = parseFormatOption(opts.format);
           const ctx = contextFor(await openTarget(target, cx.io));
           await openFormatDataset(ctx, forced);
-          // Refused before any request unless the handle's key is its own secret's.
-          await releaseLease(ctx, { ...handle, writtenAtLocalMs: 0 });
+          await releaseLeaseHandle(ctx, handle);
           cx.out.result(cx.command, {
             location: target.display,
             released: { leaseId: handle.leaseId, branch: handle.branch, version: handle.version },
@@ -419,39 +408,42 @@ async function holdLease(
   return ExitCode.ok;
 }
 
-/** The handle `lease acquire` prints: the library's lease without its local timestamps. */
-function toHandle(lease: Lease): LeaseHandle {
-  return {
-    leaseId: lease.leaseId,
-    branch: lease.branch,
-    version: lease.version,
-    ttlMs: lease.ttlMs,
-    secret: lease.secret,
-    key: lease.key,
-    etag: lease.etag,
-    renewal: lease.renewal,
-    writerId: lease.writerId,
-  };
+/** `--renew-every` must end before the keeper's fence (the leases package's `keeperTiming`). */
+function checkRenewEvery(ttlMs: number, renewEveryMs: number): void {
+  try {
+    keeperTiming(ttlMs, { renewEveryMs });
+  } catch (error) {
+    if (!isHoldfastError(error, "invalid-input")) throw error;
+    throw holdfastError(
+      "invalid-input",
+      "parse",
+      `--renew-every ${formatDuration(renewEveryMs)} is too long for --ttl ${formatDuration(ttlMs)}: ${error.message}`,
+      {
+        ...(error.code === undefined ? {} : { code: error.code }),
+        hint: "leave --renew-every out (a third of the TTL), or shorten it",
+        cause: error,
+      },
+    );
+  }
 }
 
 /**
  * Parses `--handle`: the handle's JSON, or `@path` of a file holding it (or a whole
- * `lease acquire --json` document, whose `handle` is taken). Errors never echo the text: it
- * holds the lease's secret.
+ * `lease acquire --json` document, whose `handle` is taken), checked by the leases package
+ * (`checkLeaseHandle`, INVALID_LEASE_HANDLE), against `leaseId` when one was given. Errors
+ * never echo the text: it holds the lease's secret.
  */
-async function parseHandleOption(text: string): Promise<LeaseHandle> {
-  const bad = (why: string) =>
-    holdfastError("invalid-input", "parse", `--handle is not a lease handle: ${why}`, {
-      code: "BAD_HANDLE",
+async function parseHandleOption(text: string, leaseId: string | undefined): Promise<LeaseHandle> {
+  const bad = (why: string, cause?: unknown) =>
+    holdfastError("invalid-input", "releaseLease", `--handle is not a lease handle: ${why}`, {
+      code: INVALID_LEASE_HANDLE,
       hint: "pass the handle exactly as lease acquire --json printed it",
+      cause,
     });
   let raw = text;
   if (text.startsWith("@")) {
     raw = await readFile(text.slice(1), "utf8").catch((error: unknown) => {
-      throw holdfastError("invalid-input", "parse", `cannot read --handle file ${text.slice(1)}`, {
-        code: "BAD_HANDLE",
-        cause: error,
-      });
+      throw bad(`cannot read the file ${text.slice(1)}`, error);
     });
   }
   let value: unknown;
@@ -463,13 +455,7 @@ async function parseHandleOption(text: string): Promise<LeaseHandle> {
   if (value !== null && typeof value === "object" && "handle" in value) {
     value = (value as { handle: unknown }).handle;
   }
-  const parsed = LeaseHandleShape.safeParse(value);
-  if (!parsed.success) {
-    throw bad(
-      parsed.error.issues.map((i) => `${i.path.join(".") || "handle"}: ${i.message}`).join("; "),
-    );
-  }
-  return parsed.data;
+  return checkLeaseHandle(value, "releaseLease", leaseId);
 }
 
 /** Reads a version as a reader would: its manifest (in the dataset's format), then every file it names. Returns bytes read. */

@@ -6,16 +6,27 @@ import {
   LeasesQuery,
   UlidParam,
 } from "@holdfast/api-shapes";
-import { holdfastError } from "@holdfast/conditional-store";
-import { describeLeases } from "@holdfast/leases";
+import {
+  acquireLease,
+  checkLeaseHandle,
+  describeLease,
+  describeLeases,
+  releaseLeaseHandle,
+  renewLeaseHandle,
+  toLeaseHandle,
+} from "@holdfast/leases";
+import type { z } from "zod";
 import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
-import { openServed } from "../datasets.js";
-import { acquireHandle, checkHandle, releaseHandle, renewHandle } from "../lease-handles.js";
+import { type DatasetEntry, openServed } from "../datasets.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 const LeaseParams = DatasetParams.extend({ leaseId: UlidParam });
 
-/** Leases: acquire, renew, release (by handle, through any replica), list. */
+/**
+ * Leases: acquire, renew, release (by handle, through any replica), list. The server keeps
+ * nothing: the client holds the handle (its secret is the capability) and the leases
+ * package judges every term by the store's clock (docs/protocol.md §4).
+ */
 export function registerLeaseRoutes(app: ZodApp, deps: AppDeps): void {
   app.get(
     "/v1/datasets/:dataset/leases",
@@ -30,22 +41,7 @@ export function registerLeaseRoutes(app: ZodApp, deps: AppDeps): void {
         response: withProblems({ 200: JsonShapes["lease list"] }),
       },
     },
-    async (request) => {
-      const ds = datasetOf(deps, request);
-      const { defaultBranch } = await openServed(ds);
-      const { version } = request.query;
-      const branch = request.query.branch ?? (version === undefined ? undefined : defaultBranch);
-      const leases = await describeLeases(ds.ctx, {
-        ...(branch === undefined ? {} : { branch }),
-        ...(version === undefined ? {} : { version }),
-      });
-      return {
-        ok: true as const,
-        command: "lease list" as const,
-        location: ds.store.location,
-        leases,
-      };
-    },
+    (request) => listLeasesRoute(datasetOf(deps, request), request.query),
   );
 
   app.post(
@@ -61,22 +57,8 @@ export function registerLeaseRoutes(app: ZodApp, deps: AppDeps): void {
         response: withProblems({ 201: LeaseHeldShape }),
       },
     },
-    async (request, reply) => {
-      const ds = datasetOf(deps, request);
-      const { resolved, defaultBranch } = await openServed(ds);
-      const held = await acquireHandle(ds.ctx, {
-        branch: request.body.branch ?? defaultBranch,
-        version: request.body.version,
-        ttlMs: request.body.ttlMs,
-        format: resolved.format,
-      });
-      return reply.code(201).send({
-        ok: true as const,
-        command: "lease acquire" as const,
-        location: ds.store.location,
-        ...held,
-      });
-    },
+    async (request, reply) =>
+      reply.code(201).send(await acquireLeaseRoute(datasetOf(deps, request), request.body)),
   );
 
   app.post(
@@ -92,20 +74,8 @@ export function registerLeaseRoutes(app: ZodApp, deps: AppDeps): void {
         response: withProblems({ 200: LeaseHeldShape }),
       },
     },
-    async (request) => {
-      const ds = datasetOf(deps, request);
-      sameLease(request.params.leaseId, request.body.handle.leaseId);
-      // A forged handle is refused before any request, the format's detection included.
-      checkHandle(request.body.handle);
-      const { resolved } = await openServed(ds);
-      const held = await renewHandle(ds.ctx, request.body.handle, resolved.format);
-      return {
-        ok: true as const,
-        command: "lease renew" as const,
-        location: ds.store.location,
-        ...held,
-      };
-    },
+    (request) =>
+      renewLeaseRoute(datasetOf(deps, request), request.params.leaseId, request.body.handle),
   );
 
   app.post(
@@ -121,32 +91,62 @@ export function registerLeaseRoutes(app: ZodApp, deps: AppDeps): void {
         response: withProblems({ 200: JsonShapes["lease release"] }),
       },
     },
-    async (request) => {
-      const ds = datasetOf(deps, request);
-      const { handle } = request.body;
-      sameLease(request.params.leaseId, handle.leaseId);
-      await releaseHandle(ds.ctx, handle);
-      return {
-        ok: true as const,
-        command: "lease release" as const,
-        location: ds.store.location,
-        released: { leaseId: handle.leaseId, branch: handle.branch, version: handle.version },
-      };
-    },
+    (request) =>
+      releaseLeaseRoute(datasetOf(deps, request), request.params.leaseId, request.body.handle),
   );
 }
 
-// --- utils ---
+/** `GET .../leases`: a version without a branch is on the default branch (as `lease list`). */
+async function listLeasesRoute(ds: DatasetEntry, query: z.infer<typeof LeasesQuery>) {
+  const { defaultBranch } = await openServed(ds);
+  const { version } = query;
+  const branch = query.branch ?? (version === undefined ? undefined : defaultBranch);
+  const leases = await describeLeases(ds.ctx, {
+    ...(branch === undefined ? {} : { branch }),
+    ...(version === undefined ? {} : { version }),
+  });
+  return { ok: true as const, command: "lease list" as const, location: ds.store.location, leases };
+}
 
-function sameLease(pathId: string, handleId: string): void {
-  if (pathId.toUpperCase() !== handleId.toUpperCase()) {
-    throw holdfastError(
-      "invalid-input",
-      "validate",
-      "the handle is for another lease than the URL",
-      {
-        code: "BAD_HANDLE",
-      },
-    );
-  }
+/** `POST .../leases`: the handle (with its secret) and the lease as the CLI shows it. */
+async function acquireLeaseRoute(ds: DatasetEntry, body: z.infer<typeof LeaseAcquireRequest>) {
+  const { resolved, defaultBranch } = await openServed(ds);
+  const lease = await acquireLease(ds.ctx, {
+    branch: body.branch ?? defaultBranch,
+    version: body.version,
+    ttlMs: body.ttlMs,
+    format: resolved.format,
+  });
+  return {
+    ok: true as const,
+    command: "lease acquire" as const,
+    location: ds.store.location,
+    handle: toLeaseHandle(lease),
+    lease: await describeLease(ds.ctx, lease),
+  };
+}
+
+/** `POST .../leases/:leaseId/renew`: a forged handle is refused before any request. */
+async function renewLeaseRoute(ds: DatasetEntry, leaseId: string, handle: unknown) {
+  const checked = checkLeaseHandle(handle, "renewLease", leaseId);
+  await openServed(ds);
+  const held = await renewLeaseHandle(ds.ctx, checked);
+  return {
+    ok: true as const,
+    command: "lease renew" as const,
+    location: ds.store.location,
+    ...held,
+  };
+}
+
+/** `POST .../leases/:leaseId/release`: idempotent; a forged handle is refused before any request. */
+async function releaseLeaseRoute(ds: DatasetEntry, leaseId: string, handle: unknown) {
+  const checked = checkLeaseHandle(handle, "releaseLease", leaseId);
+  await releaseLeaseHandle(ds.ctx, checked);
+  return {
+    ok: true as const,
+    command: "lease release" as const,
+    location: ds.store.location,
+    released: { leaseId: checked.leaseId, branch: checked.branch, version: checked.version },
+  };
 }
