@@ -137,6 +137,12 @@ async function checkNoRecordLeft(
   }
 }
 
+/** The state of the record stored at `key` (undefined when there is none). */
+async function recordState(store: ObjectStore, key: string): Promise<string | undefined> {
+  const got = await store.get(key);
+  return got ? (decodeJson(got.body) as { state?: string }).state : undefined;
+}
+
 /**
  * A cleaner's view of the store that logs its run: manifests it read while they held
  * refused bytes, and the retirement records it wrote. A commit written after such a read
@@ -166,7 +172,7 @@ function runLogView(
     delete: (key, options) => store.delete(key, options),
     deleteMany: (keys, options) => store.deleteMany(keys, options),
     list: (prefix, options) => store.list(prefix, options),
-    put(key, body, options) {
+    async put(key, body, options) {
       if (log.active && key.startsWith(RECORDS)) {
         log.records.add(key);
         const { owner, state, branch, versions } = decodeJson(body) as {
@@ -179,7 +185,9 @@ function runLogView(
         if (state === "sealed" && branch === BRANCH && versions) {
           world.cleanerSealed(versions.filter((v) => !v.cancelled).map((v) => v.version));
         }
-        if (state === "committed") {
+        // A commit: a record moving to committed (a rewrite of a committed record, which
+        // only cancels versions in it, decides nothing new).
+        if (state === "committed" && (await recordState(store, key)) !== "committed") {
           log.commits += 1;
           if (log.refusedRead !== undefined) {
             world.violate(
