@@ -16,6 +16,9 @@ Python environment, pylance 14 and lancedb 0.40). Commands, each printing JSON o
 ``lance-cleanup URI [--retain N]``
     Lance's own ``cleanup_old_versions`` (for side-by-side tests).
 
+``create-branch URI NAME --from-version N``
+    Lance's ``create_branch`` of ``NAME`` from main's version ``N``.
+
 ``read-slowly URI --version N --signal FILE``
     a reader mid-scan: opens version N, reads one fragment, prints ``{"opened": true}``,
     waits for FILE to exist, reads the rest and prints whether it could.
@@ -512,6 +515,13 @@ def lance_cleanup(uri: str, opts: Options, retain: int) -> Json:
     return {"bytesRemoved": stats.bytes_removed, "oldVersions": stats.old_versions}
 
 
+def create_branch(uri: str, opts: Options, name: str, version: int) -> Json:
+    """A Lance branch ``name`` forked from main's ``version`` (any name Lance accepts)."""
+    ds = lance.dataset(uri, storage_options=opts)
+    ds.create_branch(name, version)
+    return describe(lance.dataset(uri, storage_options=opts))
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0] if __doc__ else None
@@ -525,11 +535,15 @@ def main(argv: list[str]) -> int:
     cleanup_cmd = sub.add_parser("lance-cleanup")
     cleanup_cmd.add_argument("uri")
     cleanup_cmd.add_argument("--retain", type=int, default=1)
+    branch_cmd = sub.add_parser("create-branch")
+    branch_cmd.add_argument("uri")
+    branch_cmd.add_argument("name")
+    branch_cmd.add_argument("--from-version", type=int, required=True)
     reader_cmd = sub.add_parser("read-slowly")
     reader_cmd.add_argument("uri")
     reader_cmd.add_argument("--version", type=int, required=True)
     reader_cmd.add_argument("--signal", required=True)
-    for cmd in (write_cmd, verify_cmd, cleanup_cmd, reader_cmd):
+    for cmd in (write_cmd, verify_cmd, cleanup_cmd, branch_cmd, reader_cmd):
         cmd.add_argument("--storage-options", default="{}")
     args = parser.parse_args(argv)
     opts: Options = json.loads(args.storage_options)
@@ -537,6 +551,8 @@ def main(argv: list[str]) -> int:
         out = SCENARIOS[args.scenario](args.root, opts)
     elif args.command == "verify":
         out = verify(args.uri, opts)
+    elif args.command == "create-branch":
+        out = create_branch(args.uri, opts, args.name, args.from_version)
     elif args.command == "read-slowly":
         out = read_slowly(args.uri, opts, args.version, args.signal)
     else:

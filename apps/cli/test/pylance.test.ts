@@ -201,7 +201,15 @@ function describeCli(name: string, target: () => Target, cases: readonly (typeof
               read: before.branches[branch]![version],
             });
           }
-          if (branch.includes("/")) expect(reads).toEqual(before.branches[branch]);
+          // Every branch (`dev/sub` too) keeps its newest 2, its tags and its children's fork points.
+          const own = info.branches[branch]!;
+          const keptOn = new Set(own.versions.slice(-2));
+          for (const tag of Object.values(info.tags))
+            if (tag.branch === branch) keptOn.add(tag.version);
+          for (const child of Object.values(info.branches)) {
+            if (child.parentBranch === branch) keptOn.add(child.parentVersion);
+          }
+          expect(Object.keys(reads).map(Number)).toEqual(own.versions.filter((v) => keptOn.has(v)));
         }
         if (t.dir) {
           const tracked = new Set(after.tracked.keys);

@@ -43,7 +43,7 @@ export async function sweepOrphans(
   // format owns but no cleanup may touch (Lance's `_mem_wal/`) are never even listed.
   for (const prefix of format.dataPrefixes ?? [format.dataPrefix]) {
     for await (const meta of listAll(ctx.store, prefix)) {
-      if (!format.isDataKey(meta.key) || retainedFiles.has(meta.key)) continue;
+      if (!format.isDataKey(meta.key, ctx) || retainedFiles.has(meta.key)) continue;
       if (truncSec(meta.lastModified) >= cutoff) continue;
       if (plannedData.has(meta.key)) continue;
       stats.bytesDeleted += meta.size;

@@ -43,7 +43,12 @@ export interface DatasetFormat {
    * as Lance's `_mem_wal/`). Every key there is still filtered by {@link isDataKey}.
    */
   readonly dataPrefixes?: readonly string[] | undefined;
-  isDataKey(key: string): boolean;
+  /**
+   * True for a key cleanup may delete as a data file. The orphan sweep passes its context:
+   * a format may then decide by what it read through that context's store in the same run
+   * (Lance: the branch folders its `listBranches` listed).
+   */
+  isDataKey(key: string, ctx?: ProtocolContext): boolean;
   /**
    * Called by cleanup before it deletes any manifest of `branch` numbered up to
    * `maxRetired`, and awaited: a format whose writers pick the next version number without

@@ -7,6 +7,7 @@ import {
   type ProtocolContext,
 } from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
+import { lanceBranchName } from "./branch-names.js";
 import { LANCE_FORMAT, type LanceFormat, openLanceFormat } from "./format.js";
 import { classifyVersionsKey, LANCE_VERSIONS_PREFIX } from "./naming.js";
 import { censusLanceReferences, LANCE_MAIN_BRANCH, LANCE_TREE_PREFIX } from "./refs.js";
@@ -126,7 +127,7 @@ export async function latestLanceBranchVersion(
   ctx: ProtocolContext,
   branch: string,
 ): Promise<number | null> {
-  const prefix = `${LANCE_TREE_PREFIX}${branch}/${LANCE_VERSIONS_PREFIX}`;
+  const prefix = `${LANCE_TREE_PREFIX}${lanceBranchName(branch) ?? branch}/${LANCE_VERSIONS_PREFIX}`;
   let latest: number | null = null;
   for await (const meta of listAll(ctx.store, prefix)) {
     const entry = classifyVersionsKey(meta.key.slice(prefix.length));

@@ -22,7 +22,9 @@ export type LanceFeature =
   /** An object under `_refs/` that is not a Lance tag or branch. */
   | "foreign-reference"
   /** holdfast reference lifecycle state (`_holdfast/refs/`) on a Lance dataset. */
-  | "holdfast-references";
+  | "holdfast-references"
+  /** A Lance branch whose folder `tree/{name}/` lies inside another root's own folders (`a/data`). */
+  | "branch-layout";
 
 /** Code of {@link UnsupportedLanceDatasetError}. */
 export const LANCE_UNSUPPORTED = "LANCE_UNSUPPORTED";

@@ -1,12 +1,7 @@
 import { holdfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
-import {
-  type DataFile,
-  type FormatManifest,
-  type ProtocolContext,
-  type VersionEntry,
-  validateName,
-} from "@holdfast/dataset";
+import type { DataFile, FormatManifest, ProtocolContext, VersionEntry } from "@holdfast/dataset";
 import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
+import { checkBranchLayout, holdfastBranchName, lanceBranchName } from "./branch-names.js";
 import { UnsupportedLanceDatasetError } from "./errors.js";
 import { readManifestFile } from "./manifest-file.js";
 import {
@@ -38,25 +33,32 @@ export interface LanceFormat extends ReferenceFormat {
 /**
  * The Lance format for a dataset whose naming is known (see {@link openLanceFormat}). Its
  * branches are Lance's main (`_versions/` at the root, holdfast branch `main`) and every
- * Lance branch whose name is one holdfast names branches with (no `/`): its versions live
- * in `tree/{name}/_versions/` with the branch's own naming (LanceDB 0.31.0 names a branch's
- * manifests V2 even on a V1 table), its own files under `tree/{name}/`, and everything it
- * names through `base_paths` (its parent's files) is never named as its own, so a cleanup
- * of the branch never deletes a parent's file. A branch whose name holds `/` (`dev/sub`)
- * is not retired; its fork point stays kept through the census like every branch's.
- * A version needs its data files, deletion files, index folders, sidecars and transaction file.
+ * Lance branch with a holdfast name (`dev`; `dev/sub` is `dev..sub`, see branch-names.ts):
+ * its versions live in `tree/{name}/_versions/` with the branch's own naming (LanceDB
+ * 0.31.0 names a branch's manifests V2 even on a V1 table), its own files under
+ * `tree/{name}/`, and everything it names through `base_paths` (its parent's files) is
+ * never named as its own, so a cleanup of the branch never deletes a parent's file. A
+ * Lance branch without a holdfast name is not retired; its fork point stays kept through
+ * the census like every branch's. A version needs its data files, deletion files, index
+ * folders, sidecars and transaction file. The orphan sweep covers main's folders and the
+ * same folders under the root of every branch the last `listBranches` of that store
+ * listed (docs/lance.md, "What holdfast reads").
  */
 export function lanceFormat(naming: LanceNaming): LanceFormat {
   const folderFiles = new WeakMap<ObjectStore, Map<string, Promise<DataFile[]>>>();
   // The naming of each Lance branch, learned when its versions are listed or read.
   const branchNaming = new Map<string, LanceNaming>([[LANCE_MAIN_BRANCH, naming]]);
+  // Per store, the Lance branches its last listBranches read: what the sweep may enter.
+  const branchRoots = new WeakMap<ObjectStore, BranchRoots>();
   return {
     name: LANCE_FORMAT,
     naming,
     async listBranches(ctx) {
       // One manifest is enough to say main has versions: no need to list them all.
       const out = (await firstManifest(ctx)) === null ? [] : [LANCE_MAIN_BRANCH];
-      for (const name of await listRetirableBranches(ctx)) out.push(name);
+      const roots = await listLanceBranches(ctx);
+      branchRoots.set(ctx.store, roots);
+      for (const name of roots.retired.values()) out.push(name);
       return out;
     },
     async *listVersions(ctx, branch) {
@@ -117,10 +119,12 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       let branch: string = LANCE_MAIN_BRANCH;
       let rest = key;
       if (key.startsWith(LANCE_TREE_PREFIX)) {
-        const at = key.indexOf(`/${LANCE_VERSIONS_PREFIX}`, LANCE_TREE_PREFIX.length);
-        if (at < 0) return null;
-        branch = key.slice(LANCE_TREE_PREFIX.length, at);
-        if (!isRetirableBranch(branch)) return null;
+        // `tree/{lance name}/_versions/{file}`: the last `/_versions/`, as names hold `/`.
+        const at = key.lastIndexOf(`/${LANCE_VERSIONS_PREFIX}`);
+        if (at < LANCE_TREE_PREFIX.length) return null;
+        const name = holdfastBranchName(key.slice(LANCE_TREE_PREFIX.length, at));
+        if (name === null) return null;
+        branch = name;
         rest = key.slice(at + 1);
       }
       if (!rest.startsWith(LANCE_VERSIONS_PREFIX)) return null;
@@ -130,11 +134,16 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       if (scheme !== undefined && entry.naming !== scheme) return null;
       return { branch, version: entry.version };
     },
-    // Lance's files live under four folders: the orphan sweep lists only those (never
-    // `_mem_wal/`, `_blobs/`, `_fri/`, `tree/`, `_refs/`) and filters with isDataKey.
+    // Lance's files live under four folders of each root: the orphan sweep lists only
+    // those and `tree/` (never `_mem_wal/`, `_blobs/`, `_fri/`, `_refs/`) and filters with
+    // isDataKey.
     dataPrefix: "",
-    dataPrefixes: LANCE_SWEPT_PREFIXES,
-    isDataKey: isLanceFileKey,
+    dataPrefixes: [...LANCE_SWEPT_PREFIXES, LANCE_TREE_PREFIX],
+    isDataKey(key, ctx) {
+      if (!key.startsWith(LANCE_TREE_PREFIX)) return isLanceFileKey(key);
+      const roots = ctx ? branchRoots.get(ctx.store) : undefined;
+      return roots !== undefined && isBranchFileKey(key, roots);
+    },
     references: lanceReferenceCodec,
   };
 }
@@ -219,37 +228,67 @@ async function* listBranchVersions(
   yield* entries;
 }
 
-/** The Lance branches holdfast retires versions of: named in `_refs/branches/`, without `/`. */
-async function listRetirableBranches(ctx: ProtocolContext): Promise<string[]> {
-  const names: string[] = [];
+/** The Lance branches of a table, as one `listBranches` read them from `_refs/branches/`. */
+interface BranchRoots {
+  /** Every Lance branch name, longest first (a key belongs to the longest root it is under). */
+  readonly all: readonly string[];
+  /** The branches holdfast retires: Lance name to holdfast name. */
+  readonly retired: ReadonlyMap<string, string>;
+}
+
+/**
+ * Every Lance branch named in `_refs/branches/` (`a%2Fb.json` is `a/b`), and those with a
+ * holdfast name, which holdfast retires. A branch whose root lies inside another root's
+ * folders is refused (`branch-layout`) before anything is decided.
+ */
+async function listLanceBranches(ctx: ProtocolContext): Promise<BranchRoots> {
+  const all: string[] = [];
+  const retired = new Map<string, string>();
   for await (const meta of listAll(ctx.store, LANCE_BRANCHES_PREFIX)) {
     const file = meta.key.slice(LANCE_BRANCHES_PREFIX.length);
     if (!file.endsWith(".json") || file.includes("/")) continue;
-    let name: string;
+    let lance: string;
     try {
-      name = decodeURIComponent(file.slice(0, -".json".length));
+      lance = decodeURIComponent(file.slice(0, -".json".length));
     } catch {
       continue; // the census refuses what it cannot read
     }
-    if (isRetirableBranch(name)) names.push(name);
+    checkBranchLayout(lance, meta.key);
+    all.push(lance);
+    const name = holdfastBranchName(lance);
+    if (name !== null) retired.set(lance, name);
   }
-  return names.sort();
+  all.sort((a, b) => b.length - a.length);
+  return { all, retired: new Map([...retired].sort((a, b) => (a[1] < b[1] ? -1 : 1))) };
 }
 
-/** A Lance branch name that is also a holdfast branch name (one path segment, not main). */
+/**
+ * A key under `tree/` the sweep may delete: a Lance file (isLanceFileKey) relative to the
+ * root of the branch it belongs to (the longest branch root it is under), when holdfast
+ * retires that branch. Anything under the root of a branch it does not retire, or under no
+ * branch's root (a folder without `_refs/branches/` JSON), is left alone.
+ */
+function isBranchFileKey(key: string, roots: BranchRoots): boolean {
+  const owner = roots.all.find((lance) => key.startsWith(`${LANCE_TREE_PREFIX}${lance}/`));
+  if (owner === undefined || !roots.retired.has(owner)) return false;
+  return isLanceFileKey(key.slice(`${LANCE_TREE_PREFIX}${owner}/`.length));
+}
+
+/** A holdfast name of a Lance branch holdfast retires (not main). */
 function isRetirableBranch(name: string): boolean {
-  if (name === LANCE_MAIN_BRANCH) return false;
-  try {
-    validateName(name, "branch");
-    return true;
-  } catch {
-    return false;
-  }
+  return name !== LANCE_MAIN_BRANCH && lanceBranchName(name) !== null;
 }
 
-/** A branch's root under the table: `""` for main, `tree/{name}/` for a Lance branch. */
+/** A branch's root under the table: `""` for main, `tree/{lance name}/` for a Lance branch. */
 function branchRoot(branch: string): string {
-  return branch === LANCE_MAIN_BRANCH ? "" : `${LANCE_TREE_PREFIX}${branch}/`;
+  if (branch === LANCE_MAIN_BRANCH) return "";
+  const lance = lanceBranchName(branch);
+  if (lance === null) {
+    throw holdfastError("invalid-input", "branchRoot", `no Lance branch is named ${branch}`, {
+      code: "INVALID_NAME",
+    });
+  }
+  return `${LANCE_TREE_PREFIX}${lance}/`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { decodeJson, holdfastError } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/dataset";
 import { z } from "zod";
+import { lanceBranchName } from "./branch-names.js";
 import { LANCE_VERSIONS_PREFIX } from "./naming.js";
 
 /** Lance's version hint: `{"version": N}`, in a branch's `_versions/`. */
@@ -15,9 +16,12 @@ const VersionHintSchema = z.looseObject({
   version: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
 });
 
-/** The key of a branch's version hint: `_versions/latest_version_hint.json`, or under `tree/{branch}/`. */
+/**
+ * The key of a branch's version hint: `_versions/latest_version_hint.json`, or under
+ * `tree/{lance name}/` for the branch holdfast calls `branch` (`dev..sub`: `tree/dev/sub/`).
+ */
 export function lanceVersionHintKey(branch: string): string {
-  const root = branch === MAIN ? "" : `${TREE}${branch}/`;
+  const root = branch === MAIN ? "" : `${TREE}${lanceBranchName(branch) ?? branch}/`;
   return `${root}${LANCE_VERSIONS_PREFIX}${LANCE_VERSION_HINT}`;
 }
 

@@ -3,6 +3,7 @@ import type { ProtocolContext } from "@holdfast/dataset";
 import { INTENTS_PREFIX, scanIntentTargets } from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import { z } from "zod";
+import { holdfastBranchName } from "./branch-names.js";
 import { LANCE_MALFORMED_REFERENCE, UnsupportedLanceDatasetError } from "./errors.js";
 import { readLanceVersionHint } from "./hint.js";
 import { LANCE_VERSIONS_PREFIX } from "./naming.js";
@@ -136,7 +137,9 @@ export function censusLanceReferences(ctx: ProtocolContext): ReferenceCensus {
     const wanted = new Set(versions);
     const found = new Map<number, string>();
     for (const ref of await listLanceReferences(ctx)) {
-      if (ref.branch === branch && wanted.has(ref.version) && !found.has(ref.version)) {
+      // `branch` is holdfast's name of the Lance branch (`dev..sub` for `dev/sub`).
+      const on = ref.branch === LANCE_MAIN_BRANCH ? ref.branch : holdfastBranchName(ref.branch);
+      if (on === branch && wanted.has(ref.version) && !found.has(ref.version)) {
         found.set(ref.version, ref.reason);
       }
     }
@@ -242,13 +245,18 @@ function forkPointOnMain(
   return { branch: LANCE_MAIN_BRANCH, version: current.parentVersion };
 }
 
-/** Branch names that have a `tree/{name}/_versions/` folder with at least one object. */
+/**
+ * Branch names that have a `tree/{name}/_versions/` folder with at least one file directly
+ * in it (a name may hold `/`: `tree/dev/sub/_versions/1.manifest` is `dev/sub`'s).
+ */
 async function listBranchFolders(ctx: ProtocolContext): Promise<Set<string>> {
   const names = new Set<string>();
   for await (const meta of listAll(ctx.store, LANCE_TREE_PREFIX)) {
     const rest = meta.key.slice(LANCE_TREE_PREFIX.length);
-    const at = rest.indexOf(`/${LANCE_VERSIONS_PREFIX}`);
-    if (at > 0) names.add(rest.slice(0, at));
+    const at = rest.lastIndexOf(`/${LANCE_VERSIONS_PREFIX}`);
+    if (at > 0 && !rest.slice(at + 1 + LANCE_VERSIONS_PREFIX.length).includes("/")) {
+      names.add(rest.slice(0, at));
+    }
   }
   return names;
 }

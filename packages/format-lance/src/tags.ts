@@ -6,6 +6,7 @@ import type {
   ReferenceCodec,
   TagDocument,
 } from "@holdfast/refs-lifecycle";
+import { holdfastBranchName, lanceBranchName } from "./branch-names.js";
 import { lanceManifestKey } from "./naming.js";
 import {
   censusLanceReferences,
@@ -42,7 +43,7 @@ export const lanceReferenceCodec: ReferenceCodec = {
       const doc: TagDocument & Carried = {
         schema: 1,
         name: nameOf(key),
-        target: { branch: raw.branch ?? LANCE_MAIN_BRANCH, version: raw.version },
+        target: { branch: holdfastName(raw.branch), version: raw.version },
         ...(typeof raw.updatedAt === "string" ? { generation: raw.updatedAt } : {}),
         carried: raw,
       };
@@ -51,8 +52,8 @@ export const lanceReferenceCodec: ReferenceCodec = {
     const raw = parseLanceReference(LanceBranchSchema, body, key);
     const doc: BranchDocument & Carried = {
       schema: 1,
-      name: nameOf(key),
-      parent: { branch: raw.parentBranch ?? LANCE_MAIN_BRANCH, version: raw.parentVersion },
+      name: holdfastName(branchNameOf(key)),
+      parent: { branch: holdfastName(raw.parentBranch), version: raw.parentVersion },
       metadata: {},
       carried: raw,
     };
@@ -87,7 +88,7 @@ async function lanceTargetManifest(
       ? [format.manifestKey(target.branch, target.version)]
       : (["v2", "v1"] as const).map(
           (naming) =>
-            `${LANCE_TREE_PREFIX}${target.branch}/${lanceManifestKey(naming, target.version)}`,
+            `${LANCE_TREE_PREFIX}${lanceName(target.branch)}/${lanceManifestKey(naming, target.version)}`,
         );
   for (const key of keys) {
     const meta = await ctx.store.head(key);
@@ -119,7 +120,7 @@ function encodeLanceTag(doc: TagDocument & Carried, manifestSize: number | undef
   }
   const tag = {
     ...carried,
-    branch: doc.target.branch === LANCE_MAIN_BRANCH ? null : doc.target.branch,
+    branch: doc.target.branch === LANCE_MAIN_BRANCH ? null : lanceName(doc.target.branch),
     version: doc.target.version,
     createdAt: typeof carried.createdAt === "string" ? carried.createdAt : doc.generation,
     updatedAt: doc.generation,
@@ -140,6 +141,27 @@ function lanceGeneration(ctx: ProtocolContext): string {
   let spread = 0;
   for (const char of id) spread = (spread * 31 + char.charCodeAt(0)) % 1_000_000;
   return `${iso.slice(0, -1)}${spread.toString().padStart(6, "0")}Z`;
+}
+
+/** holdfast's name of the Lance branch in a tag or branch JSON (`null` is main). */
+function holdfastName(lance: string | null | undefined): string {
+  if (lance == null) return LANCE_MAIN_BRANCH;
+  return holdfastBranchName(lance) ?? lance;
+}
+
+/** The Lance branch holdfast calls `branch` (`dev..sub` is `dev/sub`). */
+function lanceName(branch: string): string {
+  return lanceBranchName(branch) ?? branch;
+}
+
+/** The Lance name of a branch JSON: `_refs/branches/dev%2Fsub.json` is `dev/sub`. */
+function branchNameOf(key: string): string {
+  const file = nameOf(key);
+  try {
+    return decodeURIComponent(file);
+  } catch {
+    return file;
+  }
 }
 
 function nameOf(key: string): string {

@@ -1,3 +1,5 @@
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { cleanup } from "@holdfast/cleanup";
 import { createContext } from "@holdfast/dataset";
@@ -44,8 +46,8 @@ export const SCENARIOS: readonly ScenarioCase[] = [
 ];
 
 /**
- * The versions of `branch` the policy (newest `retain`), tags and branch fork points keep.
- * A Lance branch whose name holds `/` is not retired: every version of it stays.
+ * The versions of `branch` the policy (newest `retain`), tags and branch fork points keep
+ * (a Lance branch whose name holds `/`, `dev/sub`, retires like any other).
  */
 export function expectedKept(
   table: Written["tables"][string],
@@ -53,7 +55,6 @@ export function expectedKept(
   retain = RETAIN,
 ): number[] {
   const versions = branch === "main" ? table.versions : table.branches[branch]!.versions;
-  if (branch.includes("/")) return versions;
   const kept = new Set(versions.slice(-retain));
   for (const tag of Object.values(table.tags)) {
     if ((tag.branch ?? "main") === branch) kept.add(tag.version);
@@ -117,7 +118,8 @@ function describePylance(siteName: string, makeSite: () => PySite) {
           expect(Object.keys(after.branches).sort()).toEqual(Object.keys(before.branches).sort());
           for (const [branch, reads] of Object.entries(after.branches)) {
             const keptOnBranch = expectedKept(info, branch);
-            if (!branch.includes("/")) expect(retainedOn(branch)).toEqual(keptOnBranch);
+            // holdfast names the Lance branch `dev/sub` `dev..sub` (docs/lance.md).
+            expect(retainedOn(branch.replaceAll("/", ".."))).toEqual(keptOnBranch);
             expect(Object.keys(reads).map(Number)).toEqual(keptOnBranch);
             for (const version of keptOnBranch) {
               expect({ branch, version, read: reads[String(version)] }).toEqual({
@@ -178,6 +180,80 @@ describe("folders holdfast never lists or deletes on a Lance table (local disk)"
     expect(listed.filter((prefix) => "_mem_wal/x".startsWith(prefix))).toEqual([]);
     const keys = await listKeys(store);
     for (const key of foreign) expect(keys).toContain(key);
+  });
+});
+
+describe("orphans under tree/ (local disk)", () => {
+  it("old files no manifest names in a branch's folders are swept by the grace; unknown roots, young files and _mem_wal/ stay", {
+    timeout: 180_000,
+  }, async () => {
+    const site = localPySite();
+    const written = await pylance<Written>(["write", "branches", site.root], site.storageOptions);
+    const uri = `${site.root}/branches.lance`;
+    // A Lance branch without a holdfast name (its segment starts with '.'): never retired.
+    const latest = written.tables.branches!.versions.at(-1)!;
+    await pylance(["create-branch", uri, ".x", "--from-version", String(latest)], {});
+    const before = await pylance<Verified>(["verify", uri], site.storageOptions);
+    expect(Object.keys(before.branches).sort()).toEqual([".x", "dev", "dev/sub"]);
+    const dir = join(site.dir!, "branches.lance");
+    const uuid = "0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9";
+    // Files of abandoned commits on dev and dev/sub: data, deletion, index, transaction.
+    const swept = [
+      "tree/dev/data/0000abandoned0000000000000000000.lance",
+      "tree/dev/_deletions/9-9-99.arrow",
+      `tree/dev/_indices/${uuid}/page_data.lance`,
+      "tree/dev/_transactions/9-abandoned.txn",
+      "tree/dev/sub/data/0000abandoned0000000000000000000.lance",
+      "tree/dev/sub/_deletions/9-9-99.bin",
+      `tree/dev/sub/_indices/${uuid}/index.idx`,
+    ];
+    const stays = [
+      // A MemWAL shard under a branch: never a Lance file to holdfast.
+      "tree/dev/_mem_wal/0f8e4c3a-shard/wal/00000001.arrow",
+      "tree/dev/sub/_mem_wal/0f8e4c3a-shard/manifest/1.binpb",
+      // The root of a branch holdfast does not retire (its kept files are not read).
+      "tree/.x/data/0000abandoned0000000000000000000.lance",
+      // Under no branch's root: no _refs/branches/ JSON says whose files these are.
+      "tree/gone/data/0000abandoned0000000000000000000.lance",
+      "tree/gone/_indices/0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9/index.idx",
+      // Not a file Lance writes in a branch's folders.
+      "tree/dev/notes.txt",
+    ];
+    const young = "tree/dev/data/0000inflight0000000000000000000.lance";
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    for (const key of [...swept, ...stays, young]) {
+      mkdirSync(dirname(join(dir, key)), { recursive: true });
+      writeFileSync(join(dir, key), key);
+      if (key !== young) utimesSync(join(dir, key), twoHoursAgo, twoHoursAgo);
+    }
+    const ctx = createContext(await site.store("branches"));
+    const format = await openLanceFormat(ctx);
+    // The grace with writers possibly active (one hour): the young file is a commit in flight.
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: RETAIN, minVersionAgeMs: 0, orphanGraceMs: 3_600_000 },
+      { format, referenceCensus: censusLanceReferences(ctx) },
+    );
+    expect(stats.objectsDeleted.orphans).toBe(swept.length);
+    const keys = await listKeys(ctx.store);
+    for (const key of swept)
+      expect({ key, left: keys.includes(key) }).toEqual({ key, left: false });
+    for (const key of [...stays, young]) {
+      expect({ key, left: keys.includes(key) }).toEqual({ key, left: true });
+    }
+    // Every kept version of every branch reads as before; nothing else is left.
+    const after = await pylance<Verified>(["verify", uri], site.storageOptions);
+    for (const [branch, reads] of Object.entries(after.branches)) {
+      for (const [version, read] of Object.entries(reads)) {
+        expect({ branch, version, read }).toEqual({
+          branch,
+          version,
+          read: before.branches[branch]![version],
+        });
+      }
+    }
+    expect(after.branches[".x"]).toEqual(before.branches[".x"]);
+    expect(leftovers(keys, after).filter((k) => ![...stays, young].includes(k))).toEqual([]);
   });
 });
 
