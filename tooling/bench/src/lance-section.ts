@@ -37,6 +37,8 @@ import { removeAll } from "./targets.js";
  */
 const ROWS = 10;
 const TABLE = "events";
+/** The table name every bench table of LanceDB has. */
+export const LANCE_TABLE = TABLE;
 
 export type LanceTarget = "local" | "rgw";
 
@@ -53,7 +55,7 @@ interface CleanerRun {
 type Cleaner = "holdfast" | "lance";
 
 /** Writes the table with LanceDB at `uri`: `versions` versions, each an overwrite. */
-async function buildTable(
+export async function buildLanceTable(
   uri: string,
   versions: number,
   storageOptions: Record<string, string> = {},
@@ -79,7 +81,7 @@ export async function cachedLanceTable(
   mkdirSync(cache, { recursive: true });
   const building = mkdtempSync(join(cache, "building-"));
   const started = performance.now();
-  await buildTable(building, versions);
+  await buildLanceTable(building, versions);
   const buildMs = performance.now() - started;
   renameSync(building, source);
   return { source, buildMs };
@@ -186,7 +188,7 @@ async function rgwRun(versions: number, who: Cleaner): Promise<CleanerRun> {
   });
   const prefix = `lance-bench-${who}-${Date.now()}`;
   const uri = `s3://${env.bucket}/${prefix}`;
-  await buildTable(uri, versions, options(env.endpoint));
+  await buildLanceTable(uri, versions, options(env.endpoint));
   const proxy = await startFaultProxy({ target: env.endpoint });
   try {
     const store = await openS3Store({
@@ -287,7 +289,7 @@ export async function lanceVsLance(
   });
 }
 
-function rgwEnv() {
+export function rgwEnv() {
   const file = process.env.HOLDFAST_RGW_ENV_FILE ?? "/tmp/holdfast-services/rgw.env";
   const vars: Record<string, string> = {};
   if (existsSync(file)) {

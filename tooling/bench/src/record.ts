@@ -1,5 +1,6 @@
 // The performance record (tooling/bench/README.md): one table per measurement, every
 // backend side by side in the same run. `--quick` is the CI size (under a minute).
+import { type CleanerPoint, cleanersSideBySide } from "./cleaners.js";
 import { cliStart } from "./cli-start.js";
 import { type LanceTarget, lanceVsLance } from "./lance-section.js";
 import { commitCost, protectedVsUnprotected, scaling, singleOperations } from "./sections.js";
@@ -8,6 +9,10 @@ import { availableTargets } from "./targets.js";
 const quick = process.argv.includes("--quick");
 const runsArg = process.argv.find((a) => a.startsWith("--runs="));
 const runs = runsArg ? Number(runsArg.slice("--runs=".length)) : quick ? 1 : 3;
+const numberArg = (name: string, fallback: number) => {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return arg ? Number(arg.slice(name.length + 3)) : fallback;
+};
 const config: {
   cleanupVersions: number;
   scalePoints: number[];
@@ -15,6 +20,7 @@ const config: {
   commits: number;
   reps: number;
   lance: { target: LanceTarget; versions: number }[];
+  cleaners: CleanerPoint[];
 } = quick
   ? {
       cleanupVersions: 100,
@@ -23,6 +29,10 @@ const config: {
       commits: 3,
       reps: 3,
       lance: [
+        { target: "local", versions: 200 },
+        { target: "rgw", versions: 30 },
+      ],
+      cleaners: [
         { target: "local", versions: 200 },
         { target: "rgw", versions: 30 },
       ],
@@ -36,6 +46,15 @@ const config: {
       lance: [
         { target: "local", versions: 1_000 },
         { target: "local", versions: 10_000 },
+        { target: "rgw", versions: 1_000 },
+      ],
+      // RGW 10,000 is opt-in (--cleaners=rgw:10000): LanceDB builds one table per cleaner
+      // and run there, ~12 minutes each.
+      cleaners: [
+        { target: "local", versions: 200 },
+        { target: "local", versions: 1_000 },
+        { target: "local", versions: 10_000 },
+        { target: "rgw", versions: 200 },
         { target: "rgw", versions: 1_000 },
       ],
     };
@@ -55,10 +74,23 @@ if (lanceArg) {
       return { target, versions: Number(versions) };
     });
 }
-// --only=scaling,commits runs a subset of the sections (lance, cleanup, scaling, commits, ops, cli).
+// --cleaners=local:200,rgw:1000 overrides the cleaners' blocks.
+const cleanersArg = process.argv.find((a) => a.startsWith("--cleaners="));
+if (cleanersArg) {
+  config.cleaners = cleanersArg
+    .slice("--cleaners=".length)
+    .split(",")
+    .map((point) => {
+      const [target, versions] = point.split(":");
+      if (target !== "local" && target !== "rgw") throw new Error(`--cleaners: ${point}`);
+      return { target, versions: Number(versions) };
+    });
+}
+// --only=scaling,commits runs a subset of the sections (cleaners, lance, cleanup, scaling,
+// commits, ops, cli); `lance` (holdfast and LanceDB in this process) runs only when named.
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
 const only = new Set(onlyArg ? onlyArg.slice("--only=".length).split(",") : []);
-const wanted = (section: string) => only.size === 0 || only.has(section);
+const wanted = (section: string) => (only.size === 0 ? section !== "lance" : only.has(section));
 
 const started = Date.now();
 const { targets, missing } = await availableTargets();
@@ -66,6 +98,21 @@ process.stdout.write(
   `# holdfast performance record (${quick ? "quick" : "full"}, ${runs} run(s)), ${new Date().toISOString()}\n` +
     `backends: ${targets.map((t) => t.name).join(", ")}${missing.length > 0 ? `; not measured: ${missing.join(", ")}` : ""}\n\n`,
 );
+if (wanted("cleaners")) {
+  const hasRgw = targets.some((t) => t.name === "rgw");
+  const { refused } = await cleanersSideBySide(
+    config.cleaners.filter((p) => p.target === "local" || hasRgw),
+    {
+      // Full record: at least 5 runs; a block refused while the 1-minute load is above 1.
+      runs: runsArg ? runs : quick ? 1 : 5,
+      maxLoad: numberArg("max-load", quick ? Number.POSITIVE_INFINITY : 1),
+      retries: numberArg("retries", 3),
+      retryWaitS: numberArg("retry-wait", 60),
+    },
+  );
+  // A refused block is no record: the run says so in its exit code, after every table.
+  if (refused > 0) process.exitCode = 2;
+}
 if (wanted("lance")) {
   const hasRgw = targets.some((t) => t.name === "rgw");
   await lanceVsLance(

@@ -57,6 +57,30 @@ describe("performance record --quick", () => {
     process.stdout.write(out);
     expect(out).toContain("backends: local, rgw, azurite, gcs\n");
 
+    // holdfast, pylance and LanceDB JS on copies of one table: the section itself fails
+    // unless every cleaner deleted the same objects and left one manifest.
+    const cleaners = rowsOf(out, "Cleaners side by side");
+    expect(cleaners.map((r) => `${r[0]} ${r[1]} ${r[2]}`)).toEqual([
+      "local 200 holdfast",
+      "local 200 pylance",
+      "local 200 lancedb",
+      "rgw 30 holdfast",
+      "rgw 30 pylance",
+      "rgw 30 lancedb",
+    ]);
+    const cell = (target: string, cleaner: string, column: number) =>
+      Number(cleaners.find((r) => r[0] === target && r[2] === cleaner)?.[column]);
+    // 3 objects per old version (manifest, data file, transaction file).
+    expect(cell("local", "holdfast", 7)).toBe(597);
+    expect(cell("rgw", "holdfast", 7)).toBe(87);
+    // One GET per manifest plus a fixed ~35 (format detection, lock, records, censuses,
+    // last look, batch deletes, finalize, sweep listings).
+    expect(cell("local", "holdfast", 8)).toBeLessThanOrEqual(200 + 40);
+    // On RGW holdfast sends fewer HTTP requests than either Lance cleaner.
+    expect(cell("rgw", "holdfast", 8)).toBeLessThan(cell("rgw", "pylance", 8));
+    expect(cell("rgw", "holdfast", 8)).toBeLessThan(cell("rgw", "lancedb", 8));
+    expect(out).toMatch(/load: local 200: 1-min load [\d.]+ before/);
+
     const cleanup = rowsOf(out, "Cleanup, protected vs unprotected");
     expect(cleanup.map((r) => r[0])).toEqual(["local", "rgw", "azurite", "gcs"]);
     for (const [, protectedReq, unprotectedReq] of cleanup) {
