@@ -5,6 +5,18 @@ import {
   type ObjectStore,
 } from "@holdfast/conditional-store";
 import type { TaskPool } from "./pool.js";
+import type { DeleteRate } from "./rate.js";
+
+export interface BatcherOptions {
+  /**
+   * Every key is a create-only object nobody compare-and-swaps (data files, manifests,
+   * docs/protocol.md §1): the store may delete without its per-key locks
+   * (`DeleteManyOptions.createOnly`). Never for leases, records, hints or intents.
+   */
+  readonly createOnly?: boolean | undefined;
+  /** The run's delete rate: each batch reserves its keys' share before it is sent. */
+  readonly rate?: DeleteRate | undefined;
+}
 
 /** Collects keys and deletes them in backend-sized batches through the pool. */
 export class DeleteBatcher {
@@ -18,12 +30,7 @@ export class DeleteBatcher {
     private readonly dryRun: boolean,
     /** Called with each batch's count of deleted keys (progress; observation only). */
     private readonly onDeleted: (count: number) => void = () => {},
-    /**
-     * Every key is a create-only object nobody compare-and-swaps (data files, manifests,
-     * docs/protocol.md §1): the store may delete without its per-key locks
-     * (`DeleteManyOptions.createOnly`). Never for leases, records, hints or intents.
-     */
-    private readonly createOnly = false,
+    private readonly options: BatcherOptions = {},
   ) {}
 
   async add(key: string): Promise<void> {
@@ -46,10 +53,11 @@ export class DeleteBatcher {
       this.onDeleted(batch.length);
       return;
     }
+    await this.options.rate?.take(batch.length);
     await this.pool.run(async () => {
       const result = await this.store.deleteMany(
         batch,
-        this.createOnly ? { createOnly: true } : undefined,
+        this.options.createOnly ? { createOnly: true } : undefined,
       );
       this.#deleted += result.deleted.length;
       this.onDeleted(result.deleted.length);

@@ -67,7 +67,8 @@ export async function deleteRetired(
     state.batchSize,
     dryRun,
     onDeleted,
-    true, // data files and manifests are create-only (docs/protocol.md §1)
+    // Data files and manifests are create-only (docs/protocol.md §1).
+    { createOnly: true, rate: state.deleteRate },
   );
   // Manifests go only after every data file of the record is gone: until then they
   // tell a resumed run what to delete.
@@ -128,7 +129,8 @@ export async function deleteRetired(
     state.batchSize,
     dryRun,
     onDeleted,
-    true, // data files and manifests are create-only (docs/protocol.md §1)
+    // Data files and manifests are create-only (docs/protocol.md §1).
+    { createOnly: true, rate: state.deleteRate },
   );
   for (const key of manifestKeys) await manifestBatch.add(key);
   stats.objectsDeleted.manifests += await manifestBatch.flush();

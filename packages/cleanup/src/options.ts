@@ -38,7 +38,18 @@ export function validateOptions(options: unknown): CleanupOptions {
     fn(name);
   }
   for (const name of ["concurrent", "waitForLock"]) bool(name);
-  for (const name of ["concurrency", "ownershipBoundMs", "maxVersionsPerRecord"]) positiveInt(name);
+  for (const name of [
+    "concurrency",
+    "deleteConcurrency",
+    "ownershipBoundMs",
+    "maxVersionsPerRecord",
+  ]) {
+    positiveInt(name);
+  }
+  const rate = o.maxDeletesPerSecond;
+  if (rate !== undefined && !(typeof rate === "number" && Number.isFinite(rate) && rate > 0)) {
+    throw bad(`maxDeletesPerSecond ${String(rate)} is not a positive number`);
+  }
   const { storageNow, signal, format } = o;
   if (
     storageNow !== undefined &&

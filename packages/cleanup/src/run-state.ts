@@ -14,6 +14,7 @@ import { validateOptions } from "./options.js";
 import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import { TaskPool } from "./pool.js";
 import { RetiredLog } from "./ranges.js";
+import { DeleteRate } from "./rate.js";
 import { type HeldLock, lockAndClock } from "./start.js";
 import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
 
@@ -59,6 +60,8 @@ export interface RunState {
   /** Manifest reads. Reads and deletes get separate pools: a read task queues deletes, and a task waiting for a slot in its own pool could deadlock it. */
   readonly pool: TaskPool;
   readonly deletePool: TaskPool;
+  /** The run's delete rate (`maxDeletesPerSecond`), shared by every batch delete. */
+  readonly deleteRate: DeleteRate;
   readonly batchSize: number;
   /** Storage "now" of the run: its cleanup lock's Last-Modified, else one probe, or injected. */
   readonly now: Date;
@@ -127,7 +130,8 @@ export async function createRunState(
     progress,
     deleteProgress: new DeleteProgress(progress),
     pool: new TaskPool(options.concurrency ?? 8),
-    deletePool: new TaskPool(options.concurrency ?? 8),
+    deletePool: new TaskPool(options.deleteConcurrency ?? options.concurrency ?? 8),
+    deleteRate: new DeleteRate(options.maxDeletesPerSecond, ctx.clock, ctx.sleep),
     batchSize: Math.max(1, ctx.store.capabilities.maxBatchDelete),
     now,
     lock,

@@ -28,7 +28,9 @@ export async function sweepOrphans(
     state.progress({ phase: "orphans", done: swept });
   };
   const batcher = () =>
-    new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun, onDeleted);
+    new DeleteBatcher(ctx.store, state.deletePool, state.batchSize, dryRun, onDeleted, {
+      rate: state.deleteRate,
+    });
   // Orphans are data files: create-only, never compare-and-swapped (docs/protocol.md §1).
   const orphans = new DeleteBatcher(
     ctx.store,
@@ -36,7 +38,7 @@ export async function sweepOrphans(
     state.batchSize,
     dryRun,
     onDeleted,
-    true,
+    { createOnly: true, rate: state.deleteRate },
   );
   const cutoff = truncSec(now) - state.policy.orphanGraceMs;
   // A format may name several folders (Lance): only those are listed, so folders the

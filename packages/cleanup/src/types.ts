@@ -63,6 +63,14 @@ export interface CleanupOptions {
    * @default 10000
    */
   readonly maxVersionsPerRecord?: number | undefined;
+  /** Batch deletes in flight at once. @default `concurrency` */
+  readonly deleteConcurrency?: number | undefined;
+  /**
+   * Most objects deleted per second by the run's batch deletes, whatever their concurrency
+   * (Amazon S3 answers 503 SlowDown past about 3,500 deletes per second per prefix). Paced
+   * by the context's clock and sleep. @default no limit
+   */
+  readonly maxDeletesPerSecond?: number | undefined;
 }
 
 /** A version cleanup kept, and why. */
