@@ -84,7 +84,8 @@ async function run(
     const interrupted = await resolveInterrupted(state);
     state.checkpoint();
     // Tags must fail the run before any retirement write: a first pass over the plan
-    // checks them (only when asked), then the plan streams each record into retirement.
+    // checks them (only when asked), then the plan streams each record's candidates to
+    // the reads that validate them.
     if (state.policy.errorIfTaggedOldVersions) {
       await planCandidates(state, interrupted, {
         checkOnly: true,
@@ -95,9 +96,12 @@ async function run(
     retirer = retiring;
     const plan = await planCandidates(state, interrupted, {
       retainedFiles: retiring.retainedFiles,
-      sink: (batch) => retiring.retire(batch),
+      sink: (batch) => retiring.read(batch),
     });
-    // Commits every sealed record, once every manifest the plan keeps or retires is read.
+    // Every manifest the run keeps or retires is read and validated: only now is the
+    // first record drained, so a refusal writes no retirement record (docs/protocol.md,
+    // Cleanup "Refuse before the commit"). Each record goes up to its seal, then all commit.
+    await retiring.retireAll();
     await retiring.finish();
     // The last look, after every commit of this run and before any deletion. A dry run
     // looks too (reads only), so its plan keeps what the run would keep.

@@ -71,6 +71,8 @@ export async function protectLateCommits(state: RunState, plan: Plan): Promise<L
     for await (const entry of format.listVersions(ctx, branch)) {
       const own = retiring.get(entry.key);
       if (own && own.manifest.etag !== entry.etag) {
+        // Replaced since the read before the drain: kept, never retired (reason `changed`).
+        state.stats.retained.push({ branch, version: entry.version, reason: "changed" });
         await state.pool.run(async () => {
           const manifest = await format.readManifest(ctx, branch, entry.version);
           own.manifests.set(entry.version, manifest);

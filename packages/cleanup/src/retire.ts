@@ -12,7 +12,7 @@ import {
   seal,
   UnresolvedTransitionError,
 } from "@holdfast/retirement";
-import { type BranchCandidates, type Interrupted, keepFilesOf } from "./plan.js";
+import type { BranchCandidates, Interrupted } from "./plan.js";
 import { merge, type RunState } from "./run-state.js";
 
 /** A sealed record of this run waiting for the run's commits, with what its censuses kept. */
@@ -25,19 +25,30 @@ interface Sealed {
   readonly manifests: Map<number, FormatManifest | null>;
 }
 
+/** One record's candidates, read and validated, waiting for the plan to complete. */
+interface Queued {
+  readonly branch: string;
+  readonly entries: VersionEntry[];
+  /** Every candidate's manifest as read before any retirement write (`null`: absent). */
+  readonly manifests: Map<number, FormatManifest | null>;
+}
+
 /**
  * Step 4, retire: the retirement protocol (docs/protocol.md) per record, all before any
- * deletion: drain → lease census → seal → lease census → reference census, then every
- * manifest the record will retire is read and validated, and the record waits sealed. Only
- * when the plan is complete and every manifest the run keeps or retires has been read
- * ({@link Retirer.finish}) are the sealed records committed, so a manifest the format
- * refuses stops the run before any commit: its records are abandoned and nothing stays
- * blocked (docs/protocol.md, Cleanup "Refuse before the commit"). Committed records are
- * appended to `interrupted.committed` without their version list (re-read at deletion);
- * kept versions' files join the retained set. A plan runs the censuses only and writes nothing.
+ * deletion. While the plan streams, every candidate's manifest is read and validated
+ * ({@link Retirer.read}); only once the plan is complete, so every manifest the run keeps
+ * or retires has been read, is the first record drained ({@link Retirer.retireAll}): a
+ * manifest the format refuses stops the run before any retirement write (docs/protocol.md,
+ * Cleanup "Refuse before the commit"). Then per record: drain → lease census → seal →
+ * lease census → reference census, and the record waits sealed; {@link Retirer.finish}
+ * commits them. Committed records are appended to `interrupted.committed` without their
+ * version list (re-read at deletion); kept versions' files join the retained set. A plan
+ * runs the censuses only and writes nothing.
  */
 export class Retirer {
   #retiredCount = 0;
+  #planRecords = 0;
+  readonly #queued: Queued[] = [];
   readonly #sealed: Sealed[] = [];
 
   constructor(
@@ -48,8 +59,38 @@ export class Retirer {
     state.progress({ phase: "retire", done: 0 });
   }
 
-  /** Retires one record's candidates up to its seal and reads the manifests it will retire. */
-  async retire({ branch, entries }: BranchCandidates): Promise<void> {
+  /**
+   * Reads, through the read pool, the manifest of every candidate of one record (the plan's
+   * sink): the format validates each, so a refusal fails the pool, and so the plan, before
+   * anything is written. The record waits, unwritten, for {@link retireAll}; the deletion
+   * uses these reads (each retired manifest is read once).
+   */
+  async read({ branch, entries }: BranchCandidates): Promise<void> {
+    const { state } = this;
+    state.checkpoint();
+    const manifests = new Map<number, FormatManifest | null>();
+    this.#queued.push({ branch, entries, manifests });
+    for (const entry of entries) {
+      await state.pool.run(async () => {
+        manifests.set(
+          entry.version,
+          await state.format.readManifest(state.ctx, branch, entry.version),
+        );
+      });
+    }
+  }
+
+  /**
+   * After the plan is complete (every read of the run done, the read pool drained): the
+   * queued records in order, each up to its seal. Nothing of the run was written before.
+   */
+  async retireAll(): Promise<void> {
+    await this.state.pool.drain();
+    while (this.#queued.length > 0) await this.#retire(this.#queued.shift()!);
+  }
+
+  /** Retires one record's candidates up to its seal; their manifests were read before. */
+  async #retire({ branch, entries: listed, manifests }: Queued): Promise<void> {
     const { state } = this;
     const { ctx, stats } = state;
     const { committed } = this.interrupted;
@@ -57,16 +98,41 @@ export class Retirer {
     let current: HeldRecord | undefined;
     try {
       state.checkpoint();
+      // A manifest replaced between the listing and the read is not the one the plan
+      // judged: kept (reason `changed`), never drained. The record names the ETag read.
+      const changed = new Map<number, string>();
+      const entries = listed.filter((e) => {
+        const manifest = manifests.get(e.version);
+        if (!manifest || manifest.etag === e.etag) return true;
+        changed.set(e.version, "changed");
+        return false;
+      });
       const versions = entries.map((e) => e.version);
       let kept: Map<number, string>;
-      if (state.dryRun) {
+      if (versions.length === 0) {
+        kept = new Map();
+      } else if (state.dryRun) {
         kept = await state.leaseCensus(branch, versions, state.now);
         const rest = versions.filter((v) => !kept.has(v));
         merge(kept, rest.length > 0 ? await state.referenceCensus(branch, rest) : new Map());
         const etags = new Map(entries.map((e) => [e.version, e.etag]));
-        const planRecord = planHandle(branch, state.owner, versions, etags, kept);
+        this.#planRecords += 1;
+        const planRecord = planHandle(
+          `(plan)/${branch}/${this.#planRecords}`,
+          branch,
+          state.owner,
+          versions,
+          etags,
+          kept,
+        );
         state.ownRecords.add(planRecord.key);
-        if (activeVersions(planRecord.record).length > 0) committed.push(planRecord);
+        if (activeVersions(planRecord.record).length > 0) {
+          committed.push(planRecord);
+          state.retiredManifests.set(
+            planRecord.key,
+            new Map(activeVersions(planRecord.record).map((v) => [v, manifests.get(v) ?? null])),
+          );
+        }
       } else {
         kept = new Map();
         try {
@@ -97,15 +163,10 @@ export class Retirer {
             rest = rest.filter((v) => !late.has(v));
             // 4. reference census: intents, canonical refs, lineage; throws on read errors.
             if (rest.length > 0) merge(late, await state.referenceCensus(branch, rest));
-            // Every version still in the record is read now (the deletion uses these reads):
-            // a manifest the format refuses fails the run while nothing is committed.
-            const manifests = await this.#readSealed(
-              branch,
-              entries,
-              rest.concat([...late.keys()]),
-              late,
-            );
-            this.#sealed.push({ branch, held: current, late, manifests });
+            const inRecord = new Map<number, FormatManifest | null>();
+            for (const v of activeVersions(handle.record))
+              inRecord.set(v, manifests.get(v) ?? null);
+            this.#sealed.push({ branch, held: current, late, manifests: inRecord });
             current = undefined; // committed or given up by finish / abandonSealed
           }
         } catch (error) {
@@ -118,11 +179,12 @@ export class Retirer {
           kept = new Map(versions.map((v) => [v, "retiring"]));
         }
       }
+      merge(kept, changed);
       for (const [version, reason] of kept) {
         stats.retained.push({ branch, version, reason });
-        await keepFilesOf(state, this.retainedFiles, branch, version);
+        for (const file of manifests.get(version)?.files ?? []) this.retainedFiles.add(file.key);
       }
-      this.#retiredCount += versions.length - kept.size;
+      this.#retiredCount += listed.length - kept.size;
       state.progress({ phase: "retire", done: this.#retiredCount });
     } finally {
       // A drain or seal this run could not carry to its seal (an error, an interrupt) is
@@ -190,35 +252,6 @@ export class Retirer {
       await giveUp(this.state.ctx, held);
     }
   }
-
-  /**
-   * Reads, through the read pool, the manifest of every version of a sealed record (the
-   * ones the commit will retire and the ones the censuses kept), checking each against
-   * the ETag the record was drained with: a manifest that is not the drained one is kept
-   * (reason `changed`), never retired. A read the format refuses fails the pool, and so
-   * the run at {@link finish}, before any commit.
-   */
-  async #readSealed(
-    branch: string,
-    entries: readonly VersionEntry[],
-    sealedVersions: readonly number[],
-    late: Map<number, string>,
-  ): Promise<Map<number, FormatManifest | null>> {
-    const { state } = this;
-    const manifests = new Map<number, FormatManifest | null>();
-    const active = new Set(sealedVersions);
-    for (const entry of entries) {
-      if (!active.has(entry.version)) continue;
-      await state.pool.run(async () => {
-        const manifest = await state.format.readManifest(state.ctx, branch, entry.version);
-        manifests.set(entry.version, manifest);
-        if (manifest && manifest.etag !== entry.etag && !late.has(entry.version)) {
-          late.set(entry.version, "changed");
-        }
-      });
-    }
-    return manifests;
-  }
 }
 /**
  * A committed record of this run, without its version list: the deletion step re-reads
@@ -284,6 +317,7 @@ async function commitOrStop(
 
 /** A committed-looking handle for a plan: nothing is written. */
 function planHandle(
+  key: string,
   branch: string,
   owner: string,
   versions: number[],
@@ -291,7 +325,7 @@ function planHandle(
   kept: Map<number, string>,
 ): RetirementHandle {
   return {
-    key: `(plan)/${branch}`,
+    key,
     etag: "",
     record: {
       schema: 1,

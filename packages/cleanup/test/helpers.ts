@@ -119,3 +119,44 @@ function dead(op: string, key: string): HoldfastError {
     key,
   });
 }
+
+/** Forwards every request and logs the key of every write (PUT, DELETE, each key of a batch DELETE). */
+export class RecordingStore extends CountingStore {
+  readonly writes: string[] = [];
+
+  override put(key: string, body: Uint8Array, options?: Parameters<ObjectStore["put"]>[2]) {
+    this.writes.push(key);
+    return super.put(key, body, options);
+  }
+  override delete(key: string, options?: Parameters<ObjectStore["delete"]>[1]) {
+    this.writes.push(key);
+    return super.delete(key, options);
+  }
+  override deleteMany(keys: readonly string[], options?: Parameters<ObjectStore["deleteMany"]>[1]) {
+    this.writes.push(...keys);
+    return super.deleteMany(keys, options);
+  }
+
+  /** Logged write keys under `prefix`. */
+  writesUnder(prefix: string): string[] {
+    return this.writes.filter((k) => k.startsWith(prefix));
+  }
+}
+
+/** A {@link RecordingStore} that runs `before(op, key)` ahead of forwarding each request (an interleaving hook). */
+export class HookStore extends RecordingStore {
+  constructor(
+    inner: ObjectStore,
+    private readonly before: (op: string, key: string) => Promise<void>,
+  ) {
+    super(inner);
+  }
+  override async get(key: string, options?: Parameters<ObjectStore["get"]>[1]) {
+    await this.before("get", key);
+    return super.get(key, options);
+  }
+  override async put(key: string, body: Uint8Array, options?: Parameters<ObjectStore["put"]>[2]) {
+    await this.before("put", key);
+    return super.put(key, body, options);
+  }
+}

@@ -5,12 +5,12 @@ import { describe, expect, it } from "vitest";
 import { cleanup, TAGGED_OLD_VERSIONS } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 
-// Memory flat in the number of versions (docs/protocol.md, cleanup "Memory"): the plan
-// streams each record's candidates into retirement, so a run never holds every
-// candidate; the tag policy still fails before any retirement write.
+// docs/protocol.md, Cleanup "Refuse before the commit" and "Memory": the plan streams each
+// record's candidates to the reads that validate them, and the first record is drained only
+// once every manifest of the run is read; the tag policy still fails before any retirement write.
 
 describe("streamed plan", () => {
-  it("retires the first record before the plan has listed the whole branch", async () => {
+  it("reads every manifest of the plan, the latest included, before the first drain; each record is re-read once at deletion", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 40, filesPer: 1 });
     const fault = new FaultStore(store);
@@ -22,8 +22,9 @@ describe("streamed plan", () => {
     expect(stats.retiredRanges).toEqual([{ branch: "main", from: 1, to: 39 }]);
     expect(stats.retired).toHaveLength(39);
     expect(versionsOf(store)).toEqual([40]);
-    // Four records; the first drain (create-only PUT of a record) comes before the plan
-    // reaches the end of the branch (where it reads the latest version's manifest).
+    // Four records; the first drain (create-only PUT of a record) comes after the plan
+    // reached the end of the branch (where it reads the latest version's manifest), and
+    // after every manifest read before the commits (each of the 40 read once).
     const log = fault.requests();
     const firstDrain = log.findIndex(
       (r) => r.operation === "put" && r.key.startsWith("_holdfast/retirement/main/"),
@@ -32,7 +33,13 @@ describe("streamed plan", () => {
       (r) => r.operation === "get" && r.key === "_versions/main/00000000000000000040.json",
     );
     expect(firstDrain).toBeGreaterThanOrEqual(0);
-    expect(firstDrain).toBeLessThan(latestRead);
+    expect(latestRead).toBeGreaterThanOrEqual(0);
+    expect(firstDrain).toBeGreaterThan(latestRead);
+    const manifestReads = log
+      .map((r, i) => ({ ...r, i }))
+      .filter((r) => r.operation === "get" && r.key.startsWith("_versions/main/"));
+    expect(manifestReads).toHaveLength(40);
+    expect(manifestReads.every((r) => r.i < firstDrain)).toBe(true);
     // Each committed record is re-read once at deletion (its versions are not held).
     const recordGets = log.filter(
       (r) => r.operation === "get" && r.key.startsWith("_holdfast/retirement/main/"),

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup } from "@holdfast/cleanup";
+import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
 import protobuf from "protobufjs";
@@ -20,8 +21,27 @@ import { listKeys, localPySite, pylance, type Written } from "./pylance.js";
  * pylance 14 never writes (an unimplemented feature-flag bit, a file outside the table's
  * folders, a base id without its base path), appended to its Manifest message as protobuf
  * allows (a later scalar wins, a repeated field gains an entry). Cleanup must stop with the
- * feature named, leave no retirement record, delete nothing and keep every version leasable.
+ * feature named before its first retirement write (docs/protocol.md, Cleanup "Refuse before
+ * the commit": not one `_holdfast/retirement/` object written), delete nothing and keep
+ * every version leasable.
  */
+
+/** Forwards every request and logs the key of every write (PUT, DELETE, each key of a batch DELETE). */
+class RecordingStore extends CountingStore {
+  readonly writes: string[] = [];
+  override put(key: string, body: Uint8Array, options?: Parameters<ObjectStore["put"]>[2]) {
+    this.writes.push(key);
+    return super.put(key, body, options);
+  }
+  override delete(key: string, options?: Parameters<ObjectStore["delete"]>[1]) {
+    this.writes.push(key);
+    return super.delete(key, options);
+  }
+  override deleteMany(keys: readonly string[], options?: Parameters<ObjectStore["deleteMany"]>[1]) {
+    this.writes.push(...keys);
+    return super.deleteMany(keys, options);
+  }
+}
 const proto = protobuf.parse(
   readFileSync(new URL("../proto/lance-table.proto", import.meta.url), "utf8"),
   { keepCase: true },
@@ -103,7 +123,7 @@ const CASES: readonly {
 
 describe("what holdfast refuses on a pylance 14 table (local disk)", () => {
   it.each(CASES)(
-    "$name in an old version: refused by name, nothing retired or left behind",
+    "$name in an old version: refused by name before any retirement write, nothing deleted",
     {
       timeout: 120_000,
     },
@@ -113,7 +133,7 @@ describe("what holdfast refuses on a pylance 14 table (local disk)", () => {
       const table = join(site.dir!, "v1names.lance");
       appendToManifest(join(table, lanceManifestKey("v1", 3)), extra);
       const before = readdirSync(join(table, "_versions")).sort();
-      const store = await site.store("v1names");
+      const store = new RecordingStore(await site.store("v1names"));
       const ctx = createContext(store);
       const format = await openLanceFormat(ctx);
       let error: unknown;
@@ -130,6 +150,10 @@ describe("what holdfast refuses on a pylance 14 table (local disk)", () => {
       if (flag) expect(error).toMatchObject({ flag });
       expect(error).toMatchObject({ key: lanceManifestKey("v1", 3) });
       expect(readdirSync(join(table, "_versions")).sort()).toEqual(before);
+      // Not one write under _holdfast/retirement/ (no drain, seal or abandon), nothing
+      // deleted; the only writes are the cleanup lock, taken and released.
+      expect(store.writes.filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
+      expect(store.writes).toEqual(["_holdfast/cleanup/lock.json", "_holdfast/cleanup/lock.json"]);
       expect((await listKeys(store)).filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual(
         [],
       );
