@@ -8,13 +8,23 @@ Python environment, pylance 14 and lancedb 0.40). Commands, each printing JSON o
     prefix) the way an application does with pylance, and prints what it made: the tables
     (``ROOT/{name}.lance``), their versions, tags and branches.
 
-``verify URI [--storage-options JSON]``
+``verify URI [--storage-options JSON] [--tolerant]``
     opens every version of the table at ``URI`` (main and every branch) with pylance, reads
     each in full (blob columns through ``read_blobs``) and prints its row count and a
-    content checksum, plus the tags, branches and the files Lance's manifests track.
+    content checksum, plus the tags, branches and the files Lance's manifests track. With
+    ``--tolerant`` a version that fails to read is ``{"error": ...}`` instead of a failure.
 
 ``lance-cleanup URI [--retain N]``
     Lance's own ``cleanup_old_versions`` (for side-by-side tests).
+
+``stale-writer URI --signal FILE``
+    a writer that opened the latest version and appends three rows: its data files are
+    written, then its commit waits inside Lance's commit lock (after Lance's conflict check,
+    before the manifest is written) until FILE exists, prints ``{"locked": V}`` while it
+    waits and ``{"committed": V, "readVersion": R}`` once its manifest is written.
+
+``commit-others URI``
+    two commits of other writers: an append, then an overwrite.
 
 ``create-branch URI NAME --from-version N``
     Lance's ``create_branch`` of ``NAME`` from main's version ``N``.
@@ -33,7 +43,8 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -324,6 +335,48 @@ def write_stale_hint(root: str, opts: Options) -> Json:
     return {"tables": {"stale": describe(lance.dataset(uri, storage_options=opts))}}
 
 
+def write_stale_writer(root: str, opts: Options) -> Json:
+    """Version 1 of the table a stale writer and two other writers then commit to."""
+    uri = table_uri(root, "stale-writer")
+    lance.write_dataset(small_rows(0, 10), uri, storage_options=opts)
+    return {
+        "tables": {"stale-writer": describe(lance.dataset(uri, storage_options=opts))}
+    }
+
+
+def stale_writer(uri: str, opts: Options, signal: str) -> Json:
+    """A writer whose commit is held inside Lance's commit lock (see the module docstring):
+    Lance has checked the versions committed since it read the table and picked the number
+    to write; the manifest is written only once ``signal`` exists."""
+    read_version = lance.dataset(uri, storage_options=opts).version
+
+    @contextmanager
+    def held(version: int) -> Iterator[None]:
+        sys.stdout.write(json.dumps({"locked": version}) + "\n")
+        sys.stdout.flush()
+        deadline = time.monotonic() + 240
+        while not Path(signal).exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError("no signal")
+            time.sleep(0.05)
+        yield
+
+    ds = lance.write_dataset(
+        small_rows(500, 3), uri, mode="append", commit_lock=held, storage_options=opts
+    )
+    return {"committed": ds.version, "readVersion": read_version}
+
+
+def commit_others(uri: str, opts: Options) -> Json:
+    """Two commits of other writers: an append, then an overwrite (which names none of the
+    earlier versions' files)."""
+    lance.write_dataset(small_rows(100, 5), uri, mode="append", storage_options=opts)
+    ds = lance.write_dataset(
+        small_rows(200, 5), uri, mode="overwrite", storage_options=opts
+    )
+    return {"versions": [int(v["version"]) for v in ds.versions()]}
+
+
 def write_tagged_compaction(root: str, opts: Options) -> Json:
     """Lance's own tag-strands-files case: small appends, a tag on an early version, then
     deletes and compactions that rewrite every later version's files."""
@@ -382,6 +435,7 @@ SCENARIOS: dict[str, Callable[[str, Options], Json]] = {
     "stale-hint": write_stale_hint,
     "tagged-compaction": write_tagged_compaction,
     "abandoned-fragments": write_abandoned_fragments,
+    "stale-writer": write_stale_writer,
 }
 
 
@@ -404,6 +458,14 @@ def blob_columns(ds: lance.LanceDataset) -> list[str]:
     return [f.name for f in ds.schema if "blob" in str(f.type)]
 
 
+def read_version_or_error(ds: lance.LanceDataset) -> Json:
+    """``read_version``, or the error pylance raised (for ``verify --tolerant``)."""
+    try:
+        return read_version(ds)
+    except (OSError, ValueError, pa.ArrowException) as error:  # the outcome under test
+        return {"error": f"{type(error).__name__}: {error}"}
+
+
 def read_version(ds: lance.LanceDataset) -> Json:
     """Reads one version in full: every column, blob payloads included; rows sorted by id."""
     blobs = blob_columns(ds)
@@ -424,10 +486,11 @@ def read_version(ds: lance.LanceDataset) -> Json:
     return {"rows": len(records), "checksum": digest.hexdigest()}
 
 
-def verify(uri: str, opts: Options) -> Json:
+def verify(uri: str, opts: Options, tolerant: bool = False) -> Json:
     ds = lance.dataset(uri, storage_options=opts)
+    read_main = read_version_or_error if tolerant else read_version
     main = {
-        str(v["version"]): read_version(ds.checkout_version(int(v["version"])))
+        str(v["version"]): read_main(ds.checkout_version(int(v["version"])))
         for v in ds.versions()
     }
     branches: Json = {}
@@ -503,13 +566,21 @@ def read_slowly(uri: str, opts: Options, version: int, signal: str) -> Json:
     return {"ok": True, "rows": first + rest}
 
 
-def lance_cleanup(uri: str, opts: Options, retain: int) -> Json:
-    """Lance's own cleanup of old versions (for side-by-side tests): keeps the newest ``retain``."""
+def lance_cleanup(
+    uri: str,
+    opts: Options,
+    retain: int | None,
+    older_than: float = 0,
+    delete_unverified: bool = True,
+) -> Json:
+    """Lance's own cleanup of old versions (for side-by-side tests): keeps the newest
+    ``retain`` and those newer than ``older_than`` seconds; ``delete_unverified`` as given
+    (by default on: files named by no manifest go whatever their age)."""
     ds = lance.dataset(uri, storage_options=opts)
     stats = ds.cleanup_old_versions(
-        older_than=timedelta(seconds=0),
+        older_than=timedelta(seconds=older_than),
         retain_versions=retain,
-        delete_unverified=True,
+        delete_unverified=delete_unverified,
         error_if_tagged_old_versions=False,
     )
     return {"bytesRemoved": stats.bytes_removed, "oldVersions": stats.old_versions}
@@ -532,9 +603,18 @@ def main(argv: list[str]) -> int:
     write_cmd.add_argument("root")
     verify_cmd = sub.add_parser("verify")
     verify_cmd.add_argument("uri")
+    verify_cmd.add_argument("--tolerant", action="store_true")
     cleanup_cmd = sub.add_parser("lance-cleanup")
     cleanup_cmd.add_argument("uri")
     cleanup_cmd.add_argument("--retain", type=int, default=1)
+    cleanup_cmd.add_argument("--no-retain", action="store_true")
+    cleanup_cmd.add_argument("--older-than", type=float, default=0)
+    cleanup_cmd.add_argument("--keep-unverified", action="store_true")
+    stale_cmd = sub.add_parser("stale-writer")
+    stale_cmd.add_argument("uri")
+    stale_cmd.add_argument("--signal", required=True)
+    others_cmd = sub.add_parser("commit-others")
+    others_cmd.add_argument("uri")
     branch_cmd = sub.add_parser("create-branch")
     branch_cmd.add_argument("uri")
     branch_cmd.add_argument("name")
@@ -543,20 +623,38 @@ def main(argv: list[str]) -> int:
     reader_cmd.add_argument("uri")
     reader_cmd.add_argument("--version", type=int, required=True)
     reader_cmd.add_argument("--signal", required=True)
-    for cmd in (write_cmd, verify_cmd, cleanup_cmd, branch_cmd, reader_cmd):
+    for cmd in (
+        write_cmd,
+        verify_cmd,
+        cleanup_cmd,
+        stale_cmd,
+        others_cmd,
+        branch_cmd,
+        reader_cmd,
+    ):
         cmd.add_argument("--storage-options", default="{}")
     args = parser.parse_args(argv)
     opts: Options = json.loads(args.storage_options)
     if args.command == "write":
         out = SCENARIOS[args.scenario](args.root, opts)
     elif args.command == "verify":
-        out = verify(args.uri, opts)
+        out = verify(args.uri, opts, args.tolerant)
+    elif args.command == "stale-writer":
+        out = stale_writer(args.uri, opts, args.signal)
+    elif args.command == "commit-others":
+        out = commit_others(args.uri, opts)
     elif args.command == "create-branch":
         out = create_branch(args.uri, opts, args.name, args.from_version)
     elif args.command == "read-slowly":
         out = read_slowly(args.uri, opts, args.version, args.signal)
     else:
-        out = lance_cleanup(args.uri, opts, args.retain)
+        out = lance_cleanup(
+            args.uri,
+            opts,
+            None if args.no_retain else args.retain,
+            args.older_than,
+            not args.keep_unverified,
+        )
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
     return 0

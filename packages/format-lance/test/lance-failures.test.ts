@@ -54,6 +54,44 @@ function startSlowReader(uri: string, version: number, signal: string) {
   return { opened, outcome };
 }
 
+/**
+ * A pylance writer that opened the latest version and appends three rows, held inside
+ * Lance's commit lock (after Lance's conflict check picked the version number, before the
+ * manifest is written): `locked` resolves with that number; `committed` once the signal
+ * file exists and the manifest is written.
+ */
+function startStaleWriter(uri: string, signal: string) {
+  const child = spawn(holdfastPython(), [PYLANCE_TABLES, "stale-writer", uri, "--signal", signal], {
+    env: { ...process.env, RUST_LOG: "error" },
+  });
+  let out = "";
+  let err = "";
+  child.stderr.on("data", (chunk) => {
+    err += String(chunk);
+  });
+  const locked = new Promise<number>((resolve, reject) => {
+    child.stdout.on("data", (chunk) => {
+      out += String(chunk);
+      const match = /\{"locked": (\d+)\}/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once("exit", () => reject(new Error(`writer exited before its commit: ${out}\n${err}`)));
+  });
+  const committed = new Promise<{ committed: number; readVersion: number }>((resolve, reject) => {
+    child.once("exit", (code) => {
+      const last = out.trim().split("\n").at(-1) ?? "";
+      if (code !== 0) reject(new Error(`writer failed (${code}): ${out}\n${err}`));
+      else resolve(JSON.parse(last));
+    });
+  });
+  return { locked, committed };
+}
+
+/** `verify --tolerant`: a version that fails to read is `{ error }`. */
+type TolerantVerified = Omit<Verified, "main"> & {
+  readonly main: Record<string, { rows: number; checksum: string } | { error: string }>;
+};
+
 describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (local disk)", () => {
   it("reader mid-scan: Lance deletes the files under it, holdfast keeps the leased version", {
     timeout: 180_000,
@@ -122,6 +160,129 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     console.info(
       `Lance's cleanup left ${lanceLeft.length} unneeded file(s): ${lanceLeft.join(", ")}`,
     );
+  });
+
+  it("a stale writer recreates a deleted version: Lance's recreated version names deleted files; holdfast keeps what the writer's lease and the grace protect", {
+    timeout: 300_000,
+  }, async () => {
+    const site = localPySite();
+    await pylance<Written>(["write", "stale-writer", site.root], {});
+    const dir = site.dir!;
+    const table = (name: string) => join(dir, `${name}.lance`);
+    for (const name of ["keep-unverified", "holdfast", "no-lease", "reference"]) {
+      cpSync(table("stale-writer"), table(name), { recursive: true });
+    }
+    // What the writer's commit holds: version 1 and its three rows, committed undisturbed.
+    writeFileSync(join(dir, "reference.go"), "");
+    await startStaleWriter(table("reference"), join(dir, "reference.go")).committed;
+    const reference = await pylance<Verified>(["verify", table("reference")], {});
+    const written = reference.main["2"]!;
+    expect(written.rows).toBe(13);
+
+    /**
+     * On one copy: the writer reads version 1 and holds its commit of version 2; others
+     * commit 2 (an append) and 3 (an overwrite); `clean` runs; the writer's manifest lands.
+     */
+    const race = async (name: string, clean: () => Promise<void>) => {
+      const signal = join(dir, `${name}.go`);
+      const writer = startStaleWriter(table(name), signal);
+      expect(await writer.locked).toBe(2);
+      expect(await pylance(["commit-others", table(name)], {})).toEqual({ versions: [1, 2, 3] });
+      const before = await pylance<Verified>(["verify", table(name)], {});
+      await clean();
+      const between = await pylance<Verified>(["verify", table(name)], {});
+      const betweenKeys = await listKeys(await site.store(name));
+      writeFileSync(signal, "");
+      expect(await writer.committed).toEqual({ committed: 2, readVersion: 1 });
+      return { before, between, betweenKeys };
+    };
+
+    // Lance (delete_unverified on, and off): it retires 1 and 2; the writer then writes
+    // version 2 again, below the latest 3, naming version 1's data file, which is gone.
+    for (const [name, flags] of [
+      ["stale-writer", []],
+      ["keep-unverified", ["--keep-unverified"]],
+    ] as const) {
+      const { before } = await race(name, async () => {
+        await pylance(["lance-cleanup", table(name), "--retain", "1", ...flags], {});
+      });
+      const after = await pylance<TolerantVerified>(["verify", table(name), "--tolerant"], {});
+      expect(after.latest).toBe(3);
+      expect(Object.keys(after.main)).toEqual(["2", "3"]);
+      expect(after.main["3"]).toEqual(before.main["3"]);
+      expect(after.main["2"]).toMatchObject({ error: expect.stringMatching(/not found/i) });
+    }
+
+    // holdfast: the writer holds a lease on the version it read (docs/lance.md, "Limits"),
+    // from before it opens until its commit lands; no writer-inactive claim, so the sweep's
+    // grace is the one-hour floor.
+    const policy = { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 3_600_000 };
+    const ctx = createContext(await site.store("holdfast"));
+    const format = await openLanceFormat(ctx);
+    const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 240_000, format });
+    let stats: Awaited<ReturnType<typeof cleanup>> | undefined;
+    const { before, between, betweenKeys } = await race("holdfast", async () => {
+      stats = await cleanup(ctx, policy, { format, referenceCensus: censusLanceReferences(ctx) });
+    });
+    await releaseLease(ctx, lease);
+    expect(stats!.retained).toEqual(
+      expect.arrayContaining([
+        { branch: "main", version: 1, reason: "lease" },
+        { branch: "main", version: 3, reason: "latest" },
+      ]),
+    );
+    expect(stats!.retired.map((r) => r.version)).toEqual([2]);
+    // Between the cleanup and the writer's manifest, the only files no kept version needs
+    // are the writer's own (its data file and transaction, named by no manifest yet and
+    // younger than the grace).
+    // (The writer's lease under _holdfast/ aside.)
+    const inFlight = leftovers(betweenKeys, between).filter((k) => !k.startsWith("_holdfast/"));
+    expect(inFlight.map((k) => k.split("/")[0]).sort()).toEqual(["_transactions", "data"]);
+    const after = await pylance<Verified>(["verify", table("holdfast")], {});
+    expect(Object.keys(after.main)).toEqual(["1", "2", "3"]);
+    expect(after.latest).toBe(3);
+    expect(after.main["1"]).toEqual(before.main["1"]);
+    expect(after.main["3"]).toEqual(before.main["3"]);
+    expect(after.main["2"]).toEqual(written);
+    expect(leftovers(await listKeys(ctx.store), after)).toEqual([]);
+    for (const key of inFlight) expect(after.tracked.keys).toContain(key);
+
+    // The recreated version is a version like any other: leasable, and the next cleanup
+    // keeps it, as Lance's hint the writer rewrote says 2 (reason version-hint), and
+    // retires 1, whose data file the recreated 2 still names.
+    const onTwo = await acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60_000, format });
+    await releaseLease(ctx, onTwo);
+    const next = await cleanup(ctx, policy, {
+      format,
+      referenceCensus: censusLanceReferences(ctx),
+    });
+    expect(next.retained).toEqual(
+      expect.arrayContaining([
+        { branch: "main", version: 2, reason: "version-hint" },
+        { branch: "main", version: 3, reason: "latest" },
+      ]),
+    );
+    expect(next.retired.map((r) => r.version)).toEqual([1]);
+    const last = await pylance<Verified>(["verify", table("holdfast")], {});
+    expect(last.main).toEqual({ "2": written, "3": before.main["3"] });
+    expect(leftovers(await listKeys(ctx.store), last)).toEqual([]);
+
+    // Without the writer's lease, holdfast's outcome is Lance's: it retires 1 and 2 and
+    // deletes version 1's data file; the writer's own files survive the grace.
+    const bare = createContext(await site.store("no-lease"));
+    const bareFormat = await openLanceFormat(bare);
+    await race("no-lease", async () => {
+      await cleanup(bare, policy, {
+        format: bareFormat,
+        referenceCensus: censusLanceReferences(bare),
+      });
+    });
+    const unprotected = await pylance<TolerantVerified>(
+      ["verify", table("no-lease"), "--tolerant"],
+      {},
+    );
+    expect(Object.keys(unprotected.main)).toEqual(["2", "3"]);
+    expect(unprotected.main["2"]).toMatchObject({ error: expect.stringMatching(/not found/i) });
   });
 
   it("abandoned write_fragments output newer than every manifest: both remove it once told no writer is active", {
