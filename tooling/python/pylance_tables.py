@@ -12,7 +12,10 @@ Python environment, pylance 14 and lancedb 0.40). Commands, each printing JSON o
     opens every version of the table at ``URI`` (main and every branch) with pylance, reads
     each in full (blob columns through ``read_blobs``) and prints its row count and a
     content checksum, plus the tags, branches and the files Lance's manifests track. With
-    ``--tolerant`` a version that fails to read is ``{"error": ...}`` instead of a failure.
+    ``--tolerant`` a version that fails to read is ``{"error": ...}`` instead of a failure;
+    with ``--queries`` each version of main also runs a query through each of its BTREE,
+    vector and full-text indices (``queries``: the ids found and whether the plan used the
+    index).
 
 ``lance-cleanup URI [--retain N]``
     Lance's own ``cleanup_old_versions`` (for side-by-side tests).
@@ -22,6 +25,10 @@ Python environment, pylance 14 and lancedb 0.40). Commands, each printing JSON o
     written, then its commit waits inside Lance's commit lock (after Lance's conflict check,
     before the manifest is written) until FILE exists, prints ``{"locked": V}`` while it
     waits and ``{"committed": V, "readVersion": R}`` once its manifest is written.
+
+``index-step URI STEP``
+    the next step of the ``index-window`` scenario: step 1 optimizes the indices, rebuilds
+    the BTREE index and appends; step 2 rebuilds the vector index, appends and optimizes.
 
 ``commit-others URI``
     two commits of other writers: an append, then an overwrite.
@@ -335,6 +342,78 @@ def write_stale_hint(root: str, opts: Options) -> Json:
     return {"tables": {"stale": describe(lance.dataset(uri, storage_options=opts))}}
 
 
+def write_index_window(root: str, opts: Options) -> Json:
+    """A table with a BTREE, an IVF_PQ and an INVERTED index, then an append: the start of
+    index builds, rebuilds and optimizations between cleanups (``index-step``)."""
+    uri = table_uri(root, "index-window")
+    ds = lance.write_dataset(rows(0, 300), uri, storage_options=opts)
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_index("vec", "IVF_PQ", num_partitions=2, num_sub_vectors=2)
+    ds.create_scalar_index("text", "INVERTED")
+    ds = lance.write_dataset(rows(300, 50), uri, mode="append", storage_options=opts)
+    return {
+        "tables": {"index-window": describe(lance.dataset(uri, storage_options=opts))}
+    }
+
+
+def index_step(uri: str, opts: Options, step: int) -> Json:
+    """Step 1: optimize_indices, the BTREE index rebuilt, an append. Step 2: the vector
+    index rebuilt, an append, optimize_indices."""
+    ds = lance.dataset(uri, storage_options=opts)
+    if step == 1:
+        ds.optimize.optimize_indices()
+        ds = lance.dataset(uri, storage_options=opts)
+        ds.create_scalar_index("id", "BTREE", replace=True)
+        ds = lance.write_dataset(
+            rows(400, 50), uri, mode="append", storage_options=opts
+        )
+    else:
+        ds.create_index(
+            "vec", "IVF_PQ", num_partitions=2, num_sub_vectors=2, replace=True
+        )
+        ds = lance.write_dataset(
+            rows(500, 50), uri, mode="append", storage_options=opts
+        )
+        ds.optimize.optimize_indices()
+    return describe(lance.dataset(uri, storage_options=opts))
+
+
+def index_queries(ds: lance.LanceDataset) -> Json:
+    """One query through each BTREE, vector and full-text index of the version: the ids it
+    finds and whether the plan went through the index."""
+    kinds = {str(i["type"]) for i in ds.list_indices()}
+    query = np.random.default_rng(7).random(VECTOR_DIM, dtype=np.float32).tolist()
+    scanners: dict[str, tuple[Any, str]] = {}
+    if "BTree" in kinds:
+        scanners["btree"] = (
+            ds.scanner(filter="id = 20 OR id = 420", columns=["id"]),
+            "ScalarIndexQuery",
+        )
+    if any(k.startswith("IVF") for k in kinds):
+        scanners["vector"] = (
+            ds.scanner(
+                nearest={"column": "vec", "q": query, "k": 5},
+                columns=["id"],
+                disable_scoring_autoprojection=True,
+            ),
+            "ANNSubIndex",
+        )
+    if "Inverted" in kinds:
+        scanners["fts"] = (
+            ds.scanner(
+                full_text_query="word3",
+                columns=["id"],
+                disable_scoring_autoprojection=True,
+            ),
+            "MatchQuery",
+        )
+    out: Json = {}
+    for name, (scanner, marker) in scanners.items():
+        ids = sorted(scanner.to_table().column("id").to_pylist())
+        out[name] = {"indexed": marker in scanner.explain_plan(), "ids": ids}
+    return out
+
+
 def write_stale_writer(root: str, opts: Options) -> Json:
     """Version 1 of the table a stale writer and two other writers then commit to."""
     uri = table_uri(root, "stale-writer")
@@ -436,6 +515,7 @@ SCENARIOS: dict[str, Callable[[str, Options], Json]] = {
     "tagged-compaction": write_tagged_compaction,
     "abandoned-fragments": write_abandoned_fragments,
     "stale-writer": write_stale_writer,
+    "index-window": write_index_window,
 }
 
 
@@ -486,11 +566,18 @@ def read_version(ds: lance.LanceDataset) -> Json:
     return {"rows": len(records), "checksum": digest.hexdigest()}
 
 
-def verify(uri: str, opts: Options, tolerant: bool = False) -> Json:
+def verify(
+    uri: str, opts: Options, tolerant: bool = False, queries: bool = False
+) -> Json:
     ds = lance.dataset(uri, storage_options=opts)
     read_main = read_version_or_error if tolerant else read_version
+
+    def read(version: lance.LanceDataset) -> Json:
+        out = read_main(version)
+        return {**out, "queries": index_queries(version)} if queries else out
+
     main = {
-        str(v["version"]): read_main(ds.checkout_version(int(v["version"])))
+        str(v["version"]): read(ds.checkout_version(int(v["version"])))
         for v in ds.versions()
     }
     branches: Json = {}
@@ -604,6 +691,7 @@ def main(argv: list[str]) -> int:
     verify_cmd = sub.add_parser("verify")
     verify_cmd.add_argument("uri")
     verify_cmd.add_argument("--tolerant", action="store_true")
+    verify_cmd.add_argument("--queries", action="store_true")
     cleanup_cmd = sub.add_parser("lance-cleanup")
     cleanup_cmd.add_argument("uri")
     cleanup_cmd.add_argument("--retain", type=int, default=1)
@@ -613,6 +701,9 @@ def main(argv: list[str]) -> int:
     stale_cmd = sub.add_parser("stale-writer")
     stale_cmd.add_argument("uri")
     stale_cmd.add_argument("--signal", required=True)
+    step_cmd = sub.add_parser("index-step")
+    step_cmd.add_argument("uri")
+    step_cmd.add_argument("step", type=int, choices=[1, 2])
     others_cmd = sub.add_parser("commit-others")
     others_cmd.add_argument("uri")
     branch_cmd = sub.add_parser("create-branch")
@@ -628,6 +719,7 @@ def main(argv: list[str]) -> int:
         verify_cmd,
         cleanup_cmd,
         stale_cmd,
+        step_cmd,
         others_cmd,
         branch_cmd,
         reader_cmd,
@@ -638,9 +730,11 @@ def main(argv: list[str]) -> int:
     if args.command == "write":
         out = SCENARIOS[args.scenario](args.root, opts)
     elif args.command == "verify":
-        out = verify(args.uri, opts, args.tolerant)
+        out = verify(args.uri, opts, args.tolerant, args.queries)
     elif args.command == "stale-writer":
         out = stale_writer(args.uri, opts, args.signal)
+    elif args.command == "index-step":
+        out = index_step(args.uri, opts, args.step)
     elif args.command == "commit-others":
         out = commit_others(args.uri, opts)
     elif args.command == "create-branch":

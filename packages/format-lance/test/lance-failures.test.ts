@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { cpSync, writeFileSync } from "node:fs";
+import { cpSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { cleanup } from "@holdfast/cleanup";
@@ -87,6 +87,13 @@ function startStaleWriter(uri: string, signal: string) {
   return { locked, committed };
 }
 
+/** Folders directly under `folder` that hold no file (emptied index folders). */
+function emptyFolders(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && readdirSync(join(folder, e.name)).length === 0)
+    .map((e) => `${folder}/${e.name}/`);
+}
+
 /** `verify --tolerant`: a version that fails to read is `{ error }`. */
 type TolerantVerified = Omit<Verified, "main"> & {
   readonly main: Record<string, { rows: number; checksum: string } | { error: string }>;
@@ -160,6 +167,69 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     console.info(
       `Lance's cleanup left ${lanceLeft.length} unneeded file(s): ${lanceLeft.join(", ")}`,
     );
+  });
+
+  it("indices built, rebuilt and optimized between cleanups with a short window: neither cleaner strands an index file, every kept version queries through its indices", {
+    timeout: 400_000,
+  }, async () => {
+    const site = localPySite();
+    const dir = site.dir!;
+    await pylance<Written>(["write", "index-window", site.root], {});
+    const table = (name: string) => join(dir, `${name}.lance`);
+    cpSync(table("index-window"), table("holdfast"), { recursive: true });
+    const ctx = createContext(await site.store("holdfast"));
+    const format = await openLanceFormat(ctx);
+    // The short window: the newest two versions. Neither cleaner takes files named by no
+    // manifest that are younger than a week (Lance: delete_unverified off; holdfast: the
+    // default orphan grace), so an index file either goes with the last manifest naming
+    // it or is stranded.
+    const clean = {
+      "index-window": () =>
+        pylance(["lance-cleanup", table("index-window"), "--retain", "2", "--keep-unverified"], {}),
+      holdfast: () =>
+        cleanup(
+          ctx,
+          { retainVersions: 2, minVersionAgeMs: 0 },
+          { format, referenceCensus: censusLanceReferences(ctx) },
+        ),
+    };
+    type Queried = Verified & {
+      main: Record<string, { queries: Record<string, { indexed: boolean; ids: number[] }> }>;
+    };
+    const left: Record<string, string[]> = {};
+    for (const name of ["index-window", "holdfast"] as const) {
+      const uri = table(name);
+      for (const step of [0, 1, 2]) {
+        if (step > 0) await pylance(["index-step", uri, String(step)], {});
+        const before = await pylance<Queried>(["verify", uri, "--queries"], {});
+        await clean[name]();
+        const after = await pylance<Queried>(["verify", uri, "--queries"], {});
+        const versions = Object.keys(before.main);
+        expect({ name, step, kept: Object.keys(after.main) }).toEqual({
+          name,
+          step,
+          kept: versions.slice(-2),
+        });
+        for (const version of versions.slice(-2)) {
+          // Read in full and queried through every index it has, as before the cleanup.
+          expect({ name, step, version, read: after.main[version] }).toEqual({
+            name,
+            step,
+            version,
+            read: before.main[version],
+          });
+          const queries = Object.values(after.main[version]!.queries);
+          expect(queries.length).toBe(3);
+          for (const query of queries) expect(query.indexed).toBe(true);
+        }
+        left[name] = [
+          ...leftovers(await listKeys(await site.store(name)), after),
+          ...emptyFolders(join(uri, "_indices")),
+        ];
+      }
+    }
+    // What each left behind that no kept version needs (files, or emptied index folders).
+    expect(left).toEqual({ "index-window": [], holdfast: [] });
   });
 
   it("a stale writer recreates a deleted version: Lance's recreated version names deleted files; holdfast keeps what the writer's lease and the grace protect", {
