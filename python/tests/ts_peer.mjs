@@ -117,6 +117,17 @@ async function run() {
       }
       return out;
     }
+    case "lance-read": {
+      // A version as the TypeScript Lance format reads it (its listing, then its manifest
+      // and everything it names): what format-lance refuses there, it throws.
+      const { openLanceFormat } = await load("format-lance");
+      const format = await openLanceFormat(ctx);
+      for await (const _ of format.listVersions(ctx, request.branch)) {
+        // listing teaches the branch's naming and refuses a mix or a detached version
+      }
+      const manifest = await format.readManifest(ctx, request.branch, request.version);
+      return manifest === null ? null : { files: manifest.files.length };
+    }
     default:
       throw new Error(`unknown op ${request.op}`);
   }
@@ -128,6 +139,9 @@ run().then(
   },
   (error) => {
     const shape = typeof error?.toJSON === "function" ? error.toJSON() : { message: String(error) };
+    // A Lance refusal names its feature and flag (UnsupportedLanceDatasetError).
+    if (error?.feature !== undefined) shape.feature = error.feature;
+    if (error?.flag !== undefined) shape.flag = error.flag;
     process.stdout.write(`${JSON.stringify({ ok: false, error: shape })}\n`);
   },
 );

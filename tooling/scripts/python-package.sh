@@ -2,8 +2,8 @@
 # The Python package's checks (python/), as npm test runs them: builds the wheel and the sdist
 # with the repo's .venv (hatchling from the lock, no network), installs the wheel into
 # .venv-holdfast/ (its own venv, no system site packages; its test dependencies pinned by
-# tooling/python/requirements.lock; rebuilt when the lock changes, the wheel reinstalled every
-# run), then runs ruff, mypy --strict and pytest from that venv against the installed wheel.
+# tooling/python/requirements.lock; rebuilt when the lock or the package list changes, the
+# wheel reinstalled every run), then runs ruff, mypy --strict and pytest from that venv against the installed wheel.
 #
 # Usage: tooling/scripts/python-package.sh <junit-report.xml> [pytest args...]
 # Env:   HOLDFAST_PYTHON  the repo venv's python (default: from python-env.sh)
@@ -21,16 +21,18 @@ rm -rf "$DIST"
 "$PY" -m twine check --strict "$DIST"/* >&2
 wheel=$(ls "$DIST"/holdfast-*.whl)
 
-want=$(sha256sum "$LOCK" | cut -d' ' -f1)
+# Only what the package's extras and checks need, at the lock's versions; the venv is rebuilt
+# when the lock or this list changes.
+PACKAGES="boto3 azure-storage-blob google-cloud-storage pylance lancedb pyarrow pytest \
+pytest-timeout mypy ruff boto3-stubs mypy-boto3-s3"
+want=$( (cat "$LOCK"; echo "$PACKAGES") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$VENV/.holdfast-lock.sha256" 2>/dev/null || true)" != "$want" ]; then
   echo "[python-package] creating .venv-holdfast from tooling/python/requirements.lock" >&2
   rm -rf "$VENV"
   "${HOLDFAST_PYTHON_BASE:-python3}" -m venv --without-scm-ignore-files "$VENV" 2>/dev/null \
     || "${HOLDFAST_PYTHON_BASE:-python3}" -m venv "$VENV"
-  # Only what the package's extras and checks need, at the lock's versions.
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check -c "$LOCK" \
-    boto3 azure-storage-blob google-cloud-storage pylance pyarrow pytest pytest-timeout mypy ruff \
-    boto3-stubs mypy-boto3-s3 >&2
+  # shellcheck disable=SC2086 # the list is words
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -c "$LOCK" $PACKAGES >&2
   echo "$want" > "$VENV/.holdfast-lock.sha256"
 fi
 "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall "$wheel" >&2

@@ -209,6 +209,7 @@ def lease(
     ttl_ms: int | None = None,
     branch: str = DEFAULT_BRANCH,
     manifest: str | None = None,
+    manifest_etag: str | None = None,
     renew_every_ms: float | None = None,
     safety_margin_ms: float | None = None,
 ) -> Iterator[HeldLease[Lease]]:
@@ -217,7 +218,13 @@ def lease(
     block did. ``held.check()`` raises once protection may have ended. Invariant 1."""
     ctx = as_context(store)
     acquired = acquire(
-        ctx, version=version, ttl=ttl, ttl_ms=ttl_ms, branch=branch, manifest=manifest
+        ctx,
+        version=version,
+        ttl=ttl,
+        ttl_ms=ttl_ms,
+        branch=branch,
+        manifest=manifest,
+        manifest_etag=manifest_etag,
     )
     held = HeldLease(
         ctx, acquired, renew_every_ms=renew_every_ms, safety_margin_ms=safety_margin_ms

@@ -235,13 +235,17 @@ def acquire(
     ttl_ms: int | None = None,
     branch: str = DEFAULT_BRANCH,
     manifest: str | None = None,
+    manifest_etag: str | None = None,
     abort: threading.Event | None = None,
 ) -> Lease:
     """Acquires a lease on an existing version (3 requests on ``main`` when no cleanup is
     in flight, 4 elsewhere). Raises ``refused`` (RETIRING, SEALED, COMMITTED,
     BRANCH_DELETING) or ``not-found`` (VERSION_NOT_FOUND) after removing its own lease
     when it lost a race with a cleaner or a branch deletion. ``manifest`` names the key that
-    proves the version exists (default: the holdfast format's manifest). Invariant 1."""
+    proves the version exists (default: the holdfast format's manifest); with
+    ``manifest_etag`` (the ETag of the manifest the caller read and checked before), the
+    manifest found after the write must still be that object, else the lease is removed and
+    the acquire raises ``conflict`` (MANIFEST_CHANGED). Invariant 1."""
     ctx = as_context(store)
     branch = validate_name(branch)
     version = validate_version(version)
@@ -322,6 +326,18 @@ def acquire(
             f"version {version} of branch {branch} does not exist",
             key=proof_key,
             code="VERSION_NOT_FOUND",
+        )
+    if manifest_etag is not None and found.etag != manifest_etag:
+        # Another object now stands at the manifest key (the version was retired and
+        # written again): what the caller checked is not what the lease protects.
+        _remove_quietly(ctx, key)
+        raise HoldfastError(
+            "conflict",
+            "acquire",
+            f"the manifest {proof_key} changed after it was read",
+            key=proof_key,
+            code="MANIFEST_CHANGED",
+            hint="read the version again",
         )
     return Lease(
         lease_id=lease_id,
