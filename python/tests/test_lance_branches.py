@@ -25,7 +25,7 @@ from lance_tables import (
     lance_site,
     total,
 )
-from peer import cli
+from peer import cli, ts
 from stores import CLI_STORE_KINDS
 
 
@@ -41,33 +41,42 @@ def branch_version(site: LanceSite, branch: str, version: int) -> Any:
     return lance.dataset(site.uri, storage_options=site.options).checkout_version((branch, version))
 
 
+BRANCH_CASES = [
+    # (Lance branch, holdfast branch, leased version, a version retired meanwhile, latest)
+    ("dev", "dev", 4, 5, 6),
+    ("dev/sub", "dev..sub", 4, 3, 5),
+]
+
+
 @pytest.mark.parametrize("kind", CLI_STORE_KINDS)
+@pytest.mark.parametrize(("branch", "name", "leased", "other", "latest"), BRANCH_CASES)
 def test_l1_a_python_checkout_of_a_branch_version_survives_a_typescript_cleanup_of_it(
-    kind: str, tmp_path: Path
+    kind: str, branch: str, name: str, leased: int, other: int, latest: int, tmp_path: Path
 ) -> None:
     site = lance_site(kind, tmp_path)
     sums = branch_table(site)
-    with hl.checkout(site.uri, version=4, branch="dev", ttl=60, storage_options=site.options) as co:
-        assert co.lease.branch == "dev"
-        assert co.lease.key.startswith("_holdfast/leases/dev/00000000000000000004/")
-        assert co.lease.manifest_key == hl.lance_manifest_key("v2", 4, "dev")
+    opts = site.options
+    with hl.checkout(site.uri, version=leased, branch=branch, ttl=60, storage_options=opts) as co:
+        assert co.lease.branch == name
+        assert co.lease.key.startswith(f"_holdfast/leases/{name}/{leased:020d}/")
+        assert co.lease.manifest_key == hl.lance_manifest_key("v2", leased, branch)
         stats = cleanup(site)
-        assert {"branch": "dev", "version": 4, "reason": "lease"} in stats["retained"]
-        assert 5 in retired(stats, "dev")  # the same cleanup retired dev's unleased versions
-        assert co.dataset.version == 4
-        assert total(co.dataset) == sums[("dev", 4)]
+        assert {"branch": name, "version": leased, "reason": "lease"} in stats["retained"]
+        assert other in retired(stats, name)  # the same cleanup retired unleased versions
+        assert co.dataset.version == leased
+        assert total(co.dataset) == sums[(branch, leased)]
     assert keys(site.store, "_holdfast/leases/") == []  # released on exit
     stats = cleanup(site)
-    assert 4 in retired(stats, "dev")  # the lease ended: the first cleanup retires it
+    assert leased in retired(stats, name)  # the lease ended: the first cleanup retires it
     with pytest.raises((OSError, ValueError), match=r"[Nn]ot found"):
-        branch_version(site, "dev", 4)
+        branch_version(site, branch, leased)
     with (
         pytest.raises(HoldfastError, check=lambda e: e.code == "VERSION_NOT_FOUND"),
-        hl.checkout(site.uri, version=4, branch="dev", ttl=60, storage_options=site.options),
+        hl.checkout(site.uri, version=leased, branch=branch, ttl=60, storage_options=opts),
     ):
         pass
-    assert total(branch_version(site, "dev", 6)) == sums[("dev", 6)]
-    assert total(lance.dataset(site.uri, storage_options=site.options)) == sums[("main", 4)]
+    assert total(branch_version(site, branch, latest)) == sums[(branch, latest)]
+    assert total(lance.dataset(site.uri, storage_options=opts)) == sums[("main", 4)]
 
 
 def test_each_branch_has_its_own_naming(tmp_path: Path) -> None:
@@ -102,29 +111,52 @@ def test_a_nested_branch_is_leased_under_its_holdfast_name(tmp_path: Path) -> No
         assert total(co.dataset) == sums[("dev/sub", 4)]
 
 
-@pytest.mark.parametrize(
-    ("lance_name", "holdfast_name"),
-    [
-        ("dev", "dev"),
-        ("dev/sub", "dev..sub"),
-        ("a.b-c_d/e_f/g-h", "a.b-c_d..e_f..g-h"),
-        ("_x/y", "_x..y"),
-        ("x-/y", "x-..y"),
-        (".hidden", None),
-        ("a./b", None),
-        ("a/.b", None),
-        ("-a/b", None),
-        ("a/-b", "a..-b"),
-        ("\u00fc", None),
-        ("a" * 129, None),
-        ("a/" + "b" * 126, None),
-        ("a/" + "b" * 125, "a.." + "b" * 125),
-    ],
-)
-def test_lance_branch_names_map_to_holdfast_names_as_the_typescript_format_maps_them(
+NAME_CASES = [
+    ("dev", "dev"),
+    ("dev/sub", "dev..sub"),
+    ("a.b-c_d/e_f/g-h", "a.b-c_d..e_f..g-h"),
+    ("_x/y", "_x..y"),
+    ("x-/y", "x-..y"),
+    (".hidden", None),
+    ("a./b", None),
+    ("a/.b", None),
+    ("-a/b", None),
+    ("a/-b", "a..-b"),
+    ("\u00fc", None),
+    ("a" * 129, None),
+    ("a/" + "b" * 126, None),
+    ("a/" + "b" * 125, "a.." + "b" * 125),
+]
+
+
+@pytest.mark.parametrize(("lance_name", "holdfast_name"), NAME_CASES)
+def test_lance_branch_names_map_to_holdfast_names(
     lance_name: str, holdfast_name: str | None
 ) -> None:
     assert hl.holdfast_branch_name(lance_name) == holdfast_name
+
+
+MAPPED_NAMES = [
+    *(case[0] for case in NAME_CASES),
+    "a/b/c",
+    "team-1/feature_x.v2",
+    "a/b.",
+    "\u00fc/\u00e4",
+    "a/" + "b" * 127,
+    "x..y",
+    "dev/sub/deeper/still",
+    "9/8",
+    "a.b",
+    "a-",
+    "_",
+]
+
+
+def test_lance_branch_names_map_as_the_typescript_format_maps_them() -> None:
+    """The lease branch of a Lance branch is the one the TypeScript format's census counts
+    (format-lance holdfastBranchName), name for name."""
+    answer = ts({"op": "lance-branch-names", "names": MAPPED_NAMES})
+    assert answer == [hl.holdfast_branch_name(n) for n in MAPPED_NAMES]
 
 
 def test_a_branch_reader_that_lost_its_lease_learns_it_before_it_reads_files_that_may_be_gone(

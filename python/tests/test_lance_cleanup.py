@@ -11,7 +11,9 @@ import pytest
 
 import holdfast.lance as hl
 from holdfast.errors import HoldfastError
+from lance_tables import cleanup_policy, decode_stats, lance_site, overwrite_table
 from peer import cli
+from stores import CLI_STORE_KINDS
 from test_lance import table, total
 
 
@@ -56,34 +58,23 @@ def test_seed_with_checkout_and_holdfasts_cleanup_the_read_succeeds(
     assert total(lance.dataset(uri)) == sums[4]
 
 
-def test_seed_on_rgw_with_checkout_and_holdfasts_cleanup_the_read_succeeds() -> None:
-    """The same on Ceph RGW: pylance writes the table through its S3 storage options, the
-    checkout opens the store from the same options, the CLI cleans the s3:// URL."""
-    import secrets
-
-    import pyarrow as pa
-
-    from stores import need, s3_options
-
-    s3 = s3_options()
-    opts = {
-        "aws_endpoint": s3["endpoint"],
-        "aws_access_key_id": need("AWS_ACCESS_KEY_ID"),
-        "aws_secret_access_key": need("AWS_SECRET_ACCESS_KEY"),
-        "aws_region": s3["region"],
-        "allow_http": "true",
-        "aws_virtual_hosted_style_request": "false",
-    }
-    uri = f"s3://{need('HOLDFAST_S3_BUCKET')}/py-lance-{secrets.token_hex(5)}/t.lance"
-    for i in range(3):
-        rows = pa.table({"x": list(range(i * 10, i * 10 + 10))})
-        lance.write_dataset(rows, uri, mode="overwrite" if i else "create", storage_options=opts)
-    url = [uri, "--endpoint", s3["endpoint"], "--region", s3["region"], "--path-style"]
-    policy = ["--retain", "1", "--min-age", "0s", "--orphan-grace", "0s", "--no-writer-active"]
-    with hl.checkout(uri, version=1, ttl=60, storage_options=opts) as co:
-        stats = json.loads(cli("cleanup", *url, *policy, "--json").stdout)["stats"]
+@pytest.mark.parametrize("kind", CLI_STORE_KINDS)
+def test_l1_a_python_checkout_keeps_its_version_through_a_typescript_cleanup_on_each_store(
+    kind: str, tmp_path: Path
+) -> None:
+    """The same on local disk, Ceph RGW and Azurite: pylance writes the table through its
+    storage options, the checkout opens the store from the same options, the CLI cleans the
+    table's URL; the first cleanup after the lease ends retires the version."""
+    site = lance_site(kind, tmp_path)
+    sums = overwrite_table(site, 3)
+    policy = [*cleanup_policy(), "--json"]
+    with hl.checkout(site.uri, version=1, ttl=60, storage_options=site.options) as co:
+        stats = decode_stats(cli("cleanup", *site.url, *policy).stdout)
         assert {"branch": "main", "version": 1, "reason": "lease"} in stats["retained"]
-        assert co.dataset.to_table().column("x").to_pylist() == list(range(10))
-    json.loads(cli("cleanup", *url, *policy, "--json").stdout)
+        assert {r["version"] for r in stats["retired"]} == {2}
+        assert total(co.dataset) == sums[("main", 1)]
+    stats = decode_stats(cli("cleanup", *site.url, *policy).stdout)
+    assert {r["version"] for r in stats["retired"]} == {1}
     with pytest.raises((OSError, ValueError), match=r"[Nn]ot found"):
-        lance.dataset(uri, version=1, storage_options=opts)
+        lance.dataset(site.uri, version=1, storage_options=site.options)
+    assert total(lance.dataset(site.uri, storage_options=site.options)) == sums[("main", 3)]

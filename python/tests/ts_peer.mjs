@@ -128,6 +128,13 @@ async function run() {
       const manifest = await format.readManifest(ctx, request.branch, request.version);
       return manifest === null ? null : { files: manifest.files.length };
     }
+    case "lance-branch-names": {
+      // holdfast's name of each Lance branch name, as the TypeScript format maps it.
+      const { holdfastBranchName } = await import(
+        join(repo, "packages", "format-lance", "dist", "branch-names.js")
+      );
+      return request.names.map((name) => holdfastBranchName(name));
+    }
     default:
       throw new Error(`unknown op ${request.op}`);
   }
