@@ -72,8 +72,8 @@ export class SimulationWorld {
   readonly everBroken = new Set<string>();
   /** Writes of breakers so far (a forger's "rewritten" check skips keys they touched). */
   foreignWrites = 0;
-  /** Breakers waiting for a cleaner to seal a main retirement record. */
-  readonly #sealWaiters: ((versions: number[]) => void)[] = [];
+  /** Breakers waiting for a cleaner to drain or seal a main retirement record. */
+  readonly #recordWaiters: { state: string; wake: (versions: number[]) => void }[] = [];
   /** Actors still running. */
   running = 0;
   /** Writes released or applied so far (any actor): the newest-version check runs only after one. */
@@ -237,31 +237,40 @@ export class SimulationWorld {
   }
 
   /**
-   * Resolves with the versions the next main retirement record a cleaner seals will retire
-   * (uncancelled), or undefined after `ms`. The seal is followed by census 2, the
-   * reference census, the read of those manifests, the commit and the last look.
+   * Resolves with the versions the next main retirement record a cleaner drains or seals
+   * (`state`) will retire (uncancelled), or undefined after `ms`. A drain is followed by
+   * census 1 and the seal; the seal by census 2, the reference census, the commit and the
+   * last look (the manifests were read before the drain).
    */
-  nextSeal(ms: number): Promise<number[] | undefined> {
+  nextRecord(state: "draining" | "sealed", ms: number): Promise<number[] | undefined> {
     return new Promise((resolve) => {
       let done = false;
-      const waiter = (versions: number[]) => {
-        done = true;
-        resolve(versions);
+      const waiter = {
+        state,
+        wake: (versions: number[]) => {
+          done = true;
+          resolve(versions);
+        },
       };
-      this.#sealWaiters.push(waiter);
+      this.#recordWaiters.push(waiter);
       void this.sched.sleep(ms).then(() => {
         if (done) return;
-        const i = this.#sealWaiters.indexOf(waiter);
-        if (i >= 0) this.#sealWaiters.splice(i, 1);
+        const i = this.#recordWaiters.indexOf(waiter);
+        if (i >= 0) this.#recordWaiters.splice(i, 1);
         resolve(undefined);
       });
     });
   }
 
-  /** A cleaner sealed a main record retiring `versions`: wakes the breakers waiting for one. */
-  cleanerSealed(versions: number[]): void {
-    if (versions.length === 0) return;
-    for (const waiter of this.#sealWaiters.splice(0)) waiter(versions);
+  /** A cleaner wrote a main record in `state` retiring `versions`: wakes the breakers waiting for one. */
+  cleanerWrote(state: string, versions: number[]): void {
+    if (versions.length === 0 || this.#recordWaiters.length === 0) return;
+    for (let i = this.#recordWaiters.length - 1; i >= 0; i -= 1) {
+      const waiter = this.#recordWaiters[i]!;
+      if (waiter.state !== state) continue;
+      this.#recordWaiters.splice(i, 1);
+      waiter.wake(versions);
+    }
   }
 
   /** Commits one version on `branch` (main by default); true when it returned success. */

@@ -16,9 +16,9 @@ type Moment = "window" | "before-plan" | "any";
  * as a buggy or foreign writer would (a put over the key: a new ETag; if-match on the ETag
  * it read, so it never puts a retired key back), and later repairs it: the original bytes
  * put back, a valid manifest naming the same files under yet another ETag. Half the
- * rounds strike inside a cleanup run: 0–40 steps after a cleaner sealed a main record, one
- * of the versions it retires (before or after the run's read of that manifest before its
- * commit, before or after the commit and the last look); a quarter strike a version the
+ * rounds strike inside a cleanup run: 0–40 steps after a cleaner drained or sealed a main
+ * record, one of the versions it retires (after the run's read of that manifest, before or
+ * after the seal, the commit and the last look); a quarter strike a version the
  * next cleanup would retire before that cleanup plans; the rest any committed version at
  * any time. Some breaks are never repaired by the breaker (the final check repairs them).
  */
@@ -35,9 +35,10 @@ export function spawnBreakers(world: SimulationWorld): void {
         const moment: Moment = roll < 0.5 ? "window" : roll < 0.75 ? "before-plan" : "any";
         let version: number | undefined;
         if (moment === "window") {
-          const sealed = await world.nextSeal(20_000);
-          if (sealed === undefined) continue;
-          version = sched.pick(sealed);
+          const after = sched.random() < 0.5 ? "draining" : "sealed";
+          const retiring = await world.nextRecord(after, 20_000);
+          if (retiring === undefined) continue;
+          version = sched.pick(retiring);
           await sched.waitSteps(sched.int(0, 40));
         } else if (moment === "before-plan") {
           version = await nextCandidate(world);

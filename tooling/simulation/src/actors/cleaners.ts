@@ -182,8 +182,25 @@ function runLogView(
           versions?: { version: number; cancelled: boolean }[];
         };
         if (owner !== undefined) log.owners.add(owner);
-        if (state === "sealed" && branch === BRANCH && versions) {
-          world.cleanerSealed(versions.filter((v) => !v.cancelled).map((v) => v.version));
+        // A drain (a new record): written only once every manifest the run keeps or retires
+        // was read and validated, so never after a read the format refuses.
+        if (
+          state === "draining" &&
+          options?.precondition &&
+          "ifNoneMatch" in options.precondition
+        ) {
+          if (log.refusedRead !== undefined) {
+            world.violate(
+              5,
+              `${name}'s cleanup drained ${key} after reading ${log.refusedRead}, which the format refuses`,
+            );
+          }
+        }
+        if (state !== undefined && branch === BRANCH && versions) {
+          world.cleanerWrote(
+            state,
+            versions.filter((v) => !v.cancelled).map((v) => v.version),
+          );
         }
         // A commit: a record moving to committed (a rewrite of a committed record, which
         // only cancels versions in it, decides nothing new).
