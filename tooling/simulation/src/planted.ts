@@ -1,5 +1,5 @@
-import { isHoldfastError } from "@holdfast/conditional-store";
-import type { DatasetFormat, VersionEntry } from "@holdfast/dataset";
+import { decodeJson, isHoldfastError } from "@holdfast/conditional-store";
+import type { DatasetFormat, FormatManifest, VersionEntry } from "@holdfast/dataset";
 
 /**
  * Planted fault `blind-last-look` (tests only): a format whose branch and version
@@ -34,32 +34,32 @@ export function frozenFormat(base: DatasetFormat): DatasetFormat {
 }
 
 /**
- * Planted fault `late-validation` (tests only): a format that validates manifests only
- * when their files are used, as cleanup did before it refused before the commit
- * (docs/protocol.md, Cleanup "Refuse before the commit"). A manifest the format refuses
- * reads as one with the stored ETag and no parent whose file list throws the refusal, so
- * the pre-commit read, the plan and the reference census pass it and the run commits; the
- * refusal comes at the deletion, after the commit, and the record stays committed.
+ * Planted fault `late-validation` (tests only): a format that does not validate a manifest
+ * before the commit, as cleanup did before it refused before the commit (docs/protocol.md,
+ * Cleanup "Refuse before the commit"). A manifest a breaker replaced with bytes the format
+ * refuses reads as the one it replaced (the stored ETag, that manifest's files: what
+ * `broken` says), so the plan, the reference census and the read before the drain pass it
+ * and the run drains and commits a version whose manifest is refused.
  */
-export function lateValidationFormat(base: DatasetFormat): DatasetFormat {
+export function lateValidationFormat(
+  base: DatasetFormat,
+  broken: ReadonlyMap<string, { readonly original: Uint8Array }>,
+): DatasetFormat {
   return {
     ...base,
     async readManifest(ctx, branch, version) {
       try {
         return await base.readManifest(ctx, branch, version);
       } catch (error) {
+        const key = base.manifestKey(branch, version);
+        const replaced = broken.get(key);
         if (!isHoldfastError(error, "invalid-input") || error.code !== "MALFORMED_OBJECT") {
           throw error;
         }
-        const meta = await ctx.store.head(base.manifestKey(branch, version));
-        if (!meta) return null;
-        return {
-          etag: meta.etag,
-          parent: null,
-          get files(): never {
-            throw error;
-          },
-        };
+        const meta = await ctx.store.head(key);
+        if (!meta || !replaced) throw error;
+        const manifest = decodeJson(replaced.original) as FormatManifest;
+        return { etag: meta.etag, parent: manifest.parent ?? null, files: manifest.files };
       }
     },
   };

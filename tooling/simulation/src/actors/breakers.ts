@@ -18,8 +18,8 @@ type Moment = "window" | "before-plan" | "any";
  * put back, a valid manifest naming the same files under yet another ETag. Half the
  * rounds strike inside a cleanup run: 0–40 steps after a cleaner drained or sealed a main
  * record, one of the versions it retires (after the run's read of that manifest, before or
- * after the seal, the commit and the last look); a quarter strike a version the
- * next cleanup would retire before that cleanup plans; the rest any committed version at
+ * after the seal, the commit and the last look); a quarter strike, as a cleanup
+ * starts, a version it would retire, before its plan reads it; the rest any committed version at
  * any time. Some breaks are never repaired by the breaker (the final check repairs them).
  */
 export function spawnBreakers(world: SimulationWorld): void {
@@ -41,6 +41,12 @@ export function spawnBreakers(world: SimulationWorld): void {
           version = sched.pick(retiring);
           await sched.waitSteps(sched.int(0, 40));
         } else if (moment === "before-plan") {
+          // As a cleanup starts, before its plan lists and reads the manifests.
+          const started = new Promise<boolean>((resolve) =>
+            world.cleanupStartWaiters.push(() => resolve(true)),
+          );
+          if (!(await Promise.race([started, sched.sleep(20_000).then(() => false)]))) continue;
+          await sched.waitSteps(sched.int(0, 3));
           version = await nextCandidate(world);
         } else version = sched.int(1, world.latestMain());
         const key = manifestKey(BRANCH, version);
@@ -48,11 +54,6 @@ export function spawnBreakers(world: SimulationWorld): void {
         const broke = await breakManifest(world, ctx, key);
         if (!broke) continue;
         world.bump(`broken:${moment}`);
-        if (moment === "before-plan") {
-          // Let a cleanup meet it in its plan.
-          const started = new Promise<void>((resolve) => world.cleanupStartWaiters.push(resolve));
-          await Promise.race([started, sched.sleep(20_000)]);
-        }
         // Now and then, in its last round, the breaker never repairs it (the final check
         // does); every cleanup until then is refused (its reference census reads every manifest).
         if (r === rounds - 1 && sched.random() < 0.15) continue;

@@ -59,7 +59,7 @@ export function spawnCleaners(world: SimulationWorld): void {
     const format = blind
       ? frozenFormat(defaultFormat)
       : late
-        ? lateValidationFormat(defaultFormat)
+        ? lateValidationFormat(defaultFormat, world.broken)
         : undefined;
     world.spawn(name, async () => {
       for (let r = 0; r < Math.max(1, Math.floor(config.rounds / 2)); r += 1) {
