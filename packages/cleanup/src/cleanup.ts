@@ -12,7 +12,7 @@ import { deleteRetired, type PlannedDeletions, retireVersionNumbers } from "./de
 import { finalizeRetired } from "./finalize.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
 import type { CleanupPolicy } from "./policy.js";
-import { protectLateCommits } from "./protect.js";
+import { type LateCommits, protectLateCommits } from "./protect.js";
 import { fullRecord, Retirer, retiredManifestCount } from "./retire.js";
 import { createRunState, type Mode, type RunState } from "./run-state.js";
 import type { HeldLock } from "./start.js";
@@ -105,12 +105,18 @@ async function run(
     await retiring.finish();
     // The last look, after every commit of this run and before any deletion. A dry run
     // looks too (reads only), so its plan keeps what the run would keep.
-    const late =
+    const late: LateCommits =
       mode === "recover" && interrupted.committed.length === 0
         ? { expiredIntents: [] }
         : await protectLateCommits(state, plan);
     const plannedData: PlannedDeletions = new Set();
-    await deleteAndFinalize(state, interrupted.committed, plan.retainedFiles, plannedData);
+    await deleteAndFinalize(
+      state,
+      interrupted.committed,
+      plan.retainedFiles,
+      plannedData,
+      late.present,
+    );
     state.checkpoint();
     await sweepOrphans(state, plan.retainedFiles, plannedData, late.expiredIntents);
     return summarize(state, baseCtx.clock.now() - startedAt);
@@ -157,6 +163,7 @@ async function deleteAndFinalize(
   committed: readonly RetirementHandle[],
   retainedFiles: Set<string>,
   plannedData: PlannedDeletions,
+  present: LateCommits["present"],
 ): Promise<void> {
   // The phase's total before its first delete: every retired manifest (a record of this run
   // is held with its count only); each record adds its data files once its manifests are read.
@@ -170,7 +177,13 @@ async function deleteAndFinalize(
       state.deleteProgress.planned(-retiredManifestCount(held));
       continue;
     }
-    const { complete, changed } = await deleteRetired(state, handle, retainedFiles, plannedData);
+    const { complete, changed } = await deleteRetired(
+      state,
+      handle,
+      retainedFiles,
+      plannedData,
+      present,
+    );
     if (!state.dryRun && complete) await finalizeRetired(state, handle, changed);
   }
 }

@@ -1,6 +1,6 @@
 import { parseRetirementKey, type RetirementHandle } from "@holdfast/retirement";
 import { DeleteBatcher } from "./batcher.js";
-import { retiredManifestCount } from "./retire.js";
+import type { VersionSet } from "./ranges.js";
 import type { RunState } from "./run-state.js";
 
 /** Files a plan would delete: the orphan sweep must not count them a second time. */
@@ -43,97 +43,113 @@ export interface RecordDeletion {
   readonly changed: ReadonlySet<number>;
 }
 
+/** Versions of a record deleted per step: data files, then their manifests (bounded redo). */
+export const DELETE_STEP_VERSIONS = 1_000;
+
 /**
- * Step 5, delete one committed record: data files no retained version names, then the
- * retired manifests. This run's own records use the manifests read before their commit;
- * records of earlier runs are read here. A version whose manifest is not the recorded one
- * (another ETag) is not deleted at all and is reported `changed`: its recorded manifest is
- * gone, so it does not keep the record from being finalized (docs/protocol.md, Retirement
- * "A recorded manifest that was replaced").
+ * Step 5, delete one committed record, {@link DELETE_STEP_VERSIONS} versions at a time:
+ * their manifests are read, their data files no retained version names are deleted, then
+ * their manifests. This run's own records use the manifests read before their commit;
+ * records of earlier runs are read here, except versions the last look did not list
+ * (`present`): an earlier run deleted their manifest, and it deletes a version's data files
+ * before its manifest, so nothing of them is left and nothing is read or deleted again. A
+ * run killed mid-record redoes at most one step's data-file deletes. A version whose
+ * manifest is not the recorded one (another ETag) is not deleted at all and is reported
+ * `changed`: its recorded manifest is gone, so it does not keep the record from being
+ * finalized (docs/protocol.md, Retirement "A recorded manifest that was replaced").
  */
 export async function deleteRetired(
   state: RunState,
   handle: RetirementHandle,
   retainedFiles: Set<string>,
   plannedData: PlannedDeletions,
+  present?: ReadonlyMap<string, VersionSet>,
 ): Promise<RecordDeletion> {
   const { ctx, format, stats, dryRun } = state;
   const { branch } = handle.record;
+  // Record-wide: a file several retired versions name is deleted once.
   const queuedData = new Set<string>();
   const onDeleted = (count: number) => state.deleteProgress.deleted(count);
-  const dataBatch = new DeleteBatcher(
-    ctx.store,
-    state.deletePool,
-    state.batchSize,
-    dryRun,
-    onDeleted,
-    // Data files and manifests are create-only (docs/protocol.md §1).
-    { createOnly: true, rate: state.deleteRate },
-  );
-  // Manifests go only after every data file of the record is gone: until then they
-  // tell a resumed run what to delete.
-  const manifestKeys: string[] = [];
+  const batcher = () =>
+    new DeleteBatcher(
+      ctx.store,
+      state.deletePool,
+      state.batchSize,
+      dryRun,
+      onDeleted,
+      // Data files and manifests are create-only (docs/protocol.md §1).
+      { createOnly: true, rate: state.deleteRate },
+    );
   let complete = true;
   const changed = new Set<number>();
   const counted = state.ownRecords.has(handle.key) ? stats.retired : stats.finished;
   const read = state.retiredManifests.get(handle.key);
-  for (const entry of handle.record.versions) {
-    if (entry.cancelled) continue;
-    // Interrupted: stop between versions; what is queued is sent, the record stays
-    // committed and the next run or `recover` finishes it.
-    if (state.stopping()) {
-      complete = false;
-      break;
-    }
-    await state.pool.run(async () => {
-      const manifest = read?.has(entry.version)
-        ? read.get(entry.version)
-        : await format.readManifest(ctx, branch, entry.version);
-      if (!manifest) {
+  const listed = present?.get(branch);
+  const active = handle.record.versions.filter((entry) => !entry.cancelled);
+  let accounted = 0;
+  for (let at = 0; at < active.length && complete; at += DELETE_STEP_VERSIONS) {
+    const step = active.slice(at, at + DELETE_STEP_VERSIONS);
+    const dataKeys: string[] = [];
+    const manifestKeys: string[] = [];
+    let taken = 0;
+    for (const entry of step) {
+      // Interrupted: stop between versions; what is queued is sent, the record stays
+      // committed and the next run or `recover` finishes it.
+      if (state.stopping()) {
+        complete = false;
+        break;
+      }
+      taken += 1;
+      if (!read?.has(entry.version) && listed && !listed.has(entry.version)) {
         counted.push({ branch, version: entry.version });
-        return; // deleted by an earlier, interrupted run
+        continue; // deleted by an earlier, interrupted run (its files went first)
       }
-      if (manifest.etag !== entry.manifestEtag) {
-        // Not the manifest that was retired (that one is gone): keep this one and
-        // everything it names; it is no longer the record's to retire.
-        for (const file of manifest.files) retainedFiles.add(file.key);
-        changed.add(entry.version);
-        stats.warnings.push(
-          `${branch}@${entry.version}: manifest changed since it was drained; kept`,
-        );
-        return;
-      }
-      counted.push({ branch, version: entry.version });
-      for (const file of manifest.files) {
-        if (retainedFiles.has(file.key) || queuedData.has(file.key)) continue;
-        queuedData.add(file.key);
-        // A plan deletes nothing, so the orphan sweep would see these again.
-        if (dryRun) plannedData.add(file.key);
-        stats.bytesDeleted += file.size;
-      }
-      manifestKeys.push(format.manifestKey(branch, entry.version));
-    });
+      await state.pool.run(async () => {
+        const manifest = read?.has(entry.version)
+          ? read.get(entry.version)
+          : await format.readManifest(ctx, branch, entry.version);
+        if (!manifest) {
+          counted.push({ branch, version: entry.version });
+          return; // deleted by an earlier, interrupted run
+        }
+        if (manifest.etag !== entry.manifestEtag) {
+          // Not the manifest that was retired (that one is gone): keep this one and
+          // everything it names; it is no longer the record's to retire.
+          for (const file of manifest.files) retainedFiles.add(file.key);
+          changed.add(entry.version);
+          stats.warnings.push(
+            `${branch}@${entry.version}: manifest changed since it was drained; kept`,
+          );
+          return;
+        }
+        counted.push({ branch, version: entry.version });
+        for (const file of manifest.files) {
+          if (retainedFiles.has(file.key) || queuedData.has(file.key)) continue;
+          queuedData.add(file.key);
+          dataKeys.push(file.key);
+          // A plan deletes nothing, so the orphan sweep would see these again.
+          if (dryRun) plannedData.add(file.key);
+          stats.bytesDeleted += file.size;
+        }
+        manifestKeys.push(format.manifestKey(branch, entry.version));
+      });
+    }
+    await state.pool.drain();
+    // Every manifest of the step is read before its first delete: the phase's total gains
+    // the step's data files and loses its manifests already gone (progress only).
+    accounted += taken;
+    state.deleteProgress.planned(dataKeys.length + manifestKeys.length - taken);
+    // Manifests go only after every data file of the step is gone: until then they tell
+    // a resumed run what to delete.
+    const dataBatch = batcher();
+    for (const key of dataKeys) await dataBatch.add(key);
+    stats.objectsDeleted.dataFiles += await dataBatch.flush();
+    const manifestBatch = batcher();
+    for (const key of manifestKeys) await manifestBatch.add(key);
+    stats.objectsDeleted.manifests += await manifestBatch.flush();
   }
-  await state.pool.drain();
-  // Every manifest of the record is read before its first delete: the phase's total gains
-  // the record's data files and loses its manifests already gone (progress only; the same
-  // files, the same batches).
-  state.deleteProgress.planned(
-    queuedData.size + manifestKeys.length - retiredManifestCount(handle),
-  );
-  for (const key of queuedData) await dataBatch.add(key);
-  stats.objectsDeleted.dataFiles += await dataBatch.flush();
-  const manifestBatch = new DeleteBatcher(
-    ctx.store,
-    state.deletePool,
-    state.batchSize,
-    dryRun,
-    onDeleted,
-    // Data files and manifests are create-only (docs/protocol.md §1).
-    { createOnly: true, rate: state.deleteRate },
-  );
-  for (const key of manifestKeys) await manifestBatch.add(key);
-  stats.objectsDeleted.manifests += await manifestBatch.flush();
+  // Versions an interrupt left unread leave the phase's total.
+  if (accounted < active.length) state.deleteProgress.planned(accounted - active.length);
   state.retiredManifests.delete(handle.key);
   return { complete, changed };
 }

@@ -8,12 +8,20 @@ import {
 } from "@holdfast/dataset";
 import { parseRetirementKey } from "@holdfast/retirement";
 import type { Plan } from "./plan.js";
+import { VersionSet } from "./ranges.js";
 import type { RunState } from "./run-state.js";
 
 /** What the last look before deletion found. */
 export interface LateCommits {
   /** Intents past their bound: a crashed writer's leftovers, removed by the sweep. */
   readonly expiredIntents: string[];
+  /**
+   * Versions whose manifest the last look listed, per branch: after every commit and
+   * before any deletion, so a version of a committed record missing here had its manifest
+   * deleted by an earlier run (which deletes a version's data files before its manifest).
+   * The deletion reads nothing more of it. `undefined` when the last look did not run.
+   */
+  readonly present?: ReadonlyMap<string, VersionSet> | undefined;
 }
 
 /**
@@ -66,9 +74,13 @@ export async function protectLateCommits(state: RunState, plan: Plan): Promise<L
   // deletion reads them as replaced and keeps them (docs/protocol.md, Cleanup
   // "Refuse before the commit"). The listing is the one the last look makes anyway.
   const retiring = retiringByKey(state);
+  const present = new Map<string, VersionSet>();
   for (const branch of await format.listBranches(ctx)) {
     const seen = plan.listed.get(branch);
+    const listed = new VersionSet();
+    present.set(branch, listed);
     for await (const entry of format.listVersions(ctx, branch)) {
+      listed.add(entry.version);
       const own = retiring.get(entry.key);
       if (own && own.manifest.etag !== entry.etag) {
         // Replaced since the read before the drain: kept, never retired (reason `changed`).
@@ -89,7 +101,7 @@ export async function protectLateCommits(state: RunState, plan: Plan): Promise<L
     }
   }
   await state.pool.drain();
-  return { expiredIntents };
+  return { expiredIntents, present };
 }
 
 /** The manifests this run's committed records retire (read before their commit), by manifest key. */

@@ -1,0 +1,54 @@
+// The cleanup of the million-scale run (million.ts), in its own `node --expose-gc`
+// process: cleans the local dataset at argv[2] down to the newest argv[3] versions and
+// prints one JSON line per sample (every argv[4] ms: phase, progress, live heap after a
+// full GC, RSS) and a last line with the totals (time, objects deleted, requests by type).
+import { performance } from "node:perf_hooks";
+import { createLocalStore } from "@holdfast/backends-local";
+import { type CleanupProgress, cleanup } from "@holdfast/cleanup";
+import { createContext } from "@holdfast/dataset";
+
+const [root, retainText, everyText, rateText] = process.argv.slice(2);
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!root || !gc) {
+  throw new Error("usage: node --expose-gc million-child.ts <dir> <retain> <sample ms> [rate]");
+}
+const MiB = 1024 * 1024;
+const started = performance.now();
+let last: CleanupProgress = { phase: "recover", done: 0 };
+let heapMax = 0;
+let rssMax = 0;
+const sample = () => {
+  gc();
+  const { heapUsed, rss } = process.memoryUsage();
+  heapMax = Math.max(heapMax, heapUsed);
+  rssMax = Math.max(rssMax, rss);
+  process.stdout.write(
+    `${JSON.stringify({ sample: true, s: (performance.now() - started) / 1000, phase: last.phase, done: last.done, total: last.total ?? null, heapMiB: heapUsed / MiB, rssMiB: rss / MiB })}\n`,
+  );
+};
+const timer = setInterval(sample, Number(everyText ?? 5000));
+const stats = await cleanup(
+  createContext(createLocalStore({ root })),
+  { retainVersions: Number(retainText ?? 10), minVersionAgeMs: 0 },
+  {
+    onProgress: (p) => {
+      last = p;
+    },
+    ...(rateText ? { maxDeletesPerSecond: Number(rateText) } : {}),
+  },
+);
+const ms = performance.now() - started;
+clearInterval(timer);
+sample(); // with the returned stats still alive
+process.stdout.write(
+  `${JSON.stringify({
+    done: true,
+    ms,
+    heapMaxMiB: heapMax / MiB,
+    rssMaxMiB: rssMax / MiB,
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    deleted: stats.objectsDeleted,
+    requests: stats.requests,
+    retiredRanges: stats.retiredRanges.length,
+  })}\n`,
+);
