@@ -14,7 +14,13 @@ import * as lancedb from "@lancedb/lancedb";
 
 /** Where the table is: a local folder, or an S3 prefix reached through an endpoint. */
 export type CleanerTarget =
-  | { readonly kind: "local"; readonly root: string; readonly table: string }
+  | {
+      readonly kind: "local";
+      readonly root: string;
+      readonly table: string;
+      /** `--warm`: a second copy cleaned first, untimed, so the timed call runs warm code. */
+      readonly warmRoot?: string | undefined;
+    }
   | {
       readonly kind: "s3";
       readonly bucket: string;
@@ -65,38 +71,18 @@ async function main() {
     throw new Error("usage: cleaner-child.ts holdfast|lancedb '<target json>'");
   }
   const target = JSON.parse(targetJson) as CleanerTarget;
-  let requests: number | null = null;
-  let run: () => Promise<void>;
-  if (who === "holdfast") {
-    // The store is opened before the clock starts (no request), as a caller holds one.
-    const counting = new CountingStore(await holdfastStore(target));
-    run = async () => {
-      // Format detection is part of the call: a caller opens the format, then cleans.
-      const ctx = createContext(counting);
-      const format = await openLanceFormat(ctx);
-      await cleanup(
-        ctx,
-        { retainVersions: 1, minVersionAgeMs: 0 },
-        { format, referenceCensus: censusLanceReferences(ctx) },
-      );
-      requests = counting.totalRequests();
-    };
-  } else {
-    const uri = target.kind === "local" ? target.root : `s3://${target.bucket}/${target.prefix}`;
-    const storageOptions = target.kind === "local" ? {} : lanceStorageOptions(target);
-    run = async () => {
-      const db = await lancedb.connect(uri, { storageOptions });
-      const table = await db.openTable(target.table);
-      // Every version but the latest; unreferenced young files stay (as pylance's run).
-      await table.optimize({ cleanupOlderThan: new Date(), deleteUnverified: false });
-      table.close();
-    };
+  const prepare = async (target: CleanerTarget) =>
+    who === "holdfast" ? holdfast(target) : lance(target);
+  if (target.kind === "local" && target.warmRoot) {
+    await (await prepare({ ...target, root: target.warmRoot, warmRoot: undefined })).run();
   }
+  const { run, counted } = await prepare(target);
   const cpu = process.cpuUsage();
   const started = performance.now();
   await run();
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
+  const requests = counted();
   const result: CleanerResult = {
     ms,
     cpuMs: (used.user + used.system) / 1000,
@@ -104,6 +90,37 @@ async function main() {
     requests,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+async function holdfast(target: CleanerTarget) {
+  let requests: number | null = null;
+  // The store is opened before the clock starts (no request), as a caller holds one.
+  const counting = new CountingStore(await holdfastStore(target));
+  const run = async () => {
+    // Format detection is part of the call: a caller opens the format, then cleans.
+    const ctx = createContext(counting);
+    const format = await openLanceFormat(ctx);
+    await cleanup(
+      ctx,
+      { retainVersions: 1, minVersionAgeMs: 0 },
+      { format, referenceCensus: censusLanceReferences(ctx) },
+    );
+    requests = counting.totalRequests();
+  };
+  return { run, counted: () => requests };
+}
+
+async function lance(target: CleanerTarget) {
+  const uri = target.kind === "local" ? target.root : `s3://${target.bucket}/${target.prefix}`;
+  const storageOptions = target.kind === "local" ? {} : lanceStorageOptions(target);
+  const run = async () => {
+    const db = await lancedb.connect(uri, { storageOptions });
+    const table = await db.openTable(target.table);
+    // Every version but the latest; unreferenced young files stay (as pylance's run).
+    await table.optimize({ cleanupOlderThan: new Date(), deleteUnverified: false });
+    table.close();
+  };
+  return { run, counted: () => null };
 }
 
 await main();

@@ -44,6 +44,8 @@ export interface CleanersOptions {
   readonly retries: number;
   /** Seconds to wait before rerunning a refused block. */
   readonly retryWaitS: number;
+  /** Local only: each child first cleans a second copy, untimed (warm code). */
+  readonly warm?: boolean | undefined;
 }
 
 interface Run extends CleanerResult {
@@ -132,11 +134,17 @@ function dollars(counts: HttpCounts): number {
   return d;
 }
 
-async function localRun(versions: number, who: CleanerName): Promise<Run> {
+async function localRun(versions: number, who: CleanerName, warm: boolean): Promise<Run> {
   const copy = await copyLanceTable(versions, who);
+  const warmCopy = warm ? await copyLanceTable(versions, `${who}-warm`) : undefined;
   try {
     const before = localCounts(copy.table);
-    const result = await runChild(who, { kind: "local", root: copy.root, table: LANCE_TABLE });
+    const result = await runChild(who, {
+      kind: "local",
+      root: copy.root,
+      table: LANCE_TABLE,
+      warmRoot: warmCopy?.root,
+    });
     const after = localCounts(copy.table);
     return {
       ...result,
@@ -146,6 +154,7 @@ async function localRun(versions: number, who: CleanerName): Promise<Run> {
     };
   } finally {
     copy.dispose();
+    warmCopy?.dispose();
   }
 }
 
@@ -206,7 +215,11 @@ async function rgwRun(versions: number, who: CleanerName): Promise<Run> {
 }
 
 /** One block: every cleaner `runs` times, order rotating; throws when the deletions differ. */
-async function block(point: CleanerPoint, runs: number): Promise<Record<CleanerName, Run[]>> {
+async function block(
+  point: CleanerPoint,
+  runs: number,
+  warm: boolean,
+): Promise<Record<CleanerName, Run[]>> {
   const results: Record<CleanerName, Run[]> = { holdfast: [], pylance: [], lancedb: [] };
   for (let run = 0; run < runs; run += 1) {
     const order = CLEANERS.map((_, i) => CLEANERS[(i + run) % CLEANERS.length]!);
@@ -214,7 +227,7 @@ async function block(point: CleanerPoint, runs: number): Promise<Record<CleanerN
       step(`cleaners ${point.target} ${point.versions} versions run ${run + 1}/${runs}: ${who}`);
       results[who].push(
         point.target === "local"
-          ? await localRun(point.versions, who)
+          ? await localRun(point.versions, who, warm)
           : await rgwRun(point.versions, who),
       );
     }
@@ -273,7 +286,7 @@ export async function cleanersSideBySide(
       }, 1000);
       let got: Record<CleanerName, Run[]>;
       try {
-        got = await block(point, options.runs);
+        got = await block(point, options.runs, options.warm === true);
       } finally {
         clearInterval(sampler);
       }
@@ -331,7 +344,7 @@ export async function cleanersSideBySide(
     ],
     rows,
     notes: [
-      `${options.runs} run(s) per cleaner and block, each in its own process, the order rotating between runs; wall and CPU (user + system, every thread) of the cleanup call (table opened inside it), peak RSS of the process. Every cleaner deleted the same objects and left one manifest.`,
+      `${options.runs} run(s) per cleaner and block, each in its own process${options.warm ? " (local: after one untimed cleanup of another copy, --warm)" : " (cold: the first call in the process)"}, the order rotating between runs; wall and CPU (user + system, every thread) of the cleanup call (table opened inside it), peak RSS of the process. Every cleaner deleted the same objects and left one manifest.`,
       "holdfast: openLanceFormat + cleanup({ retainVersions: 1, minVersionAgeMs: 0 }), fsync on; pylance 14: cleanup_old_versions(older_than=0, retain_versions=1); LanceDB JS: optimize({ cleanupOlderThan: now }).",
       `Requests: holdfast's store operations (local); on RGW the HTTP requests of each cleaner through one counting proxy, priced at ${S3_PRICES.name}.`,
       ...notes,

@@ -15,8 +15,21 @@ from datetime import timedelta
 import lance
 
 
+def clean(uri: str, storage_options: dict[str, str] | None) -> None:
+    # Opening the dataset is part of the call, as holdfast's format detection is.
+    dataset = lance.dataset(uri, storage_options=storage_options)
+    # Every version but the latest; unreferenced files younger than 7 days stay (the
+    # counterpart of holdfast's orphan grace).
+    dataset.cleanup_old_versions(
+        older_than=timedelta(0), retain_versions=1, delete_unverified=False
+    )
+
+
 def main() -> None:
     target = json.loads(sys.argv[1])
+    if target.get("warmRoot"):
+        # --warm: a second copy cleaned first, untimed (as the Node cleaners do).
+        clean(f"{target['warmRoot']}/{target['table']}.lance", None)
     if target["kind"] == "local":
         uri = f"{target['root']}/{target['table']}.lance"
         storage_options = None
@@ -32,13 +45,7 @@ def main() -> None:
         }
     before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
-    # Opening the dataset is part of the call, as holdfast's format detection is.
-    dataset = lance.dataset(uri, storage_options=storage_options)
-    # Every version but the latest; unreferenced files younger than 7 days stay (the
-    # counterpart of holdfast's orphan grace).
-    dataset.cleanup_old_versions(
-        older_than=timedelta(0), retain_versions=1, delete_unverified=False
-    )
+    clean(uri, storage_options)
     ms = (time.perf_counter() - started) * 1000
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu_ms = (

@@ -108,6 +108,7 @@ if (wanted("cleaners")) {
       maxLoad: numberArg("max-load", quick ? Number.POSITIVE_INFINITY : 1),
       retries: numberArg("retries", 3),
       retryWaitS: numberArg("retry-wait", 60),
+      warm: process.argv.includes("--warm"),
     },
   );
   // A refused block is no record: the run says so in its exit code, after every table.
