@@ -5,9 +5,11 @@
 // prints one JSON line. A phase change is marked in the system-call trace by a `stat` of a
 // path that cannot exist (`/nonexistent/holdfast-phase/<phase>`), so `cost-trace.ts` can
 // split a trace by phase.
-import { statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
+import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
+import { openS3Store } from "@holdfast/backends-s3";
 import { cleanup } from "@holdfast/cleanup";
 import type {
   DeleteManyResult,
@@ -21,8 +23,10 @@ import type {
   PutResult,
 } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/dataset";
+import { startFaultProxy } from "@holdfast/fault-proxy";
 import { censusLanceReferences, openLanceFormat } from "@holdfast/format-lance";
-import { copyLanceTable } from "./lance-section.js";
+import { copyLanceTable, rgwEnv } from "./lance-section.js";
+import { removeAll } from "./targets.js";
 
 type Op = "get" | "head" | "put" | "delete" | "deleteMany" | "list";
 
@@ -117,7 +121,43 @@ const post = (method: string, params?: object) =>
   new Promise<unknown>((resolve, reject) =>
     session!.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
   );
+// --rgw: the copy is uploaded to the test RGW and cleaned there, through a counting HTTP proxy
+// (holdfast's minimum age is 0 here, so the copies' fresh Last-Modified stamps do not matter).
+const rgw = args.includes("--rgw");
 const { table, dispose } = await copyLanceTable(versions, "probe");
+let proxy: Awaited<ReturnType<typeof startFaultProxy>> | undefined;
+let remote: ObjectStore | undefined;
+if (rgw) {
+  const env = rgwEnv();
+  proxy = await startFaultProxy({ target: env.endpoint });
+  const prefix = `cost-probe-${Date.now()}/events.lance`;
+  const open = (endpoint: string) =>
+    openS3Store({
+      bucket: env.bucket,
+      prefix,
+      region: env.region,
+      endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
+    });
+  const direct = await open(env.endpoint);
+  const files: string[] = [];
+  const walk = (dir: string, rel: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name), `${rel}${e.name}/`);
+      else files.push(`${rel}${e.name}`);
+    }
+  };
+  walk(table, "");
+  const queue = [...files];
+  const upload = async () => {
+    for (let key = queue.pop(); key !== undefined; key = queue.pop()) {
+      await direct.put(key, readFileSync(join(table, key)));
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, upload));
+  remote = await open(proxy.url);
+}
 if (session) {
   session.connect();
   await post("Profiler.enable");
@@ -125,7 +165,8 @@ if (session) {
   await post("Profiler.start");
 }
 try {
-  const store = new PhaseCountingStore(createLocalStore({ root: table }));
+  const store = new PhaseCountingStore(remote ?? createLocalStore({ root: table }));
+  const httpBefore = proxy?.requests.length ?? 0;
   const setPhase = (phase: string) => {
     if (store.phase === phase) return;
     store.phase = phase;
@@ -154,8 +195,10 @@ try {
     phases[phase] = Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b)));
   }
   process.stdout.write(
-    `${JSON.stringify({ versions, deleted: stats.objectsDeleted.total, requests: stats.requests.total, phases })}\n`,
+    `${JSON.stringify({ versions, target: rgw ? "rgw" : "local", deleted: stats.objectsDeleted.total, requests: stats.requests.total, http: proxy ? proxy.requests.length - httpBefore : null, phases })}\n`,
   );
 } finally {
+  if (remote) await removeAll(remote);
+  await proxy?.close();
   dispose();
 }
