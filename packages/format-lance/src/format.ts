@@ -3,6 +3,7 @@ import type { DataFile, FormatManifest, ProtocolContext, VersionEntry } from "@h
 import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
 import { checkBranchLayout, holdfastBranchName, lanceBranchName } from "./branch-names.js";
 import { UnsupportedLanceDatasetError } from "./errors.js";
+import { readLanceVersionHint } from "./hint.js";
 import { readManifestFile } from "./manifest-file.js";
 import {
   classifyVersionsKey,
@@ -16,7 +17,12 @@ import {
   LANCE_SWEPT_PREFIXES,
   versionNeeds,
 } from "./needs.js";
-import { LANCE_BRANCHES_PREFIX, LANCE_MAIN_BRANCH, LANCE_TREE_PREFIX } from "./refs.js";
+import {
+  LANCE_BRANCHES_PREFIX,
+  LANCE_MAIN_BRANCH,
+  LANCE_TREE_PREFIX,
+  listLanceReferences,
+} from "./refs.js";
 import { lanceReferenceCodec } from "./tags.js";
 
 /** Name of the format, as `DatasetFormat.name` and in the CLI. */
@@ -59,6 +65,12 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       const roots = await listLanceBranches(ctx);
       branchRoots.set(ctx.store, roots);
       for (const name of roots.retired.values()) out.push(name);
+      // What the reference census refuses is refused here too, so a cleanup (which lists
+      // the branches before its first retirement record) stops before writing any: an
+      // unreadable or foreign `_refs/` object, a branch folder without its JSON, an
+      // unreadable version hint (docs/protocol.md, Cleanup "Refuse before the commit").
+      await listLanceReferences(ctx);
+      await Promise.all(out.map((branch) => readLanceVersionHint(ctx, branch)));
       return out;
     },
     async *listVersions(ctx, branch) {

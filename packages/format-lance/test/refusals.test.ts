@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup } from "@holdfast/cleanup";
 import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
@@ -13,7 +13,7 @@ import {
   lanceManifestKey,
   openLanceFormat,
 } from "../src/index.js";
-import { listKeys, localPySite, pylance, type Written } from "./pylance.js";
+import { listKeys, localPySite, type PySite, pylance, type Written } from "./pylance.js";
 
 /**
  * A Lance table holdfast does not fully understand is refused before anything is decided
@@ -119,7 +119,153 @@ const CASES: readonly {
     feature: "base-paths",
     extra: fragment({ id: 901, files: [{ path: "x.lance", file_size_bytes: 1, base_id: 7 }] }),
   },
+  {
+    name: "reader flag 512 (reserved: fragment reuse with stable row ids)",
+    feature: "reader-feature-flags",
+    flag: "frag-reuse-with-stable-row-ids",
+    extra: scalar(9, 512n),
+  },
+  {
+    name: "a deletion file whose base_id names no base path",
+    feature: "base-paths",
+    extra: fragment({
+      id: 902,
+      deletion_file: { file_type: 0, read_version: 1, id: 1, base_id: 9 },
+    }),
+  },
+  {
+    name: "a created-versions file under _mem_wal/",
+    feature: "external-file",
+    extra: fragment({
+      id: 903,
+      external_created_at_versions: { path: "_mem_wal/shard/created.bin", size: 8 },
+    }),
+  },
+  {
+    name: "a last-updated-versions file at an absolute path",
+    feature: "external-file",
+    extra: fragment({
+      id: 904,
+      external_last_updated_at_versions: { path: "/var/lance/updated.bin", size: 8 },
+    }),
+  },
+  {
+    name: "a row-id file under another branch's folder (tree/)",
+    feature: "external-file",
+    extra: fragment({ id: 905, external_row_ids: { path: "tree/dev/rows.bin", size: 8 } }),
+  },
 ];
+
+/**
+ * Layouts of the table's folders holdfast refuses, each made on the same pylance 14 table
+ * (with Lance's own branch commands where Lance writes it, by copying a manifest where it
+ * is what a crashed or foreign writer leaves).
+ */
+const LAYOUTS: readonly {
+  name: string;
+  /** The refusal: an UnsupportedLanceDatasetError of this feature, or an error of this code. */
+  feature?: LanceFeature;
+  code?: string;
+  key: string;
+  make: (table: string, uri: string) => Promise<void>;
+}[] = [
+  {
+    name: "a detached version (_versions/d{N}.manifest)",
+    feature: "detached-version",
+    key: "_versions/d9.manifest",
+    make: async (table) => {
+      copyFileSync(join(table, lanceManifestKey("v1", 3)), join(table, "_versions/d9.manifest"));
+    },
+  },
+  {
+    name: "V1 and V2 manifest names in one _versions/",
+    feature: "mixed-naming",
+    key: lanceManifestKey("v2", 9),
+    make: async (table) => {
+      copyFileSync(join(table, lanceManifestKey("v1", 3)), join(table, lanceManifestKey("v2", 9)));
+    },
+  },
+  {
+    name: "a branch folder with versions but no _refs/branches/ JSON",
+    feature: "zombie-branch",
+    key: "tree/ghost/",
+    make: async (table) => {
+      mkdirSync(join(table, "tree/ghost/_versions"), { recursive: true });
+      copyFileSync(
+        join(table, lanceManifestKey("v1", 3)),
+        join(table, "tree/ghost/_versions/3.manifest"),
+      );
+    },
+  },
+  {
+    name: "a Lance branch inside another branch's data folder (dev/data)",
+    feature: "branch-layout",
+    key: "_refs/branches/dev%2Fdata.json",
+    make: async (_table, uri) => {
+      await pylance(["create-branch", uri, "dev", "--from-version", "2"], {});
+      await pylance(["create-branch", uri, "dev/data", "--from-version", "3"], {});
+    },
+  },
+  {
+    name: "a version hint that does not parse",
+    code: "LANCE_MALFORMED_HINT",
+    key: "_versions/latest_version_hint.json",
+    make: async (table) => {
+      writeFileSync(join(table, "_versions/latest_version_hint.json"), "{version");
+    },
+  },
+  {
+    name: "an object under _refs/ that is neither a tag nor a branch",
+    feature: "foreign-reference",
+    key: "_refs/notes.json",
+    make: async (table) => {
+      mkdirSync(join(table, "_refs"), { recursive: true });
+      writeFileSync(join(table, "_refs/notes.json"), "{}");
+    },
+  },
+];
+
+/**
+ * Runs cleanup on a recording store and checks the refusal left nothing: the only writes are
+ * the cleanup lock, taken and released; no `_holdfast/retirement/` object; every Lance
+ * object as it was; versions 1, 3 and 6 leasable at once.
+ */
+async function expectRefusedBeforeAnyRecord(
+  site: PySite,
+  expected: {
+    feature?: LanceFeature | undefined;
+    code?: string | undefined;
+    flag?: string | undefined;
+    key: string;
+  },
+): Promise<void> {
+  const store = new RecordingStore(await site.store("v1names"));
+  const lanceBefore = (await listKeys(store)).filter((k) => !k.startsWith("_holdfast/"));
+  const ctx = createContext(store);
+  const format = await openLanceFormat(ctx);
+  let error: unknown;
+  try {
+    await cleanup(
+      ctx,
+      { retainVersions: 1, minVersionAgeMs: 0 },
+      { format, referenceCensus: censusLanceReferences(ctx) },
+    );
+  } catch (e) {
+    error = e;
+  }
+  if (expected.feature) expect(isUnsupportedLance(error, expected.feature)).toBe(true);
+  else expect(error).toMatchObject({ code: expected.code });
+  if (expected.flag) expect(error).toMatchObject({ flag: expected.flag });
+  expect(error).toMatchObject({ key: expected.key });
+  expect(store.writes).toEqual(["_holdfast/cleanup/lock.json", "_holdfast/cleanup/lock.json"]);
+  const keys = await listKeys(store);
+  expect(keys.filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
+  expect(keys.filter((k) => !k.startsWith("_holdfast/"))).toEqual(lanceBefore);
+  for (const version of [1, 3, 6]) {
+    const lease = await acquireLease(ctx, { branch: "main", version, ttlMs: 10_000, format });
+    await releaseLease(ctx, lease);
+  }
+}
 
 describe("what holdfast refuses on a pylance 14 table (local disk)", () => {
   it.each(CASES)(
@@ -162,6 +308,20 @@ describe("what holdfast refuses on a pylance 14 table (local disk)", () => {
         const lease = await acquireLease(ctx, { branch: "main", version, ttlMs: 10_000, format });
         await releaseLease(ctx, lease);
       }
+    },
+  );
+
+  it.each(LAYOUTS)(
+    "$name: refused by name before any retirement write, nothing deleted",
+    {
+      timeout: 120_000,
+    },
+    async ({ feature, code, key, make }) => {
+      const site = localPySite();
+      await pylance<Written>(["write", "v1-naming", site.root], site.storageOptions);
+      const table = join(site.dir!, "v1names.lance");
+      await make(table, table);
+      await expectRefusedBeforeAnyRecord(site, { feature, code, key });
     },
   );
 });
