@@ -3,8 +3,6 @@ import {
   type DatasetFormat,
   defaultFormat,
   holdfastDatasetKnown,
-  latestVersion,
-  listBranchesWithVersions,
   type ProtocolContext,
   requireHoldfastDataset,
   storageNow,
@@ -103,24 +101,15 @@ export async function collectStatus(
 
 // --- utils ---
 
-/** Each branch with versions and its latest version (holdfast's from its head hint, O(1)). */
+/** Each branch with versions and its latest version, through the format (holdfast's from its head hint, O(1)). */
 async function collectBranches(
   ctx: ProtocolContext,
   format: DatasetFormat,
 ): Promise<DatasetStatus["branches"]> {
-  if (format === defaultFormat) {
-    const names = await listBranchesWithVersions(ctx);
-    return Promise.all(
-      names.map(async (name) => ({ name, latestVersion: await latestVersion(ctx, name) })),
-    );
-  }
-  const branches: DatasetStatus["branches"] = [];
-  for (const name of await format.listBranches(ctx)) {
-    let latest: number | null = null;
-    for await (const entry of format.listVersions(ctx, name)) latest = entry.version;
-    branches.push({ name, latestVersion: latest });
-  }
-  return branches;
+  const names = await format.listBranches(ctx);
+  return Promise.all(
+    names.map(async (name) => ({ name, latestVersion: await format.latestVersion(ctx, name) })),
+  );
 }
 
 async function collectRetirements(

@@ -1,3 +1,4 @@
+import { batches, listAll } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "./context.js";
 import {
   listBranchesWithVersions,
@@ -7,7 +8,9 @@ import {
   type VersionEntry,
 } from "./dataset.js";
 import { raiseRetiredFloor } from "./floor.js";
-import { DATA_PREFIX, isDataKey, manifestKey, parseManifestKey } from "./layout.js";
+import { headHintKey } from "./heads.js";
+import { latestVersion } from "./latest.js";
+import { DATA_PREFIX, isDataKey, manifestKey, parseManifestKey, versionsPrefix } from "./layout.js";
 import type { DataFile, VersionRef } from "./manifest.js";
 
 /** What cleanup needs to know of one version's manifest. */
@@ -57,6 +60,28 @@ export interface DatasetFormat {
    * whose writers always list (Lance) leave it out.
    */
   retireVersionNumbers?(ctx: ProtocolContext, branch: string, maxRetired: number): Promise<void>;
+  /** The highest version of `branch`, or `null` when it has none. */
+  latestVersion(ctx: ProtocolContext, branch: string): Promise<number | null>;
+  /**
+   * Which of `versions` still have a manifest on `branch` (retirement's finalize re-checks
+   * that a committed record's manifests are gone before it removes the record, L3).
+   */
+  presentManifests(
+    ctx: ProtocolContext,
+    branch: string,
+    versions: readonly number[],
+  ): Promise<ReadonlySet<number>>;
+  /**
+   * The folder holding `branch`'s stored versions when anything is stored there, `null`
+   * when nothing is (a new branch must not inherit versions it never made).
+   */
+  storedVersionsFolder(ctx: ProtocolContext, branch: string): Promise<string | null>;
+  /**
+   * Removes what this format stores of a branch incarnation's versions (its manifests and
+   * their bookkeeping), for a branch deleted through holdfast. A format whose branches are
+   * deleted by its own tools throws `unsupported`.
+   */
+  teardownVersions(ctx: ProtocolContext, branch: string): Promise<void>;
 }
 
 /** The holdfast format: `_versions/{branch}/{version:020d}.json` manifests naming files under `data/`. */
@@ -74,4 +99,64 @@ export const defaultFormat: DatasetFormat = {
   dataPrefix: DATA_PREFIX,
   isDataKey,
   retireVersionNumbers: (ctx, branch, maxRetired) => raiseRetiredFloor(ctx, branch, maxRetired),
+  latestVersion: (ctx, branch) => latestVersion(ctx, branch),
+  presentManifests: (ctx, branch, versions) => presentHoldfastManifests(ctx, branch, versions),
+  async storedVersionsFolder(ctx, branch) {
+    // One single-key LIST: any object in the branch's folder counts.
+    const prefix = versionsPrefix(branch);
+    const page = await ctx.store.list(prefix, { pageSize: 1 });
+    return page.objects.length > 0 ? prefix : null;
+  },
+  async teardownVersions(ctx, branch) {
+    // The head hint goes first: its retired floor speaks for this incarnation only, and the
+    // manifests deleted below never raise it. Without a hint a commit lists (docs/protocol.md
+    // §2): it sees what an interrupted teardown left and never reuses a number of it.
+    await ctx.store.delete(headHintKey(branch));
+    await deletePrefix(ctx, versionsPrefix(branch));
+  },
 };
+
+// --- utils ---
+
+/**
+ * Present-manifest check on holdfast's layout: one LIST page per 1,000 versions of the
+ * range, from the lowest asked, instead of one HEAD per version.
+ */
+async function presentHoldfastManifests(
+  ctx: ProtocolContext,
+  branch: string,
+  versions: readonly number[],
+): Promise<ReadonlySet<number>> {
+  const present = new Set<number>();
+  if (versions.length === 0) return present;
+  const wanted = new Set(versions);
+  const min = Math.min(...versions);
+  const max = Math.max(...versions);
+  const startAfter = min > 1 ? manifestKey(branch, min - 1) : undefined;
+  for await (const meta of listAll(ctx.store, versionsPrefix(branch), { startAfter })) {
+    const parsed = parseManifestKey(meta.key);
+    if (parsed?.branch !== branch) continue;
+    if (parsed.version > max) break;
+    if (wanted.has(parsed.version)) present.add(parsed.version);
+  }
+  return present;
+}
+
+/** Deletes every object under `prefix`, in the store's largest batches. */
+async function deletePrefix(ctx: ProtocolContext, prefix: string): Promise<void> {
+  const size = Math.max(1, ctx.store.capabilities.maxBatchDelete);
+  let keys: string[] = [];
+  const flush = async () => {
+    for (const batch of batches(keys, size)) {
+      const result = await ctx.store.deleteMany(batch);
+      const failed = result.failed[0];
+      if (failed) throw failed.error;
+    }
+    keys = [];
+  };
+  for await (const meta of listAll(ctx.store, prefix)) {
+    keys.push(meta.key);
+    if (keys.length >= size) await flush();
+  }
+  await flush();
+}

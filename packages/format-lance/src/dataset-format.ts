@@ -1,16 +1,14 @@
-import { holdfastError, listAll } from "@holdfast/conditional-store";
+import { holdfastError } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
-  latestVersion,
   openDataset,
   type ProtocolContext,
 } from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
-import { lanceBranchName } from "./branch-names.js";
-import { LANCE_FORMAT, type LanceFormat, openLanceFormat } from "./format.js";
+import { openLanceFormat } from "./format.js";
 import { classifyVersionsKey, LANCE_VERSIONS_PREFIX } from "./naming.js";
-import { censusLanceReferences, LANCE_MAIN_BRANCH, LANCE_TREE_PREFIX } from "./refs.js";
+import { censusLanceReferences, LANCE_MAIN_BRANCH } from "./refs.js";
 
 /**
  * The dataset formats an application serving existing datasets knows (the CLI and the
@@ -101,45 +99,4 @@ export function requireWritableFormat(resolved: ResolvedFormat, operation: strin
       hint: "commit with LanceDB (table.add, table.delete, ...); holdfast leases, tags and cleans the versions it writes",
     },
   );
-}
-
-/**
- * The latest version of a branch through the format: holdfast's from its head hint, a
- * Lance main's from `_versions/`, a Lance branch's from `tree/{branch}/_versions/` (its
- * own naming, which may differ from main's). `null` when the branch has no version.
- */
-export async function latestVersionOf(
-  ctx: ProtocolContext,
-  format: DatasetFormat,
-  branch: string,
-): Promise<number | null> {
-  if (format === defaultFormat) return latestVersion(ctx, branch);
-  if (isLanceFormat(format) && branch !== LANCE_MAIN_BRANCH) {
-    return latestLanceBranchVersion(ctx, branch);
-  }
-  let latest: number | null = null;
-  for await (const entry of format.listVersions(ctx, branch)) latest = entry.version;
-  return latest;
-}
-
-/** The latest version in a Lance branch's own `tree/{branch}/_versions/`, or `null`. */
-export async function latestLanceBranchVersion(
-  ctx: ProtocolContext,
-  branch: string,
-): Promise<number | null> {
-  const prefix = `${LANCE_TREE_PREFIX}${lanceBranchName(branch) ?? branch}/${LANCE_VERSIONS_PREFIX}`;
-  let latest: number | null = null;
-  for await (const meta of listAll(ctx.store, prefix)) {
-    const entry = classifyVersionsKey(meta.key.slice(prefix.length));
-    if (entry.kind === "manifest" && (latest === null || entry.version > latest)) {
-      latest = entry.version;
-    }
-  }
-  return latest;
-}
-
-// --- utils ---
-
-function isLanceFormat(format: DatasetFormat): format is LanceFormat {
-  return format.name === LANCE_FORMAT && "naming" in format;
 }

@@ -157,7 +157,63 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       return roots !== undefined && isBranchFileKey(key, roots);
     },
     references: lanceReferenceCodec,
+    async latestVersion(ctx, branch) {
+      // A branch holdfast does not retire is read from its own tree/{branch}/_versions/
+      // without the listing's refusals.
+      if (branch !== LANCE_MAIN_BRANCH && !isRetirableBranch(branch)) {
+        return latestLanceBranchVersion(ctx, branch);
+      }
+      let latest: number | null = null;
+      for await (const entry of listBranchVersions(ctx, branch, branchNaming)) {
+        latest = entry.version;
+      }
+      return latest;
+    },
+    async presentManifests(ctx, branch, versions) {
+      const wanted = new Set(versions);
+      const present = new Set<number>();
+      if (wanted.size === 0 || !(branch === LANCE_MAIN_BRANCH || isRetirableBranch(branch))) {
+        return present;
+      }
+      for await (const entry of listBranchVersions(ctx, branch, branchNaming)) {
+        if (wanted.has(entry.version)) present.add(entry.version);
+      }
+      return present;
+    },
+    async storedVersionsFolder(ctx, branch) {
+      if (branch === LANCE_MAIN_BRANCH) {
+        return (await firstManifest(ctx)) === null ? null : LANCE_VERSIONS_PREFIX;
+      }
+      const folder = `${LANCE_TREE_PREFIX}${lanceBranchName(branch) ?? branch}/${LANCE_VERSIONS_PREFIX}`;
+      return (await latestLanceBranchVersion(ctx, branch)) === null ? null : folder;
+    },
+    teardownVersions(_ctx, branch) {
+      return Promise.reject(
+        holdfastError(
+          "unsupported",
+          "deleteBranch",
+          `Lance branch ${branch}: its versions are deleted by Lance's own tools`,
+          { code: "REFS_UNSUPPORTED" },
+        ),
+      );
+    },
   };
+}
+
+/** The latest version in a Lance branch's own `tree/{branch}/_versions/`, or `null`. */
+export async function latestLanceBranchVersion(
+  ctx: ProtocolContext,
+  branch: string,
+): Promise<number | null> {
+  const prefix = `${LANCE_TREE_PREFIX}${lanceBranchName(branch) ?? branch}/${LANCE_VERSIONS_PREFIX}`;
+  let latest: number | null = null;
+  for await (const meta of listAll(ctx.store, prefix)) {
+    const entry = classifyVersionsKey(meta.key.slice(prefix.length));
+    if (entry.kind === "manifest" && (latest === null || entry.version > latest)) {
+      latest = entry.version;
+    }
+  }
+  return latest;
 }
 
 /**

@@ -3,8 +3,6 @@ export {
   type DatasetFormatName,
   detectDatasetFormat,
   FORMAT_READ_ONLY,
-  latestLanceBranchVersion,
-  latestVersionOf,
   type OpenedDataset,
   openDatasetOfFormat,
   type ResolvedFormat,
@@ -36,7 +34,13 @@ export {
   LANCE_FEATURE_FLAGS,
   type LanceFeatureFlagName,
 } from "./flags.js";
-export { LANCE_FORMAT, type LanceFormat, lanceFormat, openLanceFormat } from "./format.js";
+export {
+  LANCE_FORMAT,
+  type LanceFormat,
+  lanceFormat,
+  latestLanceBranchVersion,
+  openLanceFormat,
+} from "./format.js";
 export {
   LANCE_MALFORMED_HINT,
   LANCE_VERSION_HINT,

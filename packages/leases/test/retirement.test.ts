@@ -1,5 +1,10 @@
 import { seededIds } from "@holdfast/conditional-store";
-import { createContext, type ProtocolContext, readManifest } from "@holdfast/dataset";
+import {
+  createContext,
+  defaultFormat,
+  type ProtocolContext,
+  readManifest,
+} from "@holdfast/dataset";
 import {
   acquireLease,
   censusLeases,
@@ -151,6 +156,8 @@ describe("leases against the retirement state machine", () => {
       await w.memory.delete(`_versions/main/${String(version).padStart(20, "0")}.json`);
     await finalize(cleaner, committed, {
       deleteLeases: (branch, versions) => deleteLeasesOf(cleaner, branch, versions),
+      presentManifests: (branch, versions) =>
+        defaultFormat.presentManifests(cleaner, branch, versions),
     });
     expect((await collect(listLeases(w.reader))).map((l) => l.version)).toEqual([3]);
     expect(w.memory.keys().filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);

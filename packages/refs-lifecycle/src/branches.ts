@@ -1,10 +1,11 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
   DEFAULT_BRANCH,
+  defaultFormat,
   type ProtocolContext,
   type VersionRef,
   validateName,
-  versionsPrefix,
 } from "@holdfast/dataset";
 import { z } from "zod";
 import { type ReferenceCodec, referenceCodecOf, requireBranchWrites } from "./codec.js";
@@ -73,6 +74,7 @@ export async function createBranch(
 ): Promise<BranchInfo> {
   const codec = referenceCodecOf(options.format);
   requireBranchWrites(codec, options.format, "createBranch");
+  const format = options.format ?? defaultFormat;
   const name = validateName(input.name, "branch");
   const parent =
     input.parent === null ? null : validateTarget(input.parent, "branch parent", options.format);
@@ -94,7 +96,7 @@ export async function createBranch(
   }
   intentBound(options);
   requireAtomicUpdate(ctx, "createBranch");
-  await requireNoStoredVersions(ctx, name);
+  await requireNoStoredVersions(ctx, format, name);
   const dependsOn = await dependencyOf(ctx, codec, parent);
   const doc: BranchDocument = {
     schema: 1,
@@ -195,12 +197,15 @@ export async function listBranches(
 /**
  * A new branch name must not already have manifests (left by a branch whose reference file
  * is gone, or committed to without one): the new branch would inherit versions it never
- * made. One single-key LIST; `conflict` BRANCH_HAS_VERSIONS otherwise.
+ * made. One single-key LIST on holdfast's layout; `conflict` BRANCH_HAS_VERSIONS otherwise.
  */
-async function requireNoStoredVersions(ctx: ProtocolContext, name: string): Promise<void> {
-  const prefix = versionsPrefix(name);
-  const page = await ctx.store.list(prefix, { pageSize: 1 });
-  if (page.objects.length === 0) return;
+async function requireNoStoredVersions(
+  ctx: ProtocolContext,
+  format: DatasetFormat,
+  name: string,
+): Promise<void> {
+  const prefix = await format.storedVersionsFolder(ctx, name);
+  if (prefix === null) return;
   throw holdfastError(
     "conflict",
     "createBranch",

@@ -213,7 +213,7 @@ export async function runDeletion(
     await fenceCompetingIntents(ctx, kind, name, intentId, coDeleters);
     if (kind === "branch") {
       await requireNoDependents(ctx, refs, name);
-      await teardownBranch(ctx, name);
+      await teardownBranch(ctx, refs.format, name);
     }
     const removed = await removeIfMatch(ctx, refs.codec, current.key, current.etag, current.doc);
     if (removed === "applied") return "deleted";
@@ -338,7 +338,7 @@ export async function finishDeletion(
   const { intent } = stored;
   if (intent.kind === "branch") {
     requireBranchWrites(refs.codec, refs.format, "deleteBranch");
-    await teardownBranch(ctx, intent.name);
+    await teardownBranch(ctx, refs.format, intent.name);
     await removeFence(ctx, intent.name, null, intent.intentId);
   }
   await dropIntent(ctx, stored.key);

@@ -1,22 +1,19 @@
 import { batches, listAll } from "@holdfast/conditional-store";
-import { headHintKey, type ProtocolContext, versionsPrefix } from "@holdfast/dataset";
+import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
 import { branchLeasesPrefix } from "@holdfast/leases";
 import { retirementPrefix } from "@holdfast/retirement";
 
 /**
- * Removes the branch incarnation's manifests, leases and retirement state (docs/protocol.md,
- * References). Only formats whose codec writes branches get here (the holdfast layout).
+ * Removes the branch incarnation's manifests (through its format), leases and retirement
+ * state (docs/protocol.md, References). Only formats whose codec writes branches get here.
  */
-export async function teardownBranch(ctx: ProtocolContext, branch: string): Promise<void> {
-  // The head hint goes first: its retired floor speaks for this incarnation only, and the
-  // manifests deleted below never raise it. Without a hint a commit lists (docs/protocol.md
-  // §2): it sees what an interrupted teardown left and never reuses a number of it.
-  await ctx.store.delete(headHintKey(branch));
-  for (const prefix of [
-    versionsPrefix(branch),
-    branchLeasesPrefix(branch),
-    retirementPrefix(branch),
-  ]) {
+export async function teardownBranch(
+  ctx: ProtocolContext,
+  format: DatasetFormat,
+  branch: string,
+): Promise<void> {
+  await format.teardownVersions(ctx, branch);
+  for (const prefix of [branchLeasesPrefix(branch), retirementPrefix(branch)]) {
     await deletePrefix(ctx, prefix);
   }
 }

@@ -1,5 +1,4 @@
 import { holdfastError, listAll } from "@holdfast/conditional-store";
-import { holdfastDatasetKnown, requireHoldfastDataset } from "@holdfast/dataset";
 import type { RetirementContext } from "./context.js";
 import { activeVersions, type RetirementHandle, readRecord } from "./machine.js";
 import { parseRetirementKey, retirementPrefix } from "./record.js";
@@ -15,8 +14,12 @@ export type PresentManifests = (
 
 export interface FinalizeOptions {
   readonly deleteLeases: DeleteLeases;
-  /** @default LIST of `_versions/{branch}/` over the record's range (holdfast layout; the store must then hold holdfast's dataset marker) */
-  readonly presentManifests?: PresentManifests | undefined;
+  /**
+   * The dataset format's check (`DatasetFormat.presentManifests`, or cleanup's own through
+   * the format). No default: a layout assumed for the wrong format would see every manifest
+   * as absent (docs/protocol.md §1, "The format guard").
+   */
+  readonly presentManifests: PresentManifests;
 }
 
 export interface FinalizeResult {
@@ -42,14 +45,20 @@ export async function finalize(
       key: handle.key,
     });
   }
+  if (typeof options.presentManifests !== "function") {
+    throw holdfastError(
+      "invalid-input",
+      "finalize",
+      "finalize needs the dataset format's present-manifest check",
+      {
+        key: handle.key,
+        hint: "pass presentManifests: (b, v) => format.presentManifests(ctx, b, v)",
+      },
+    );
+  }
   const { branch } = handle.record;
   const retired = activeVersions(handle.record);
-  // The default reads holdfast's layout: only on a holdfast dataset (a Lance table's
-  // manifests would all look absent). docs/protocol.md §1, "The format guard".
-  if (!options.presentManifests && !holdfastDatasetKnown(ctx.store)) {
-    await requireHoldfastDataset(ctx, "finalize");
-  }
-  const present = await (options.presentManifests ?? layoutPresentManifests(ctx))(branch, retired);
+  const present = await options.presentManifests(branch, retired);
   if (present.size > 0) {
     throw holdfastError(
       "refused",
@@ -62,30 +71,6 @@ export async function finalize(
   const supersededRemoved = await removeSuperseded(ctx, handle);
   await ctx.store.delete(handle.key);
   return { supersededRemoved };
-}
-
-/**
- * Present-manifest check on the holdfast layout (`_versions/{branch}/{version:020d}.json`):
- * one LIST page per 1,000 versions of the record's range, instead of one HEAD per version.
- */
-export function layoutPresentManifests(ctx: RetirementContext): PresentManifests {
-  return async (branch, versions) => {
-    const present = new Set<number>();
-    if (versions.length === 0) return present;
-    const wanted = new Set(versions);
-    const min = Math.min(...versions);
-    const max = Math.max(...versions);
-    const prefix = `_versions/${branch}/`;
-    const startAfter = min > 1 ? `${prefix}${pad(min - 1)}.json` : undefined;
-    for await (const meta of listAll(ctx.store, prefix, { startAfter })) {
-      const match = /^(\d{20})\.json$/.exec(meta.key.slice(prefix.length));
-      if (!match) continue;
-      const version = Number(match[1]);
-      if (version > max) break;
-      if (wanted.has(version)) present.add(version);
-    }
-    return present;
-  };
 }
 
 // --- utils ---
@@ -105,8 +90,4 @@ async function removeSuperseded(ctx: RetirementContext, handle: RetirementHandle
     removed += 1;
   }
   return removed;
-}
-
-function pad(n: number): string {
-  return n.toString().padStart(20, "0");
 }

@@ -27,7 +27,6 @@ export {
   type FinalizeOptions,
   type FinalizeResult,
   finalize,
-  layoutPresentManifests,
   type PresentManifests,
 } from "./finalize.js";
 export { type Heartbeat, type HeartbeatOptions, HeldRecord, startHeartbeat } from "./heartbeat.js";

@@ -1,6 +1,6 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
-import { initDataset, NOT_A_HOLDFAST_DATASET } from "@holdfast/dataset";
+import { defaultFormat, initDataset } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import {
   abandon,
@@ -29,7 +29,7 @@ const candidates = [
 describe("retirement state machine", () => {
   it("drains, seals, commits and finalizes, leaving nothing behind", async () => {
     const { ctx, store } = memoryContext();
-    await initDataset(ctx); // finalize's default check reads holdfast's layout
+    await initDataset(ctx);
     const h = await drain(ctx, { branch: "main", versions: candidates, owner: "01OWNER" });
     expect(h.key).toMatch(/^_holdfast\/retirement\/main\/0{19}1-0{19}3-[0-9A-Z]{26}\.json$/);
     expect(h.record.versions.map((v) => v.version)).toEqual([1, 2, 3]);
@@ -47,6 +47,7 @@ describe("retirement state machine", () => {
     const deleted: number[][] = [];
     await finalize(ctx, committed, {
       deleteLeases: async (_b, v) => deleted.push([...v]),
+      presentManifests: holdfastPresent(ctx),
     });
     expect(deleted).toEqual([[1]]);
     expect(store.keys()).toEqual([DATASET_KEY]);
@@ -163,7 +164,10 @@ describe("retirement state machine", () => {
       ctx,
       await seal(ctx, await drain(ctx, { branch: "main", versions: candidates, owner: "o" })),
     );
-    const error = await finalize(ctx, h, { deleteLeases: async () => {} }).catch((e) => e);
+    const error = await finalize(ctx, h, {
+      deleteLeases: async () => {},
+      presentManifests: holdfastPresent(ctx),
+    }).catch((e) => e);
     expect(isHoldfastError(error, "refused")).toBe(true);
     expect((await readRecord(ctx, h.key))?.record.state).toBe("committed");
   });
@@ -181,6 +185,7 @@ describe("retirement state machine", () => {
         leases.delete("1");
         throw new Error("injected lease delete failure");
       },
+      presentManifests: holdfastPresent(ctx),
     }).catch((e) => e);
     expect(error).toBeInstanceOf(Error);
     expect(store.keys()).toEqual([DATASET_KEY, h.key]);
@@ -193,31 +198,30 @@ describe("retirement state machine", () => {
       deleteLeases: async () => {
         leases.clear();
       },
+      presentManifests: holdfastPresent(ctx),
     });
     expect(leases.size).toBe(0);
     expect(store.keys()).toEqual([DATASET_KEY]);
   });
 
-  it("finalize's default manifest check refuses a store without holdfast's marker (a Lance table) and removes nothing", async () => {
+  it("finalize has no default manifest check: without the format's it refuses (invalid-input) and removes nothing", async () => {
     const { ctx, store } = memoryContext();
-    // A Lance table: its manifests are _versions/{n}.manifest, which holdfast's layout
-    // check would not see, so every retired version would look gone.
+    // A Lance table: its manifests are _versions/{n}.manifest, which a check assuming
+    // holdfast's layout would not see, so every retired version would look gone
+    // (docs/protocol.md §1, "The format guard").
     await store.put("_versions/1.manifest", new Uint8Array([1]));
     const h = await commit(
       ctx,
       await seal(ctx, await drain(ctx, { branch: "main", versions: candidates, owner: "o" })),
     );
     let leasesDeleted = false;
-    const error = await finalize(ctx, h, {
+    const options = {
       deleteLeases: async () => {
         leasesDeleted = true;
       },
-    }).catch((e) => e);
-    expect(error).toMatchObject({
-      kind: "invalid-input",
-      code: NOT_A_HOLDFAST_DATASET,
-      found: "lance",
-    });
+    } as unknown as Parameters<typeof finalize>[2];
+    const error = await finalize(ctx, h, options).catch((e) => e);
+    expect(error).toMatchObject({ kind: "invalid-input", operation: "finalize" });
     expect(leasesDeleted).toBe(false);
     expect(store.keys()).toEqual([h.key, "_versions/1.manifest"]);
   });
@@ -293,3 +297,11 @@ describe("recoverRetirements", () => {
     expect((await readAdmission(base, "main", 1)).state).toBe("open");
   });
 });
+
+// --- utils ---
+
+/** The holdfast format's present-manifest check, as cleanup hands it to finalize. */
+function holdfastPresent(ctx: Parameters<typeof finalize>[0]) {
+  return (branch: string, versions: readonly number[]) =>
+    defaultFormat.presentManifests(ctx, branch, versions);
+}

@@ -1,6 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import type { DatasetFormat, ProtocolContext, VersionRef } from "@holdfast/dataset";
-import { latestVersionOf } from "@holdfast/format-lance";
 import {
   type BranchInfo,
   createBranch,
@@ -168,7 +167,7 @@ export function registerBranch(r: Registrar, program: Command): void {
         const { format } = resolved;
         let parent: VersionRef;
         if (fromParsed === undefined) {
-          const latest = await latestVersionOf(ctx, format, defaultBranch);
+          const latest = await format.latestVersion(ctx, defaultBranch);
           if (latest === null) {
             throw holdfastError(
               "not-found",
@@ -226,7 +225,7 @@ export function registerBranch(r: Registrar, program: Command): void {
             name: defaultBranch,
             parent: null,
             default: true,
-            latestVersion: await latestVersionOf(ctx, format, defaultBranch),
+            latestVersion: await format.latestVersion(ctx, defaultBranch),
           },
           ...(await Promise.all(
             refs
@@ -235,7 +234,7 @@ export function registerBranch(r: Registrar, program: Command): void {
                 ...branchShape(b),
                 default: false,
                 // A Lance branch's versions live in its own tree/{name}/_versions/.
-                latestVersion: await latestVersionOf(ctx, format, b.name),
+                latestVersion: await format.latestVersion(ctx, b.name),
               })),
           )),
         ];

@@ -7,7 +7,6 @@ import {
 } from "@holdfast/api-shapes";
 import { holdfastError } from "@holdfast/conditional-store";
 import type { VersionRef } from "@holdfast/dataset";
-import { latestVersionOf } from "@holdfast/format-lance";
 import {
   createBranch,
   createTag,
@@ -177,7 +176,7 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
           name: defaultBranch,
           parent: null,
           default: true,
-          latestVersion: await latestVersionOf(ds.ctx, format, defaultBranch),
+          latestVersion: await format.latestVersion(ds.ctx, defaultBranch),
         },
         ...(await Promise.all(
           refs
@@ -187,7 +186,7 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
               parent: b.parent,
               metadata: b.metadata,
               default: false,
-              latestVersion: await latestVersionOf(ds.ctx, format, b.name),
+              latestVersion: await format.latestVersion(ds.ctx, b.name),
             })),
         )),
       ];
@@ -220,7 +219,7 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
       let parent: VersionRef;
       const from = request.body.from;
       if (from === undefined) {
-        const latest = await latestVersionOf(ds.ctx, format, defaultBranch);
+        const latest = await format.latestVersion(ds.ctx, defaultBranch);
         if (latest === null) {
           throw holdfastError(
             "not-found",
