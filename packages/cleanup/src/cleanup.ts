@@ -108,7 +108,7 @@ async function run(
     const late: LateCommits =
       mode === "recover" && interrupted.committed.length === 0
         ? { expiredIntents: [] }
-        : await protectLateCommits(state, plan);
+        : await protectLateCommits(state, plan, interrupted.committed);
     const plannedData: PlannedDeletions = new Set();
     await deleteAndFinalize(
       state,

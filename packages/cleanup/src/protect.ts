@@ -6,7 +6,7 @@ import {
   precisionIntervalMs,
   truncSec,
 } from "@holdfast/dataset";
-import { parseRetirementKey } from "@holdfast/retirement";
+import { cancelReplaced, type RetirementHandle } from "@holdfast/retirement";
 import type { Plan } from "./plan.js";
 import { VersionSet } from "./ranges.js";
 import type { RunState } from "./run-state.js";
@@ -33,7 +33,11 @@ export interface LateCommits {
  * just landed) names. Intents are read first: an intent is removed only after its
  * manifest landed, so whatever the order of events, one of the two reads sees it.
  */
-export async function protectLateCommits(state: RunState, plan: Plan): Promise<LateCommits> {
+export async function protectLateCommits(
+  state: RunState,
+  plan: Plan,
+  committed: RetirementHandle[],
+): Promise<LateCommits> {
   const { ctx, format, now } = state;
   const expiredIntents: string[] = [];
   const look = state.stats.lastLook;
@@ -70,10 +74,13 @@ export async function protectLateCommits(state: RunState, plan: Plan): Promise<L
     for (const file of intent.files) keep(file);
   }
   // 2. Manifests added since the plan, on every branch (new branches included), and
-  // manifests this run's records retire whose key now holds another object (ETag): the
-  // deletion reads them as replaced and keeps them (docs/protocol.md, Cleanup
-  // "Refuse before the commit"). The listing is the one the last look makes anyway.
-  const retiring = retiringByKey(state);
+  // manifests the committed records (this run's and recovered ones) retire whose key now
+  // holds another object (ETag). The listing is the one the last look makes anyway; the
+  // reads wait until it is complete, so a refused manifest cannot stop the run before the
+  // replaced versions are cancelled.
+  const retiring = retiringByKey(state, committed);
+  const reads: { branch: string; version: number; replaced?: Retiring }[] = [];
+  const replaced = new Map<string, Map<number, string>>();
   const present = new Map<string, VersionSet>();
   for (const branch of await format.listBranches(ctx)) {
     const seen = plan.listed.get(branch);
@@ -82,39 +89,103 @@ export async function protectLateCommits(state: RunState, plan: Plan): Promise<L
     for await (const entry of format.listVersions(ctx, branch)) {
       listed.add(entry.version);
       const own = retiring.get(entry.key);
-      if (own && own.manifest.etag !== entry.etag) {
-        // Replaced since the read before the drain: kept, never retired (reason `changed`).
-        state.stats.retained.push({ branch, version: entry.version, reason: "changed" });
-        await state.pool.run(async () => {
-          const manifest = await format.readManifest(ctx, branch, entry.version);
-          own.manifests.set(entry.version, manifest);
-          for (const file of manifest?.files ?? []) keep(file.key);
-        });
+      if (own && own.etag !== entry.etag) {
+        const seenEtags = replaced.get(own.recordKey) ?? new Map<number, string>();
+        replaced.set(own.recordKey, seenEtags.set(entry.version, entry.etag));
+        reads.push({ branch, version: entry.version, replaced: own });
         continue;
       }
-      if (seen?.has(entry.version)) continue;
-      await state.pool.run(async () => {
-        const manifest = await format.readManifest(ctx, branch, entry.version);
-        if (manifest) look.lateManifests += 1;
-        for (const file of manifest?.files ?? []) keep(file.key);
-      });
+      if (!seen?.has(entry.version)) reads.push({ branch, version: entry.version });
     }
+  }
+  // The recorded manifest of a replaced version is gone and the one present is not the
+  // record's to retire: the version is cancelled in its committed record at once, before
+  // its new manifest is read, so it is acquirable even if the format refuses that manifest
+  // (docs/protocol.md, Retirement "A recorded manifest that was replaced").
+  if (!state.dryRun) {
+    for (const [recordKey, seenEtags] of replaced) {
+      await cancelInRecord(state, committed, recordKey, seenEtags);
+    }
+  }
+  for (const { branch, version, replaced: own } of reads) {
+    await state.pool.run(async () => {
+      // A manifest the format refuses stops the run here, before any deletion: the
+      // retained set would be incomplete without its files.
+      const manifest = await format.readManifest(ctx, branch, version);
+      if (own) {
+        state.stats.retained.push({ branch, version, reason: "changed" });
+        // The deletion sees the mismatch (a plan's record, never rewritten) and reads nothing.
+        own.manifests.set(version, manifest);
+      } else if (manifest) look.lateManifests += 1;
+      for (const file of manifest?.files ?? []) keep(file.key);
+    });
   }
   await state.pool.drain();
   return { expiredIntents, present };
 }
 
-/** The manifests this run's committed records retire (read before their commit), by manifest key. */
-function retiringByKey(state: RunState) {
-  const byKey = new Map<
-    string,
-    { manifest: FormatManifest; manifests: Map<number, FormatManifest | null> }
-  >();
-  for (const [recordKey, manifests] of state.retiredManifests) {
-    const branch = parseRetirementKey(recordKey)?.branch;
-    if (branch === undefined) continue;
-    for (const [version, manifest] of manifests) {
-      if (manifest) byKey.set(state.format.manifestKey(branch, version), { manifest, manifests });
+/** A version a committed record retires, by manifest key. */
+interface Retiring {
+  readonly recordKey: string;
+  /** The recorded manifest identity. */
+  readonly etag: string;
+  /** Manifests the deletion uses for the record (read before the drain, or after this look). */
+  readonly manifests: Map<number, FormatManifest | null>;
+}
+
+/**
+ * Cancels the replaced versions of one committed record (`cancelReplaced`, an if-match
+ * rewrite) and puts the record as written in `committed`: the deletion then skips them and
+ * finalize leaves their leases. A record left with nothing to retire is cancelled: deleted.
+ */
+async function cancelInRecord(
+  state: RunState,
+  committed: RetirementHandle[],
+  recordKey: string,
+  seen: Map<number, string>,
+): Promise<void> {
+  const at = committed.findIndex((h) => h.key === recordKey);
+  if (at < 0) return;
+  const after = await cancelReplaced(state.ctx, recordKey, seen, { handle: committed[at] });
+  for (const version of seen.keys()) {
+    state.stats.warnings.push(
+      `${committed[at]!.record.branch}@${version}: manifest replaced since it was drained; cancelled in ${recordKey}`,
+    );
+  }
+  if (after?.record.state === "committed") {
+    committed[at] = after;
+    return;
+  }
+  committed.splice(at, 1);
+  state.retiredManifests.delete(recordKey);
+  if (after?.record.state === "cancelled") await state.ctx.store.delete(recordKey);
+}
+
+/**
+ * The versions the committed records retire, by manifest key, with their recorded ETags:
+ * this run's (as read before the drain) and recovered ones (from their version lists).
+ */
+function retiringByKey(state: RunState, committed: readonly RetirementHandle[]) {
+  const byKey = new Map<string, Retiring>();
+  for (const handle of committed) {
+    const recordKey = handle.key;
+    const { branch } = handle.record;
+    let manifests = state.retiredManifests.get(recordKey);
+    if (manifests) {
+      // This run's record: what it retires was read before its drain, with the recorded ETag.
+      for (const [version, manifest] of manifests) {
+        if (!manifest) continue;
+        const key = state.format.manifestKey(branch, version);
+        byKey.set(key, { recordKey, etag: manifest.etag, manifests });
+      }
+      continue;
+    }
+    manifests = new Map();
+    state.retiredManifests.set(recordKey, manifests);
+    for (const v of handle.record.versions) {
+      if (v.cancelled) continue;
+      const key = state.format.manifestKey(branch, v.version);
+      byKey.set(key, { recordKey, etag: v.manifestEtag, manifests });
     }
   }
   return byKey;

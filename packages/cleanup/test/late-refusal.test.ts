@@ -185,7 +185,7 @@ describe("a committed record whose manifest changed since it was drained", () =>
 
       const stats = await settle(ctx);
       expect(stats.warnings.join("\n")).toMatch(
-        /main@2: manifest changed since it was drained; kept/,
+        /main@2: manifest replaced since it was drained; cancelled in _holdfast\/retirement\//,
       );
       expect(keysUnder(store, RECORDS)).toEqual([]);
       expect(versionsOf(store)).toEqual([1, 2, 3, 4]);
@@ -193,4 +193,145 @@ describe("a committed record whose manifest changed since it was drained", () =>
       await allAcquirable(ctx, [2]);
     },
   );
+});
+
+/** A crashed cleaner's committed record retiring `versions` of main, as it drained them. */
+async function committedRecord(ctx: Parameters<typeof drain>[0], versions: number[]) {
+  const drained = [];
+  for (const version of versions) {
+    drained.push({ version, manifestEtag: (await readManifest(ctx, "main", version)).etag });
+  }
+  return commit(
+    ctx,
+    await seal(
+      ctx,
+      await drain(ctx, { branch: "main", versions: drained, owner: "01CRASHEDCLEANER" }),
+    ),
+  );
+}
+
+// docs/protocol.md, Retirement "A recorded manifest that was replaced" (committed →
+// committed: `cancelReplaced`): a version whose manifest key holds another object than the
+// recorded one is cancelled in its committed record before that manifest is read, so a
+// manifest the format refuses blocks no lease; the run then stops with the refusal and
+// deletes nothing.
+describe("a committed record whose manifest was replaced by one the format refuses", () => {
+  it("invariant 5: the run's last look cancels the version in its own committed record, then stops with the refusal naming the file; nothing is deleted", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 5, filesPer: 1 });
+    const key = manifestKey("main", 2);
+    const files = new Map<number, string[]>();
+    for (let v = 1; v <= 5; v += 1) {
+      files.set(
+        v,
+        (await readManifest(ctx, "main", v)).manifest.files.map((f) => f.key),
+      );
+    }
+    const original = (await store.get(key))!.body;
+    let broken = false;
+    // After every read, just before the commit: version 2 gets bytes the format refuses.
+    const hook = new HookStore(store, async (op, k) => {
+      if (op !== "put" || !k.startsWith(RECORDS) || broken) return;
+      const current = await store.get(k);
+      if (current && new TextDecoder().decode(current.body).includes('"state":"sealed"')) {
+        broken = true;
+        await store.put(key, garbage);
+      }
+    });
+    const hctx = { ...ctx, store: hook };
+    const error = await cleanup(
+      hctx,
+      { retainVersions: 1 },
+      { referenceCensus: censusReferences(hctx) },
+    ).catch((e) => e);
+    expect(broken).toBe(true);
+    expect(error).toMatchObject({ kind: "invalid-input", code: "MALFORMED_OBJECT", key });
+    // Nothing deleted: every manifest and data file is still there.
+    expect(hook.writesUnder("_versions/")).toEqual([]);
+    expect(hook.writesUnder("data/")).toEqual([]);
+    expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
+    for (const keys of files.values())
+      for (const f of keys) expect(await store.head(f)).not.toBeNull();
+    // The record stays committed with version 2 cancelled (reason changed): 2 is acquirable
+    // at once, the versions being retired still refuse new leases.
+    const records = keysUnder(store, RECORDS);
+    expect(records).toHaveLength(1);
+    const record = JSON.parse(new TextDecoder().decode((await store.get(records[0]!))!.body));
+    expect(record.state).toBe("committed");
+    expect(record.versions).toEqual([
+      expect.objectContaining({ version: 1, cancelled: false }),
+      expect.objectContaining({ version: 2, cancelled: true, reason: "changed" }),
+      expect.objectContaining({ version: 3, cancelled: false }),
+      expect.objectContaining({ version: 4, cancelled: false }),
+    ]);
+    await allAcquirable(ctx, [2]);
+    for (const version of [1, 3, 4]) {
+      await expect(
+        acquireLease(ctx, { branch: "main", version, ttlMs: 60_000 }),
+      ).rejects.toMatchObject({ code: "COMMITTED" });
+    }
+    // While the refusal stays, recover refuses too (the plan reads version 2) and deletes nothing.
+    await expect(recover(ctx)).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
+    expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
+    // Once version 2 is repaired, recover deletes the rest and removes the record.
+    await store.put(key, original);
+    await recover(ctx);
+    expect(keysUnder(store, RECORDS)).toEqual([]);
+    expect(versionsOf(store)).toEqual([2, 5]);
+    for (const v of [1, 3, 4])
+      for (const f of files.get(v)!) expect(await store.head(f)).toBeNull();
+    await allAcquirable(ctx, [2, 5]);
+  });
+
+  it("invariant 5: recover cancels the replaced version in a crashed cleaner's committed record, then stops with the refusal; nothing is deleted", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 5, filesPer: 1 });
+    const committed = await committedRecord(ctx, [1, 2, 3]);
+    expect(committed.record.state).toBe("committed");
+    const key = manifestKey("main", 2);
+    await store.put(key, garbage);
+    const recording = new RecordingStore(store);
+    const rctx = { ...ctx, store: recording };
+    await expect(recover(rctx)).rejects.toMatchObject({
+      kind: "invalid-input",
+      code: "MALFORMED_OBJECT",
+      key,
+    });
+    // One retirement write: the if-match rewrite of the committed record; nothing deleted.
+    expect(recording.writesUnder(RECORDS)).toEqual([committed.key]);
+    expect(recording.writesUnder("_versions/")).toEqual([]);
+    expect(recording.writesUnder("data/")).toEqual([]);
+    const after = JSON.parse(new TextDecoder().decode((await store.get(committed.key))!.body));
+    expect(after.state).toBe("committed");
+    expect(after.versions.map((v: { cancelled: boolean }) => v.cancelled)).toEqual([
+      false,
+      true,
+      false,
+    ]);
+    await allAcquirable(ctx, [2]);
+    await expect(
+      acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 }),
+    ).rejects.toMatchObject({ code: "COMMITTED" });
+    // A later cleanup meets the refusal in its plan, before any write of its own.
+    const later = new RecordingStore(store);
+    const lctx = { ...ctx, store: later };
+    await expect(
+      cleanup(lctx, { retainVersions: 1 }, { referenceCensus: censusReferences(lctx) }),
+    ).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
+    expect(later.writesUnder(RECORDS)).toEqual([]);
+    expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("a replaced version that every version of the record shares is cancelled with the record: nothing left committed", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 4, filesPer: 1 });
+    const committed = await committedRecord(ctx, [2]);
+    const key = manifestKey("main", 2);
+    await store.put(key, garbage);
+    await expect(recover(ctx)).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
+    expect(await store.head(committed.key)).toBeNull();
+    expect(keysUnder(store, RECORDS)).toEqual([]);
+    expect(versionsOf(store)).toEqual([1, 2, 3, 4]);
+    await allAcquirable(ctx, [2]);
+  });
 });

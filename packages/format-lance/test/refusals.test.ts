@@ -1,9 +1,10 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cleanup } from "@holdfast/cleanup";
+import { cleanup, recover } from "@holdfast/cleanup";
 import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
+import { commit, drain, readRecord, seal } from "@holdfast/retirement";
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import {
@@ -324,4 +325,71 @@ describe("what holdfast refuses on a pylance 14 table (local disk)", () => {
       await expectRefusedBeforeAnyRecord(site, { feature, code, key });
     },
   );
+});
+
+// docs/protocol.md, Retirement "A recorded manifest that was replaced": a committed record
+// whose version's manifest was replaced by one holdfast refuses (here after a crashed
+// cleaner's commit) has that version cancelled before the manifest is read.
+describe("a committed record on a pylance 14 table whose manifest is replaced by a refused one", () => {
+  it("invariant 5: recover cancels the version in the record (acquirable at once), stops with the refusal by name and deletes nothing", {
+    timeout: 120_000,
+  }, async () => {
+    const site = localPySite();
+    await pylance<Written>(["write", "v1-naming", site.root], site.storageOptions);
+    const table = join(site.dir!, "v1names.lance");
+    const store = new RecordingStore(await site.store("v1names"));
+    const ctx = createContext(store);
+    const format = await openLanceFormat(ctx);
+    const etags = new Map<number, string>();
+    for await (const entry of format.listVersions(ctx, "main"))
+      etags.set(entry.version, entry.etag);
+    // A cleaner committed versions 2..4 and crashed before deleting anything.
+    const committed = await commit(
+      ctx,
+      await seal(
+        ctx,
+        await drain(ctx, {
+          branch: "main",
+          versions: [2, 3, 4].map((version) => ({ version, manifestEtag: etags.get(version)! })),
+          owner: "01CRASHEDCLEANER",
+        }),
+      ),
+    );
+    // Version 3's manifest is replaced by one with reader flag 64 (another ETag).
+    appendToManifest(join(table, lanceManifestKey("v1", 3)), CASES[0]!.extra);
+    const before = readdirSync(join(table, "_versions")).sort();
+    store.writes.length = 0;
+    let error: unknown;
+    try {
+      await recover(ctx, { format });
+    } catch (e) {
+      error = e;
+    }
+    expect(isUnsupportedLance(error, "reader-feature-flags")).toBe(true);
+    expect(error).toMatchObject({
+      flag: "unstable-data-overlay-files",
+      key: lanceManifestKey("v1", 3),
+    });
+    // One retirement write (the record's if-match rewrite), nothing deleted.
+    expect(store.writes.filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([
+      committed.key,
+    ]);
+    expect(store.writes.filter((k) => !k.startsWith("_holdfast/"))).toEqual([]);
+    expect(readdirSync(join(table, "_versions")).sort()).toEqual(before);
+    const record = (await readRecord(ctx, committed.key))!.record;
+    expect(record.state).toBe("committed");
+    expect(record.versions.map((v) => [v.version, v.cancelled, v.reason])).toEqual([
+      [2, false, undefined],
+      [3, true, "changed"],
+      [4, false, undefined],
+    ]);
+    // Version 3 is acquirable at once; 2 and 4 are being retired and stay refused.
+    const lease = await acquireLease(ctx, { branch: "main", version: 3, ttlMs: 10_000, format });
+    await releaseLease(ctx, lease);
+    for (const version of [2, 4]) {
+      await expect(
+        acquireLease(ctx, { branch: "main", version, ttlMs: 10_000, format }),
+      ).rejects.toMatchObject({ code: "COMMITTED" });
+    }
+  });
 });

@@ -247,6 +247,55 @@ export function fence(
   return transition(ctx, handle, state, options);
 }
 
+/** Reason recorded for a version cancelled because its manifest key holds another object. */
+export const REPLACED_REASON = "changed";
+
+/**
+ * committed → committed: cancels the versions of a committed record whose manifest key now
+ * holds another object than the one recorded (`seen`: version → ETag at the key now;
+ * docs/protocol.md, Retirement "A recorded manifest that was replaced"). The recorded
+ * manifest is gone and the one present is not the record's to retire, so the version opens
+ * at once, without reading (or parsing) the manifest now there. An if-match rewrite with
+ * fresh bytes, reason `changed`; any cleaner may send it (the run that committed, a later
+ * run, `recover`), as it only ever cancels what is provably not the record's. A conflict
+ * (another cleaner's cancellation) re-reads the record and retries on what it then says.
+ * Returns the record as written, or as found when nothing was left to cancel; `null` when
+ * it is gone (finalized meanwhile). A record whose every version ends cancelled is
+ * `cancelled` (terminal). An unknown outcome throws `unresolved`.
+ */
+export async function cancelReplaced(
+  ctx: RetirementContext,
+  key: string,
+  seen: ReadonlyMap<number, string>,
+  options: { readonly handle?: RetirementHandle | undefined } = {},
+): Promise<RetirementHandle | null> {
+  let known = options.handle?.record.versions.length ? options.handle : undefined;
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const handle = known ?? (await readRecord(ctx, key));
+    known = undefined;
+    if (!handle) return null;
+    if (handle.record.state !== "committed") return handle;
+    const cancel = new Map<number, string>();
+    for (const v of handle.record.versions) {
+      const now = seen.get(v.version);
+      if (!v.cancelled && now !== undefined && now !== v.manifestEtag) {
+        cancel.set(v.version, REPLACED_REASON);
+      }
+    }
+    if (cancel.size === 0) return handle;
+    try {
+      return await transition(ctx, handle, "committed", { cancel });
+    } catch (error) {
+      if (!isFenced(error)) throw error;
+    }
+  }
+  throw holdfastError("conflict", "committed", `retirement record ${key} keeps changing`, {
+    key,
+    code: FENCED_CODE,
+    hint: "another cleaner is rewriting it; the next run retries",
+  });
+}
+
 /**
  * Heartbeat of a pre-commit record's owner: an if-match rewrite to the same state with
  * fresh bytes, so its Last-Modified moves and the ownership bound starts over. A fenced
