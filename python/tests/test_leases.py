@@ -396,3 +396,103 @@ class TestListing:
         assert entry.expires_at_ms == T0 + 1_000 + 1_000
         with raises("invalid-input"):
             list(holdfast.list(w.ctx, version=1))
+
+
+class TestGuards:
+    """Guards a removal run found without a test of their own (docs/protocol.md §4)."""
+
+    def test_both_ttl_forms_at_once_are_refused_before_any_request(self, w: World) -> None:
+        with raises("invalid-input", "INVALID_TTL"):
+            holdfast.acquire(w.ctx, version=2, ttl=30, ttl_ms=30_000)
+        assert w.store.calls == []
+
+    @pytest.mark.parametrize("branch", ["a/b", "x y", ".hidden", "-x", "\u00fc", "a" * 129])
+    def test_invariant_6_a_branch_that_is_no_name_is_refused_before_any_request(
+        self, w: World, branch: str
+    ) -> None:
+        with raises("invalid-input", "INVALID_NAME"):
+            holdfast.acquire(w.ctx, version=2, branch=branch, ttl_ms=1000)
+        assert w.store.calls == []
+
+    @pytest.mark.parametrize("field", ["lease_id", "branch", "version"])
+    def test_a_later_body_of_another_lease_under_the_same_secret_is_never_adopted(
+        self, w: World, field: str
+    ) -> None:
+        """The stored body's proof verifies under the handle's secret and its renewal is
+        later, but it names another lease id, branch or version: not this lease's write."""
+        lease = acquire(w)
+        fields = {
+            "lease_id": lease.lease_id,
+            "branch": "main",
+            "version": 2,
+            "ttl_ms": 30_000,
+            "renewal": 5,
+            "writer_id": lease.writer_id,
+        }
+        other = {"lease_id": "01ARZ3NDEKTSV4RRFFQ69G5FB0", "branch": "dev", "version": 1}
+        fields[field] = other[field]
+        body = holdfast.encode_lease_body(lease.secret, **fields)  # type: ignore[arg-type]
+        w.local.put(lease.key, body)
+        with raises("not-found", "LEASE_LOST"):
+            holdfast.renew(w.ctx, lease)
+        assert w.local.get(lease.key).body == body  # type: ignore[union-attr]
+
+    @pytest.mark.parametrize("handle", [None, "lease", {"key": "x"}, 7])
+    def test_invariant_6_something_that_is_not_a_lease_is_refused_before_any_request(
+        self, w: World, handle: object
+    ) -> None:
+        for call in (holdfast.renew, holdfast.release):
+            with raises("invalid-input", "INVALID_LEASE_HANDLE"):
+                call(w.ctx, handle)  # type: ignore[arg-type]
+        assert w.store.calls == []
+
+    @pytest.mark.parametrize(
+        ("change", "value"),
+        [
+            ("schema", 1),
+            ("schema", 3),
+            ("leaseId", "not-a-ulid"),
+            ("writerId", "01arz3ndektsv4rrffq69g5fav"),
+            ("proof", "A" * 64),
+            ("proof", "a" * 63),
+            ("proof", 5),
+        ],
+    )
+    def test_a_body_that_is_not_schema_2_does_not_parse(
+        self, w: World, change: str, value: object
+    ) -> None:
+        lease = acquire(w)
+        body = json.loads(w.local.get(lease.key).body)  # type: ignore[union-attr]
+        assert holdfast.parse_lease_body(json.dumps(body).encode()) is not None
+        body[change] = value
+        assert holdfast.parse_lease_body(json.dumps(body).encode()) is None
+
+    def test_the_most_severe_covering_record_wins(self, w: World) -> None:
+        """A sealed record and a draining one (listed after it) both cover version 2: the
+        acquire is refused as SEALED, not admitted as merely draining."""
+        w.retire([2], "sealed", op_id="01ARZ3NDEKTSV4RRFFQ69G5FA1")
+        w.retire([2], "draining", op_id="01ARZ3NDEKTSV4RRFFQ69G5FA2", bound_ms=10**12)
+        with raises("refused", "SEALED"):
+            acquire(w)
+        assert w.leases() == []
+
+    def test_a_random_source_that_gives_no_32_bytes_is_refused(self, w: World) -> None:
+        from holdfast.secret import draw_lease_secret
+
+        with pytest.raises(TypeError):
+            draw_lease_secret(lambda n: bytes(n - 1))
+        assert len(draw_lease_secret(lambda n: bytes(n))) == 43
+
+    @pytest.mark.parametrize("secret", ["A" * 42, "A" * 43 + "=", "A" * 42 + "B", "!" * 43])
+    def test_invariant_6_a_handle_whose_secret_is_no_canonical_secret_is_refused(
+        self, w: World, secret: str
+    ) -> None:
+        """The handle check names the handle (INVALID_LEASE_HANDLE, as the TypeScript
+        checkLeaseHandle does) before any request, whatever is wrong with the secret."""
+        lease = acquire(w)
+        w.store.calls.clear()
+        bad = replace(lease, secret=secret)
+        for call in (holdfast.renew, holdfast.release):
+            with raises("invalid-input", "INVALID_LEASE_HANDLE"):
+                call(w.ctx, bad)
+        assert w.store.calls == []

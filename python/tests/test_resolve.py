@@ -135,3 +135,31 @@ def test_conditional_delete_is_refused_where_the_store_ignores_it(tmp_path: Path
     store.capabilities_override["atomic_conditional_delete"] = False
     with pytest.raises(HoldfastError, check=lambda e: e.kind == "unsupported"):
         holdfast.delete_if_match(store, "k", "e", options)
+
+
+def test_conditional_delete_of_a_replaced_object_is_a_conflict(tmp_path: Path) -> None:
+    """The delete's answer is lost and the object is then rewritten (another ETag): the
+    read-back says the delete did not apply to the object we named."""
+    store, options = make(tmp_path)
+    etag = store.inner.put("k", b"v")
+
+    class Replacing(FaultStore):
+        def delete(self, key: str, *, if_match: str | None = None, abort: object = None) -> None:
+            self.inner.put(key, b"rewritten")
+            raise HoldfastError("ambiguous", "delete", "answer lost", key=key)
+
+    replacing = Replacing(store.inner, dict(store.capabilities_override))
+    assert holdfast.delete_if_match(replacing, "k", etag, options) == "conflict"
+    assert store.inner.get("k").body == b"rewritten"  # type: ignore[union-attr]
+
+
+def test_conditional_delete_of_an_absent_object_is_a_conflict_not_a_refusal(
+    tmp_path: Path,
+) -> None:
+    """S3 answers a conditional DELETE of an absent key 404: its precondition failed, as a
+    412 says (the local store answers that case with a conflict itself)."""
+    store, options = make(tmp_path)
+    etag = store.inner.put("k", b"v")
+    store.inner.delete("k")
+    store.lose("delete", kind="not-found")  # the 404, scripted
+    assert holdfast.delete_if_match(store, "k", etag, options) == "conflict"

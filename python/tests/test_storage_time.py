@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import holdfast
 from holdfast import is_active_at, lease_expires_at, precision_interval_ms, trunc_sec
+from holdfast.errors import HoldfastError
+from holdfast.storage_time import storage_now
 
 
 def test_ttl_10s_is_active_before_111s_and_expired_from_it() -> None:
@@ -34,3 +39,17 @@ def test_precision_interval(precision: int, interval: int) -> None:
 
 def test_expiry_adds_ttl_and_interval_to_the_truncated_stamp() -> None:
     assert lease_expires_at(100_500, 30_000, 1) == 131_000
+
+
+def test_a_probe_the_store_does_not_show_is_refused(tmp_path: Path) -> None:
+    """A store that does not show its own write (no read-after-write) gives no storage
+    time: the probe refuses instead of answering a time it never read."""
+    from helpers import FaultStore
+
+    class Forgetful(FaultStore):
+        def head(self, key: str, *, abort: object = None) -> None:
+            return None
+
+    store = Forgetful(holdfast.LocalStore(tmp_path / "s", fsync=False))
+    with pytest.raises(HoldfastError, check=lambda e: e.kind == "unsupported"):
+        storage_now(holdfast.Context(store=store))
