@@ -134,7 +134,8 @@ def describe(ds: lance.LanceDataset) -> Json:
 
 def write_history(root: str, opts: Options) -> Json:
     """Appends, deletes, updates, merge_insert, schema evolution, every index type, compaction,
-    an overwrite and tags: what an ordinary pylance table goes through (V2 manifest names)."""
+    an overwrite, tags and a restore of an old version: what an ordinary pylance table goes
+    through (V2 manifest names)."""
     uri = table_uri(root, "history")
     ds = lance.write_dataset(rows(0, 300), uri, storage_options=opts)
     ds = lance.write_dataset(rows(300, 300), uri, mode="append", storage_options=opts)
@@ -169,6 +170,9 @@ def write_history(root: str, opts: Options) -> Json:
         rows(2000, 100), uri, mode="overwrite", storage_options=opts
     )
     ds = lance.write_dataset(rows(2100, 10), uri, mode="append", storage_options=opts)
+    # A restore of version 2: the new latest names version 2's files again.
+    lance.dataset(uri, version=2, storage_options=opts).restore()  # type: ignore[no-untyped-call]
+    ds = lance.write_dataset(rows(2200, 10), uri, mode="append", storage_options=opts)
     return {"tables": {"history": describe(lance.dataset(uri, storage_options=opts))}}
 
 
