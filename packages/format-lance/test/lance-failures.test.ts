@@ -355,6 +355,63 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     expect(unprotected.main["2"]).toMatchObject({ error: expect.stringMatching(/not found/i) });
   });
 
+  it("a stale writer whose manifest lands between holdfast's deletion of that number and the record's finalize: the recreated version is kept, leasable at once", {
+    timeout: 240_000,
+  }, async () => {
+    const site = localPySite();
+    await pylance<Written>(["write", "stale-writer", site.root], {});
+    const uri = join(site.dir!, "stale-writer.lance");
+    const signal = join(site.dir!, "go");
+    const base = await site.store("stale-writer");
+    const ctx0 = createContext(base);
+    const format = await openLanceFormat(ctx0);
+    const lease = await acquireLease(ctx0, { branch: "main", version: 1, ttlMs: 240_000, format });
+    const writer = startStaleWriter(uri, signal);
+    expect(await writer.locked).toBe(2);
+    await pylance(["commit-others", uri], {});
+    const before = await pylance<Verified>(["verify", uri], {});
+    // The writer's manifest lands right after the cleanup's delete of version 2's manifest
+    // returns, before the record is finalized.
+    const manifestTwo = format.manifestKey("main", 2);
+    let landed = false;
+    const store = new Proxy(base, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== "deleteMany")
+          return typeof value === "function" ? value.bind(target) : value;
+        return async (keys: readonly string[], options?: unknown) => {
+          const result = await value.call(target, keys, options);
+          if (!landed && keys.includes(manifestTwo)) {
+            landed = true;
+            writeFileSync(signal, "");
+            expect(await writer.committed).toEqual({ committed: 2, readVersion: 1 });
+          }
+          return result;
+        };
+      },
+    });
+    const ctx = createContext(store);
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 3_600_000 },
+      { format, referenceCensus: censusLanceReferences(ctx) },
+    );
+    await releaseLease(ctx0, lease);
+    expect(landed).toBe(true);
+    expect(stats.retired.map((r) => r.version)).toEqual([2]);
+    // The recorded manifest (the one the record drained) is gone; the one at its key now is
+    // another object: the record is finalized and the new version 2 is a version like any.
+    expect((await listKeys(base)).filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
+    const onTwo = await acquireLease(ctx0, { branch: "main", version: 2, ttlMs: 60_000, format });
+    await releaseLease(ctx0, onTwo);
+    const after = await pylance<Verified>(["verify", uri], {});
+    expect(Object.keys(after.main)).toEqual(["1", "2", "3"]);
+    expect(after.main["1"]).toEqual(before.main["1"]);
+    expect(after.main["3"]).toEqual(before.main["3"]);
+    expect(after.main["2"]!.rows).toBe(13);
+    expect(leftovers(await listKeys(base), after)).toEqual([]);
+  });
+
   it("abandoned write_fragments output newer than every manifest: both remove it once told no writer is active", {
     timeout: 180_000,
   }, async () => {
