@@ -13,6 +13,7 @@ export const PLANTED_FAULTS = [
   "blind-last-look",
   "forgeable-leases",
   "late-validation",
+  "no-drop",
 ] as const;
 /**
  * `unprotected-reuse`: restorers and forkers commit reused files as if just written and
@@ -24,6 +25,9 @@ export const PLANTED_FAULTS = [
  * shorten or stretch a reader's lease. `late-validation`: cleaners validate manifests only
  * when they use their files, after the commit (docs/protocol.md, Cleanup "Refuse before
  * the commit"), so a manifest a breaker replaced is refused after an irreversible commit.
+ * `no-drop`: the rewrite that drops a version whose manifest was replaced from a committed
+ * record is refused (docs/protocol.md, Retirement "A recorded manifest that was replaced"),
+ * so the version stays un-leasable after its repair until another run settles it.
  */
 export type PlantedFault = (typeof PLANTED_FAULTS)[number];
 
@@ -53,9 +57,10 @@ export const USAGE = `usage:
                                          seeds across worker processes until the duration ends
   simulate replay --seed N [--no-shrink] rerun one seed, then shrink it to a minimal schedule
 options: --profile default|stress (or HOLDFAST_SIM_PROFILE), --trace (run with COUNT 1),
-  --plant unprotected-reuse|blind-last-look|forgeable-leases|late-validation (run only:
-  reopen the reuse hole, forgeable lease handles, or cleanup validating manifests after
-  its commit, on purpose; seeds must then fail, which proves the checker sees it)`;
+  --plant unprotected-reuse|blind-last-look|forgeable-leases|late-validation|no-drop
+  (run only: reopen the reuse hole, forgeable lease handles, cleanup validating manifests
+  after its commit, or a committed record keeping a version whose manifest was replaced,
+  on purpose; seeds must then fail, which proves the checker sees it)`;
 
 /** Parses argv (without node and script). A leading "--" (pnpm passes it through) is dropped. */
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Command {

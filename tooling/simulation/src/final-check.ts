@@ -1,11 +1,12 @@
 import { cleanup, recover } from "@holdfast/cleanup";
-import { decodeJson } from "@holdfast/conditional-store";
+import { decodeJson, isHoldfastError } from "@holdfast/conditional-store";
 import { manifestKey, type ProtocolContext, type VersionRef } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
 import { censusReferences, recoverReferences } from "@holdfast/refs-lifecycle";
 import { show } from "./checks.js";
 import { BRANCH, NEVER_BEATS } from "./config.js";
 import type { FaultRates } from "./gated-store.js";
+import { noDropView, PLANTED_NO_DROP } from "./planted.js";
 import { describe, type SimulationWorld } from "./world.js";
 
 /** The final recovery runs without injected faults. */
@@ -24,7 +25,18 @@ export async function checkFinalRecovery(
   checkStep: () => Promise<void>,
 ): Promise<void> {
   const ctx = world.contextFor("recovery", CALM);
-  await repairBrokenManifests(world);
+  if (world.broken.size > 0) {
+    // Breaks left: one pass meets them (refusals expected; with the planted fault
+    // `no-drop` its drops are refused too), then they are repaired, and no version may
+    // stay un-leasable for good (docs/protocol.md, Retirement "A recorded manifest that
+    // was replaced"). The pass after it runs as usual.
+    const noDrop = world.config.plant === "no-drop" ? noDropView : undefined;
+    const meets = world.contextFor("recovery-meets-breaks", CALM, 0, undefined, noDrop);
+    const planted = (error: unknown) => isHoldfastError(error) && error.code === PLANTED_NO_DROP;
+    await runRecovery(world, meets, checkStep, (e) => world.isRefusedManifest(e) || planted(e));
+    await repairBrokenManifests(world);
+    await checkLeasableUnlessRetiring(world, ctx);
+  }
   await runRecovery(world, ctx, checkStep);
   checkNothingStuck(world);
   await checkNoOrphans(world);
@@ -33,10 +45,8 @@ export async function checkFinalRecovery(
 }
 
 /**
- * The manifests breakers left refused are repaired first (the original bytes put back: a
- * valid manifest naming the same files, another ETag), as an operator would before
- * recovery: a committed record naming one then settles by "A recorded manifest that was
- * replaced" (docs/protocol.md, Retirement).
+ * The manifests breakers left refused are repaired (the original bytes put back: a valid
+ * manifest naming the same files, another ETag), as an operator would.
  */
 async function repairBrokenManifests(world: SimulationWorld): Promise<void> {
   for (const [key, broken] of world.broken) {
@@ -49,25 +59,38 @@ async function repairBrokenManifests(world: SimulationWorld): Promise<void> {
   world.broken.clear();
 }
 
+/**
+ * One pass of `recoverReferences`, `recover` and `cleanup`; an error is a violation unless
+ * `expected` accepts it (then the next step still runs).
+ */
 async function runRecovery(
   world: SimulationWorld,
   ctx: ProtocolContext,
   checkStep: () => Promise<void>,
+  expected: (error: unknown) => boolean = () => false,
 ): Promise<void> {
   let done = false;
-  const run = (async () => {
-    try {
-      await recoverReferences(ctx);
-      await recover(ctx, {
-        referenceCensus: censusReferences(ctx),
-        heartbeatSleep: NEVER_BEATS,
-      });
-      await cleanup(
+  const steps = [
+    () => recoverReferences(ctx),
+    () => recover(ctx, { referenceCensus: censusReferences(ctx), heartbeatSleep: NEVER_BEATS }),
+    () =>
+      cleanup(
         ctx,
         // Every actor has stopped: no commit can be in flight.
         { retainVersions: Number.MAX_SAFE_INTEGER, orphanGraceMs: 0, noWriterActive: true },
         { referenceCensus: censusReferences(ctx), heartbeatSleep: NEVER_BEATS },
-      );
+      ),
+  ];
+  const run = (async () => {
+    try {
+      for (const step of steps) {
+        try {
+          await step();
+        } catch (error) {
+          if (!expected(error)) throw error;
+          world.note(`final recovery step refused: ${describe(error)}`);
+        }
+      }
     } catch (error) {
       world.violate(5, `final recovery failed: ${describe(error)}`);
     } finally {
@@ -126,6 +149,74 @@ async function checkGoneBranchesLeaveNothing(world: SimulationWorld): Promise<vo
   }
 }
 
+/**
+ * No version stays un-leasable for good: once the breaks met by a recovery pass are
+ * repaired, every main version whose manifest is present can be leased, unless a record
+ * legitimately holds it: committed with its recorded manifest (ETag) still at the key (the
+ * run stopped before its deletion), or sealed (its recovery waits for the next pass). A
+ * version of a committed record whose manifest was replaced must not wait for another run.
+ */
+async function checkLeasableUnlessRetiring(
+  world: SimulationWorld,
+  ctx: ProtocolContext,
+): Promise<void> {
+  const { memory } = world;
+  const held = new Map<number, string | null>(); // version -> recorded ETag (null: sealed)
+  for (const key of memory.keys(`_holdfast/retirement/${BRANCH}/`)) {
+    const got = await memory.get(key);
+    if (!got) continue;
+    const record = decodeJson(got.body) as {
+      state?: string;
+      versions?: { version: number; manifestEtag: string; cancelled: boolean }[];
+    };
+    if (record.state !== "committed" && record.state !== "sealed") continue;
+    for (const v of record.versions ?? []) {
+      if (!v.cancelled) held.set(v.version, record.state === "sealed" ? null : v.manifestEtag);
+    }
+  }
+  for (const key of memory.keys(`_versions/${BRANCH}/`)) {
+    const version = Number(/(\d+)\.json$/.exec(key)?.[1]);
+    const meta = await memory.head(key);
+    if (!meta || !Number.isSafeInteger(version)) continue;
+    const recorded = held.get(version);
+    if (recorded === null || recorded === meta.etag) continue;
+    const error = await probeAcquire(world, ctx, BRANCH, version);
+    if (error !== null) {
+      world.violate(
+        5,
+        `${BRANCH}@${version} stays un-leasable after a recovery pass and the repair of its manifest: ${describe(error)}`,
+      );
+    }
+  }
+}
+
+/** Leases and releases `branch@version` through the scheduler: null, or the error met. */
+async function probeAcquire(
+  world: SimulationWorld,
+  ctx: ProtocolContext,
+  branch: string,
+  version: number,
+): Promise<unknown> {
+  let probed = false;
+  let failure: unknown = null;
+  const probe = (async () => {
+    try {
+      const lease = await acquireLease(ctx, { branch, version, ttlMs: 1000 });
+      await releaseLease(ctx, lease);
+    } catch (error) {
+      failure = error;
+    } finally {
+      probed = true;
+    }
+  })();
+  await world.sched.run(
+    () => probed,
+    async () => {},
+  );
+  await probe;
+  return failure;
+}
+
 /** Every remaining version of every branch can be leased (and released). */
 async function checkEveryVersionAcquirable(
   world: SimulationWorld,
@@ -136,21 +227,9 @@ async function checkEveryVersionAcquirable(
     if (!match) continue;
     const branch = match[1]!;
     const version = Number(match[2]);
-    let probed = false;
-    const probe = (async () => {
-      try {
-        const lease = await acquireLease(ctx, { branch, version, ttlMs: 1000 });
-        await releaseLease(ctx, lease);
-      } catch (error) {
-        world.violate(5, `${branch}@${version} is neither acquirable nor gone: ${describe(error)}`);
-      } finally {
-        probed = true;
-      }
-    })();
-    await world.sched.run(
-      () => probed,
-      async () => {},
-    );
-    await probe;
+    const error = await probeAcquire(world, ctx, branch, version);
+    if (error !== null) {
+      world.violate(5, `${branch}@${version} is neither acquirable nor gone: ${describe(error)}`);
+    }
   }
 }

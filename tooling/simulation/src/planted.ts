@@ -1,4 +1,9 @@
-import { decodeJson, isHoldfastError } from "@holdfast/conditional-store";
+import {
+  decodeJson,
+  holdfastError,
+  isHoldfastError,
+  type ObjectStore,
+} from "@holdfast/conditional-store";
 import type { DatasetFormat, FormatManifest, VersionEntry } from "@holdfast/dataset";
 
 /**
@@ -61,6 +66,44 @@ export function lateValidationFormat(
         const manifest = decodeJson(replaced.original) as FormatManifest;
         return { etag: meta.etag, parent: manifest.parent ?? null, files: manifest.files };
       }
+    },
+  };
+}
+
+/** Code of the refusal the planted fault `no-drop` answers with. */
+export const PLANTED_NO_DROP = "PLANTED_NO_DROP";
+
+/**
+ * Planted fault `no-drop` (tests only): a store view that refuses every rewrite of a
+ * committed retirement record into another committed record, the if-match write by which
+ * cleanup drops a version whose manifest was replaced from the committed record before it
+ * stops with its refusal (docs/protocol.md, Retirement "A recorded manifest that was
+ * replaced"). The record then stays committed naming the version, as before that drop,
+ * and refuses every lease on it until a later run settles it.
+ */
+export function noDropView(store: ObjectStore): ObjectStore {
+  const committed = (body: Uint8Array) =>
+    (decodeJson(body) as { state?: string }).state === "committed";
+  return {
+    backend: store.backend,
+    location: store.location,
+    capabilities: store.capabilities,
+    get: (key, options) => store.get(key, options),
+    head: (key, options) => store.head(key, options),
+    delete: (key, options) => store.delete(key, options),
+    deleteMany: (keys, options) => store.deleteMany(keys, options),
+    list: (prefix, options) => store.list(prefix, options),
+    async put(key, body, options) {
+      if (key.startsWith("_holdfast/retirement/") && committed(body)) {
+        const current = await store.get(key);
+        if (current && committed(current.body)) {
+          throw holdfastError("refused", "put", `planted fault no-drop: ${key} stays as it is`, {
+            key,
+            code: PLANTED_NO_DROP,
+          });
+        }
+      }
+      return store.put(key, body, options);
     },
   };
 }

@@ -17,6 +17,9 @@ import { DEFAULT_SIMULATION, type PlantedFault, runSimulation } from "../src/ind
  * - `late-validation`: cleaners do not validate manifests before the commit
  *   (docs/protocol.md, Cleanup "Refuse before the commit"): a run reads a manifest a
  *   breaker replaced with refused bytes and drains (or commits) anyway.
+ * - `no-drop`: the rewrite that cancels a replaced manifest's version in its committed
+ *   record is refused (docs/protocol.md, Retirement "A recorded manifest that was
+ *   replaced"): once repaired, that version is still refused to every lease.
  */
 const CASES: { plant: PlantedFault; seed: number; why: string; seen: RegExp }[] = [
   {
@@ -42,6 +45,12 @@ const CASES: { plant: PlantedFault; seed: number; why: string; seen: RegExp }[] 
     seed: 18,
     why: "a cleanup drains or commits after reading a manifest the format refuses",
     seen: /^cleaner-\d+'s cleanup (drained|committed) \S+ after reading \S+, which the format refuses$/,
+  },
+  {
+    plant: "no-drop",
+    seed: 5,
+    why: "a committed record keeps a version whose manifest was replaced",
+    seen: /^main@\d+ stays un-leasable after a recovery pass and the repair of its manifest: /,
   },
 ];
 

@@ -10,7 +10,7 @@ import {
   OWNERSHIP_BOUND_MS,
 } from "../config.js";
 import { GatedStore } from "../gated-store.js";
-import { frozenFormat, lateValidationFormat } from "../planted.js";
+import { frozenFormat, lateValidationFormat, noDropView } from "../planted.js";
 import { rethrowIfCrashed, type SimulationWorld } from "../world.js";
 
 const RECORDS = "_holdfast/retirement/";
@@ -54,7 +54,8 @@ export function spawnCleaners(world: SimulationWorld): void {
       config.faults,
       skew,
       blind ? COMMIT_INTENT_PREFIX : undefined,
-      (store) => runLogView(world, name, store, log),
+      (store) =>
+        runLogView(world, name, config.plant === "no-drop" ? noDropView(store) : store, log),
     );
     const format = blind
       ? frozenFormat(defaultFormat)
