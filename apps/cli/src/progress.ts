@@ -1,3 +1,4 @@
+import { progressDocument } from "@holdfast/api-shapes";
 import { type ProgressEstimate, ProgressTracker } from "@holdfast/cleanup";
 import type { Clock } from "@holdfast/conditional-store";
 import cliProgress from "cli-progress";
@@ -127,17 +128,7 @@ export class ProgressView {
 
   #writeJson(e: ProgressEstimate): void {
     this.#pending = undefined;
-    const event = {
-      event: "progress",
-      command: this.#command,
-      phase: e.phase,
-      done: e.done,
-      ...(e.total === undefined ? {} : { total: e.total }),
-      left: e.left ?? null,
-      ratePerSec: e.ratePerSec ?? null,
-      etaMs: e.etaMs ?? null,
-      elapsedMs: e.elapsedMs,
-    };
+    const event = { event: "progress", command: this.#command, ...progressDocument(e) };
     this.#out.io.stderr.write(`${JSON.stringify(event)}\n`);
   }
 }

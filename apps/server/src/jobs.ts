@@ -1,16 +1,19 @@
 import { EventEmitter } from "node:events";
-import type { CleanupJob, CleanupPolicyBody, CleanupStatsShape } from "@holdfast/api-shapes";
+import {
+  type CleanupJob,
+  type CleanupPolicyBody,
+  type CleanupStatsShape,
+  progressDocument,
+} from "@holdfast/api-shapes";
 import {
   type CleanupProgress,
   type CleanupStats,
-  cleanup,
-  type ProgressEstimate,
   ProgressTracker,
-  recover,
+  recoverAll,
+  recoverAndCleanup,
   validatePolicy,
 } from "@holdfast/cleanup";
 import { isHoldfastError } from "@holdfast/conditional-store";
-import { recoverReferences, summarizeReferenceRecovery } from "@holdfast/refs-lifecycle";
 import type { z } from "zod";
 import { type DatasetEntry, openServed } from "./datasets.js";
 import type { JobHistory } from "./job-history.js";
@@ -101,7 +104,7 @@ export class JobRunner {
         heldLock = true;
         locked();
         const estimate = tracker.record(progress);
-        job.progress = progressBody(estimate);
+        job.progress = progressDocument(estimate);
         meter.update(estimate);
         this.#events.emit(id, { type: "progress", job } satisfies JobEvent);
       },
@@ -109,14 +112,15 @@ export class JobRunner {
     const run = (async () => {
       // The dataset's format (a Lance table's manifests and census), as the CLI passes it.
       const { format, referenceCensus } = (await openServed(dataset)).resolved;
-      // References first: a retirement's recovery censuses them, so settle their intents.
-      const refs = summarizeReferenceRecovery(await recoverReferences(dataset.ctx, { format }));
-      job.references = refs.references;
-      job.referenceKeys = { ...refs.referenceKeys };
       const run = { ...options, format, referenceCensus };
-      return kind === "recover"
-        ? recover(dataset.ctx, run)
-        : cleanup(dataset.ctx, cleanupPolicy, run);
+      // References are recovered first, by the cleanup package (as the CLI's runs do).
+      const done =
+        kind === "recover"
+          ? await recoverAll(dataset.ctx, run)
+          : await recoverAndCleanup(dataset.ctx, cleanupPolicy, run);
+      job.references = done.references;
+      job.referenceKeys = done.referenceKeys === null ? null : { ...done.referenceKeys };
+      return done.stats;
     })();
     // Settled once start() decides: true when the job is admitted (and its start record
     // written), false when the lock was refused and the job is not recorded.
@@ -228,19 +232,6 @@ export class JobRunner {
       if (kind !== "total" && count > 0) this.metrics.objectsDeleted.inc({ dataset, kind }, count);
     }
   }
-}
-
-/** A job's `progress`: the run's last event with its estimate (unknowns as null). */
-function progressBody(e: ProgressEstimate): NonNullable<CleanupJob["progress"]> {
-  return {
-    phase: e.phase,
-    done: e.done,
-    ...(e.total === undefined ? {} : { total: e.total }),
-    left: e.left ?? null,
-    ratePerSec: e.ratePerSec ?? null,
-    etaMs: e.etaMs ?? null,
-    elapsedMs: e.elapsedMs,
-  };
 }
 
 /** Cleanup stats as the API documents them (the same fields; the shape allows additions). */

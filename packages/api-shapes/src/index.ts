@@ -41,3 +41,4 @@ export {
   UlidParam,
   VersionParam,
 } from "./params.js";
+export { type ProgressEstimateFields, progressDocument } from "./progress.js";

@@ -29,4 +29,5 @@ export {
   validatePolicy,
 } from "./policy.js";
 export type { VersionRange } from "./ranges.js";
+export { type RecoveredRun, recoverAll, recoverAndCleanup } from "./recover-all.js";
 export { collectStatus, type DatasetStatus } from "./status.js";

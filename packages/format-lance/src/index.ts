@@ -1,3 +1,4 @@
+export { type BranchView, describeBranches } from "./branch-list.js";
 export {
   DATASET_FORMAT_NAMES,
   type DatasetFormatName,
@@ -19,6 +20,7 @@ export {
   lanceAutoCleanupWarning,
   lanceDoctorCheck,
 } from "./describe.js";
+export { type DoctorCheck, diagnoseStore, type StoreDiagnosis } from "./doctor.js";
 export {
   isUnsupportedLance,
   LANCE_MALFORMED_MANIFEST,

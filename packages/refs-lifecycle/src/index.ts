@@ -58,3 +58,4 @@ export {
   tagDocumentSchema,
 } from "./schema.js";
 export { createTag, getTag, listTags, type TagInfo, updateTag } from "./tags.js";
+export { firstCommitParent, listVersionsWithTags, type TaggedVersion } from "./versions.js";

@@ -3,13 +3,12 @@ import {
   type CleanupOptions,
   type CleanupPolicy,
   type CleanupStats,
-  cleanup,
-  planCleanup,
-  recover,
+  type RecoveredRun,
+  recoverAll,
+  recoverAndCleanup,
 } from "@holdfast/cleanup";
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/dataset";
-import { recoverReferences, summarizeReferenceRecovery } from "@holdfast/refs-lifecycle";
 import { abandonRetirement } from "@holdfast/retirement";
 import { Command } from "commander";
 import { parseCountArg, parseNameArg, parseVersionArg } from "../args.js";
@@ -121,24 +120,30 @@ export function registerCleanup(r: Registrar, program: Command): void {
           plain: opts.progress === true,
           command: "cleanup",
         });
-        let stats: CleanupStats;
+        let done: RecoveredRun;
         try {
-          const run = policy.dryRun ? planCleanup : cleanup;
-          stats = await run(ctx, policy, {
-            ...runOptions(opts, cx.interrupt, resolved, (p) => view.update(p)),
-          });
+          // A run that writes recovers interrupted tag and branch operations first (the
+          // cleanup package's rule, as the server's jobs); a dry run writes nothing.
+          done = await recoverAndCleanup(
+            ctx,
+            policy,
+            runOptions(opts, cx.interrupt, resolved, (p) => view.update(p)),
+          );
         } catch (error) {
           view.stop();
           return reportInterrupted(cx.out, cx.command, error);
         } finally {
           view.stop();
         }
+        const { stats, references } = done;
         cx.out.result(cx.command, {
           location: t.display,
           format: resolved.name,
           policy,
           stats,
+          references,
         });
+        if (references) printReferences(cx.out, references, { quiet: true });
         printStats(cx.out, stats);
         return ExitCode.ok;
       },
@@ -200,16 +205,15 @@ export function registerCleanup(r: Registrar, program: Command): void {
           opts.concurrent === true
             ? null
             : await waitForLockHolder(ctx, wait, cx.out, cx.interrupt);
-        // References first: a retirement's recovery censuses them, so settle their intents.
-        const refs = await recoverReferences(ctx, { format: resolved.format });
         const view = new ProgressView(cx.out, {
           clock: ctx.clock,
           plain: opts.progress === true,
           command: "recover",
         });
-        let stats: CleanupStats;
+        let done: RecoveredRun;
         try {
-          stats = await recover(ctx, {
+          // References first, then retirements (the cleanup package's recoverAll).
+          done = await recoverAll(ctx, {
             ...runOptions(opts, cx.interrupt, resolved, (p) => view.update(p)),
             waitForLock: wait,
           });
@@ -219,7 +223,7 @@ export function registerCleanup(r: Registrar, program: Command): void {
         } finally {
           view.stop();
         }
-        const { references, referenceKeys } = summarizeReferenceRecovery(refs);
+        const { stats, references, referenceKeys } = done;
         cx.out.result(cx.command, {
           location: t.display,
           references,
@@ -240,10 +244,7 @@ export function registerCleanup(r: Registrar, program: Command): void {
                   stoppedRenewing: waited.stoppedRenewing,
                 },
         });
-        cx.out.line(
-          `References: ${references.fencedIntents} expired intent(s) fenced, ${references.reclaimedIntents} reclaimed, ` +
-            `${references.deletionsCompleted} interrupted deletion(s) finished, ${references.removedOrphans} orphan(s) removed.`,
-        );
+        if (references) printReferences(cx.out, references, { quiet: false });
         cx.out.line(
           `Retirements: ${stats.recovered.committed} committed one(s) finished, ${stats.recovered.cancelled} cancelled, ` +
             `${stats.recovered.retained} version(s) kept; ${stats.objectsDeleted.total} object(s), ${formatBytes(stats.bytesDeleted)} deleted.`,
@@ -257,6 +258,19 @@ export function registerCleanup(r: Registrar, program: Command): void {
 }
 
 // --- utils ---
+
+/** What the reference recovery before a run did; `quiet` prints nothing when it did nothing. */
+function printReferences(
+  out: Output,
+  references: NonNullable<RecoveredRun["references"]>,
+  options: { quiet: boolean },
+): void {
+  if (options.quiet && Object.values(references).every((n) => n === 0)) return;
+  out.line(
+    `References: ${references.fencedIntents} expired intent(s) fenced, ${references.reclaimedIntents} reclaimed, ` +
+      `${references.deletionsCompleted} interrupted deletion(s) finished, ${references.removedOrphans} orphan(s) removed.`,
+  );
+}
 
 /** Lance's automatic cleanup ignores holdfast's leases: say so before anything runs. */
 function warnLanceAutoCleanup(out: Output, resolved: ResolvedFormat): void {

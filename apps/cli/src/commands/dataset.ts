@@ -1,23 +1,15 @@
 import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { holdfastError } from "@holdfast/conditional-store";
-import {
-  commitVersion,
-  type DataFile,
-  initDataset,
-  latestVersion,
-  type VersionRef,
-  writeDataFile,
-} from "@holdfast/dataset";
+import { commitVersion, type DataFile, initDataset, writeDataFile } from "@holdfast/dataset";
 import { requireWritableFormat } from "@holdfast/format-lance";
-import { listTags } from "@holdfast/refs-lifecycle";
+import { firstCommitParent, listVersionsWithTags } from "@holdfast/refs-lifecycle";
 import { Command } from "commander";
 import { parseNameArg } from "../args.js";
 import { formatBytes } from "../duration.js";
 import { openFormatDataset, parseFormatOption, withFormatOption } from "../format.js";
 import { type Registrar, withStoreOptions } from "../program.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
-import { branchParentForFirstCommit } from "./refs.js";
 
 /** `init`, `commit`, `versions`: the dataset itself. */
 export function registerDataset(r: Registrar, program: Command): void {
@@ -86,11 +78,8 @@ export function registerDataset(r: Registrar, program: Command): void {
         const { resolved, defaultBranch } = await openFormatDataset(ctx);
         requireWritableFormat(resolved, "commit");
         const branch = branchFlag ?? defaultBranch;
-        let parent: VersionRef | null | undefined;
-        if (branch !== defaultBranch && (await latestVersion(ctx, branch)) === null) {
-          // A fork's first version descends from the version its branch was created from.
-          parent = await branchParentForFirstCommit(ctx, branch);
-        }
+        // A fork's first version descends from the version its branch was created from.
+        const parent = await firstCommitParent(ctx, { branch, defaultBranch });
         const files: (DataFile & { path: string })[] = [];
         for (const file of local) {
           const written = await writeDataFile(ctx, file.bytes);
@@ -146,31 +135,7 @@ export function registerDataset(r: Registrar, program: Command): void {
         const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
         const { format } = resolved;
         const branch = branchFlag ?? defaultBranch;
-        // Tags are listed once so each row can say which names pin it.
-        const tagsByVersion = new Map<number, string[]>();
-        for (const tag of await listTags(ctx, { format })) {
-          if (tag.target.branch !== branch) continue;
-          tagsByVersion.set(tag.target.version, [
-            ...(tagsByVersion.get(tag.target.version) ?? []),
-            tag.name,
-          ]);
-        }
-        const versions: {
-          version: number;
-          key: string;
-          lastModified: string;
-          size: number;
-          tags: string[];
-        }[] = [];
-        for await (const entry of format.listVersions(ctx, branch)) {
-          versions.push({
-            version: entry.version,
-            key: entry.key,
-            lastModified: entry.lastModified.toISOString(),
-            size: entry.size,
-            tags: tagsByVersion.get(entry.version) ?? [],
-          });
-        }
+        const { versions } = await listVersionsWithTags(ctx, { format, branch });
         cx.out.result(cx.command, {
           location: target.display,
           format: resolved.name,

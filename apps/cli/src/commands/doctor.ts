@@ -1,26 +1,19 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { isHoldfastError, type ObjectStore, probeStore } from "@holdfast/conditional-store";
+import { isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/dataset";
-import {
-  detectDatasetFormat,
-  LANCE_AUTO_CLEANUP_GUARANTEE,
-  lanceDoctorCheck,
-} from "@holdfast/format-lance";
+import { type DoctorCheck, diagnoseStore } from "@holdfast/format-lance";
 import { Command } from "commander";
 import { ExitCode } from "../exit-codes.js";
 import {
   type FormatName,
-  type LanceDetails,
   parseFormatOption,
   printLanceDetails,
-  resolveFormat,
   withFormatOption,
 } from "../format.js";
 import type { Output } from "../output.js";
 import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
 import { openTarget, parseTarget, type Target } from "../target.js";
-import { type DoctorCheck, diagnose, guaranteesFor, probeBatchDelete } from "./doctor-diagnosis.js";
 
 /** `doctor`: probe what the store really enforces and say what holdfast can guarantee there. */
 export function registerDoctor(r: Registrar, program: Command): void {
@@ -93,60 +86,16 @@ async function runDoctor(
     for (const line of guarantees) cx.out.line(`  - ${line}`);
     return ExitCode.unsupported;
   }
-  const report = await probeStore(store);
-  const batch = await probeBatchDelete(store);
-  // The shared probe already sent a compare-and-swap with the current ETag (the one
-  // conditional-put path, C9); a store that refuses it breaks every renewal.
-  const cas =
-    report.currentEtagUpdate === "applied"
-      ? { ok: true }
-      : { ok: false, detail: "an if-match put with the current ETag was refused" };
-  const checks = diagnose(store, report, batch, cas);
-  const guarantees = guaranteesFor(store, report, cas.ok);
-  const lance = await lanceCheck(store, forced);
-  if (lance) {
-    checks.push(lance.check);
-    if (lance.check.status === "warn") {
-      guarantees.push(LANCE_AUTO_CLEANUP_GUARANTEE);
-    }
-  }
-  const verdict = checks.some((c) => c.status === "fail")
-    ? "unsupported"
-    : checks.some((c) => c.status === "warn")
-      ? "degraded"
-      : "supported";
-  cx.out.result(cx.command, {
-    location: target.display,
-    backend: store.backend,
-    verdict,
-    declared: store.capabilities,
-    checks,
-    clockSkewMs: report.clockSkewMs,
-    guarantees,
-    ...(lance ? { format: "lance", lance: lance.details } : {}),
-  });
+  // The checks, guarantees and verdict are the format package's (the server's doctor too).
+  const report = await diagnoseStore(createContext(store), { format: forced });
+  const { verdict, checks, guarantees, lance } = report;
+  cx.out.result(cx.command, { location: target.display, ...report });
   printHuman(cx.out, target.display, store, checks, guarantees, verdict);
   if (lance) {
     cx.out.line();
-    printLanceDetails(cx.out, lance.details);
+    printLanceDetails(cx.out, lance);
   }
   return verdict === "unsupported" ? ExitCode.unsupported : ExitCode.ok;
-}
-
-/**
- * On a Lance table (detected, or `--format lance`), its details and a `lance` check: `warn`
- * when its config turns on Lance's automatic cleanup, `info` otherwise. `null` elsewhere
- * (the doctor needs no dataset).
- */
-async function lanceCheck(
-  store: ObjectStore,
-  forced: FormatName | undefined,
-): Promise<{ check: DoctorCheck; details: LanceDetails } | null> {
-  const ctx = createContext(store);
-  const name = forced ?? (await detectDatasetFormat(ctx));
-  if (name !== "lance") return null;
-  const details = (await resolveFormat(ctx, name, { describe: true })).lance;
-  return details ? { details, check: lanceDoctorCheck(details) } : null;
 }
 
 // --- utils ---

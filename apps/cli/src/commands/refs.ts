@@ -1,13 +1,12 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import type { DatasetFormat, ProtocolContext, VersionRef } from "@holdfast/dataset";
+import { describeBranches } from "@holdfast/format-lance";
 import {
   type BranchInfo,
   createBranch,
   createTag,
   deleteBranch,
   deleteTag,
-  getBranch,
-  listBranches,
   listTags,
   type TagInfo,
   updateTag,
@@ -18,20 +17,6 @@ import { ExitCode } from "../exit-codes.js";
 import { openFormatDataset, parseFormatOption, withFormatOption } from "../format.js";
 import { type Handler, type Registrar, withStoreOptions } from "../program.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
-
-/** The parent a branch's first commit descends from: the version the branch was created from. */
-export async function branchParentForFirstCommit(
-  ctx: ProtocolContext,
-  branch: string,
-): Promise<VersionRef | null> {
-  const info = await getBranch(ctx, branch);
-  if (!info) {
-    throw holdfastError("not-found", "commit", `branch ${branch} does not exist`, {
-      hint: `create it first: holdfast branch create <url> ${branch} --from <branch>@<version>`,
-    });
-  }
-  return info.parent;
-}
 
 /** `tag create|update|delete|list`: names that keep a version for good. */
 export function registerTag(r: Registrar, program: Command): void {
@@ -218,26 +203,7 @@ export function registerBranch(r: Registrar, program: Command): void {
         const forced = parseFormatOption(opts.format);
         const ctx = contextFor(await openTarget(t, cx.io));
         const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
-        const { format } = resolved;
-        const refs = await listBranches(ctx, { format });
-        const branches = [
-          {
-            name: defaultBranch,
-            parent: null,
-            default: true,
-            latestVersion: await format.latestVersion(ctx, defaultBranch),
-          },
-          ...(await Promise.all(
-            refs
-              .filter((b) => b.name !== defaultBranch)
-              .map(async (b) => ({
-                ...branchShape(b),
-                default: false,
-                // A Lance branch's versions live in its own tree/{name}/_versions/.
-                latestVersion: await format.latestVersion(ctx, b.name),
-              })),
-          )),
-        ];
+        const branches = await describeBranches(ctx, { format: resolved.format, defaultBranch });
         cx.out.result(cx.command, { location: t.display, branches });
         cx.out.table(
           ["BRANCH", "FORKED FROM", "LATEST VERSION"],

@@ -5,7 +5,7 @@ import {
   JsonShapes,
   UlidParam,
 } from "@holdfast/api-shapes";
-import { planCleanup } from "@holdfast/cleanup";
+import { recoverAndCleanup } from "@holdfast/cleanup";
 import { holdfastError } from "@holdfast/conditional-store";
 import { z } from "zod";
 import { type AppDeps, datasetOf, sendProblem, type ZodApp } from "../app.js";
@@ -40,10 +40,12 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     async (request) => {
       const ds = datasetOf(deps, request);
       const { resolved } = await openServed(ds);
-      const stats = await planCleanup(ds.ctx, request.body.policy, {
-        format: resolved.format,
-        referenceCensus: resolved.referenceCensus,
-      });
+      // A plan is a dry run: it writes nothing but its clock probe (no recovery either).
+      const { stats } = await recoverAndCleanup(
+        ds.ctx,
+        { ...request.body.policy, dryRun: true },
+        { format: resolved.format, referenceCensus: resolved.referenceCensus },
+      );
       const answer = {
         ok: true as const,
         command: "cleanup" as const,

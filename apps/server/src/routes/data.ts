@@ -9,15 +9,16 @@ import {
 import { collectStatus } from "@holdfast/cleanup";
 import { commitVersion, writeDataFile } from "@holdfast/dataset";
 import {
-  detectDatasetFormat,
+  describeLanceDataset,
+  diagnoseStore,
+  type LanceFormat,
   lanceAutoCleanupWarning,
   requireWritableFormat,
-  resolveDatasetFormat,
 } from "@holdfast/format-lance";
+import { firstCommitParent, listVersionsWithTags } from "@holdfast/refs-lifecycle";
 import { type AppDeps, datasetOf, sendProblem, type ZodApp } from "../app.js";
 import { openServed } from "../datasets.js";
 import { problem } from "../problem.js";
-import { diagnoseStore, firstCommitParent, lanceReport, versionsPage } from "../views.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 /** Datasets, versions (paged) and commits, data file uploads, status, doctor. */
@@ -111,7 +112,9 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
       const ds = datasetOf(deps, request);
       const { resolved, defaultBranch } = await openServed(ds);
       const branch = request.query.branch ?? defaultBranch;
-      const page = await versionsPage(ds.ctx, resolved.format, branch, {
+      const page = await listVersionsWithTags(ds.ctx, {
+        format: resolved.format,
+        branch,
         after: request.query.after,
         limit: request.query.limit,
       });
@@ -148,8 +151,7 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
       const { files, sources } = request.body;
       const branch = request.body.branch ?? defaultBranch;
       // A branch other than the default must exist; its first version descends from its fork point.
-      const forkParent =
-        branch === defaultBranch ? undefined : await firstCommitParent(ds.ctx, branch);
+      const forkParent = await firstCommitParent(ds.ctx, { branch, defaultBranch });
       const parent = request.body.parent !== undefined ? request.body.parent : forkParent;
       const commit = await commitVersion(ds.ctx, {
         branch,
@@ -192,7 +194,10 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
       const ds = datasetOf(deps, request);
       const { resolved, datasetId, defaultBranch } = await openServed(ds);
       const status = await collectStatus(ds.ctx, { format: resolved.format });
-      const lance = await lanceReport(ds.ctx, resolved);
+      const lance =
+        resolved.name === "lance"
+          ? await describeLanceDataset(ds.ctx, resolved.format as LanceFormat)
+          : null;
       const warning = lance ? lanceAutoCleanupWarning(lance) : null;
       return {
         ok: true as const,
@@ -223,11 +228,7 @@ export function registerDataRoutes(app: ZodApp, deps: AppDeps, uploadLimitBytes:
     async (request) => {
       const ds = datasetOf(deps, request);
       // The doctor needs no dataset; on a Lance table it also reports the table (CLI doctor).
-      const lance =
-        (await detectDatasetFormat(ds.ctx)) === "lance"
-          ? await lanceReport(ds.ctx, await resolveDatasetFormat(ds.ctx, "lance"))
-          : null;
-      const report = await diagnoseStore(ds.ctx, lance);
+      const report = await diagnoseStore(ds.ctx);
       return {
         ok: true as const,
         command: "doctor" as const,

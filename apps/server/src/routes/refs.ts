@@ -7,12 +7,12 @@ import {
 } from "@holdfast/api-shapes";
 import { holdfastError } from "@holdfast/conditional-store";
 import type { VersionRef } from "@holdfast/dataset";
+import { describeBranches } from "@holdfast/format-lance";
 import {
   createBranch,
   createTag,
   deleteBranch,
   deleteTag,
-  listBranches,
   listTags,
   updateTag,
 } from "@holdfast/refs-lifecycle";
@@ -169,27 +169,7 @@ export function registerRefRoutes(app: ZodApp, deps: AppDeps): void {
     async (request) => {
       const ds = datasetOf(deps, request);
       const { resolved, defaultBranch } = await openServed(ds);
-      const { format } = resolved;
-      const refs = await listBranches(ds.ctx, { format });
-      const branches = [
-        {
-          name: defaultBranch,
-          parent: null,
-          default: true,
-          latestVersion: await format.latestVersion(ds.ctx, defaultBranch),
-        },
-        ...(await Promise.all(
-          refs
-            .filter((b) => b.name !== defaultBranch)
-            .map(async (b) => ({
-              name: b.name,
-              parent: b.parent,
-              metadata: b.metadata,
-              default: false,
-              latestVersion: await format.latestVersion(ds.ctx, b.name),
-            })),
-        )),
-      ];
+      const branches = await describeBranches(ds.ctx, { format: resolved.format, defaultBranch });
       return {
         ok: true as const,
         command: "branch list" as const,

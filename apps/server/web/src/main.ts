@@ -1,45 +1,18 @@
 import { Api } from "./api.js";
 import { drawTimeline, type Fork, stateOf, type TimelinePoint } from "./timeline.js";
-
-interface Lease {
-  leaseId: string;
-  branch: string;
-  version: number;
-  ttlMs: number | null;
-  expiresAt: string | null;
-  lastModified: string;
-  active: boolean;
-}
-interface Branch {
-  name: string;
-  parent: { branch: string; version: number } | null;
-  latestVersion: number | null;
-}
-interface Version {
-  version: number;
-  lastModified: string;
-  tags: string[];
-}
-interface Retirement {
-  branch: string;
-  state: string;
-  versions: number[];
-}
-interface Job {
-  id: string;
-  kind: string;
-  state: string;
-  trigger: string;
-  startedAt: string;
-  progress: { phase: string; done: number; total?: number } | null;
-  stats: Stats | null;
-  error: { detail: string } | null;
-}
-interface Stats {
-  retired: { branch: string; version: number }[];
-  retained: { branch: string; version: number; reason: string }[];
-  objectsDeleted: { total: number };
-}
+import type {
+  BranchList,
+  Datasets,
+  Doctor,
+  Job,
+  Jobs,
+  LeaseList,
+  Plan,
+  Readiness,
+  Stats,
+  Status,
+  VersionsPage,
+} from "./wire.js";
 
 const $ = <T extends HTMLElement>(selector: string) => document.querySelector<T>(selector)!;
 let api: Api | null = null;
@@ -67,8 +40,8 @@ const base = () => `/v1/datasets/${encodeURIComponent(dataset)}`;
 async function showTimeline(): Promise<void> {
   if (!api) return;
   const [branches, st] = await Promise.all([
-    api.get<{ branches: Branch[] }>(`${base()}/branches`),
-    api.get<{ leases: Lease[]; retirements: Retirement[] }>(`${base()}/status`),
+    api.get<BranchList>(`${base()}/branches`),
+    api.get<Status>(`${base()}/status`),
   ]);
   const points: TimelinePoint[] = [];
   const firstTime = new Map<string, string>();
@@ -76,7 +49,7 @@ async function showTimeline(): Promise<void> {
   for (const b of branches.branches) {
     let after: number | null = 0;
     while (after !== null) {
-      const page: { versions: Version[]; nextAfter: number | null } = await api.get(
+      const page: VersionsPage = await api.get(
         `${base()}/versions?branch=${encodeURIComponent(b.name)}&limit=1000&after=${after}`,
       );
       for (const v of page.versions) {
@@ -128,7 +101,7 @@ async function showTimeline(): Promise<void> {
 
 async function showLeases(): Promise<void> {
   if (!api) return;
-  const res = await api.get<{ leases: Lease[] }>(`${base()}/leases`);
+  const res = await api.get<LeaseList>(`${base()}/leases`);
   table(
     "#leases-table",
     ["Lease (holder)", "Version", "TTL", "Expires (storage time)", "State"],
@@ -158,7 +131,7 @@ function showPlan(stats: Stats): void {
 
 async function showCleanup(): Promise<void> {
   if (!api) return;
-  const jobs = await api.get<{ jobs: Job[] }>(`${base()}/cleanup/jobs`);
+  const jobs = await api.get<Jobs>(`${base()}/cleanup/jobs`);
   table(
     "#jobs-table",
     ["Job", "Kind", "Trigger", "State", "Started", "Retired"],
@@ -172,22 +145,14 @@ async function showCleanup(): Promise<void> {
     ]),
   );
   try {
-    showPlan((await api.get<{ stats: Stats }>(`${base()}/cleanup/plan`)).stats);
+    showPlan((await api.get<Plan>(`${base()}/cleanup/plan`)).stats);
   } catch {
     $("#plan-summary").textContent = "No plan yet: make one below (plans are kept on the store).";
   }
 }
 
 async function showStore(): Promise<void> {
-  const ready = (await (await fetch("/readyz")).json()) as {
-    datasets: {
-      name: string;
-      ready: boolean;
-      detail: string;
-      capabilities: Record<string, unknown> | null;
-      clockSkewMs: number | null;
-    }[];
-  };
+  const ready = (await (await fetch("/readyz")).json()) as Readiness;
   const mine = ready.datasets.find((d) => d.name === dataset);
   if (!mine) return;
   table(
@@ -203,10 +168,7 @@ async function showStore(): Promise<void> {
     ],
   );
   if (!api) return;
-  const doctor = await api.get<{
-    verdict: string;
-    checks: { id: string; status: string; detail: string }[];
-  }>(`${base()}/doctor`);
+  const doctor = await api.get<Doctor>(`${base()}/doctor`);
   table(
     "#checks-table",
     ["Check", "Status", "Detail"],
@@ -245,9 +207,7 @@ $("#plan-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   if (!api) return;
   try {
-    showPlan(
-      (await api.post<{ stats: Stats }>(`${base()}/cleanup/plan`, { policy: policy() })).stats,
-    );
+    showPlan((await api.post<Plan>(`${base()}/cleanup/plan`, { policy: policy() })).stats);
   } catch (error) {
     status(String(error instanceof Error ? error.message : error), true);
   }
@@ -293,7 +253,7 @@ $("#connect").addEventListener("submit", async (event) => {
 async function connect(token: string): Promise<void> {
   api = new Api(token);
   try {
-    const { datasets } = await api.get<{ datasets: { name: string }[] }>("/v1/datasets");
+    const { datasets } = await api.get<Datasets>("/v1/datasets");
     const select = $<HTMLSelectElement>("#dataset");
     select.replaceChildren(
       ...datasets.map((d) =>

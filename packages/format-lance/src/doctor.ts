@@ -1,14 +1,93 @@
 import {
   joinKey,
   type ObjectStore,
+  probeStore,
   type StoreProbeReport,
   ulidIds,
 } from "@holdfast/conditional-store";
-import { PRECISION_FLOOR_MS } from "@holdfast/dataset";
-import { formatDuration } from "../duration.js";
+import { PRECISION_FLOOR_MS, type ProtocolContext } from "@holdfast/dataset";
+import {
+  type DatasetFormatName,
+  detectDatasetFormat,
+  resolveDatasetFormat,
+} from "./dataset-format.js";
+import {
+  describeLanceDataset,
+  LANCE_AUTO_CLEANUP_GUARANTEE,
+  type LanceDatasetReport,
+  lanceDoctorCheck,
+} from "./describe.js";
+import type { LanceFormat } from "./format.js";
 
-// What `holdfast doctor` concludes from its probes: the checks it prints and the
-// guarantees holdfast can give on the store (the command itself is in doctor.ts).
+// What a doctor concludes about a store (the CLI's `holdfast doctor`, the HTTP API's
+// `GET .../doctor`): the checks, the guarantees holdfast can give there, and one verdict.
+
+/** The doctor's document, without the location (each app names the store its own way). */
+export type StoreDiagnosis = {
+  readonly backend: string;
+  readonly verdict: "supported" | "degraded" | "unsupported";
+  readonly declared: Record<string, unknown>;
+  readonly checks: DoctorCheck[];
+  readonly clockSkewMs: number;
+  readonly guarantees: string[];
+  /** Present on a Lance table. */
+  readonly format?: "lance";
+  readonly lance?: LanceDatasetReport;
+};
+
+/**
+ * Probes what a store enforces and says what holdfast guarantees there: create-only,
+ * if-match (stale refused, current applied: C9) and conditional delete, timestamp precision,
+ * batch delete and clock skew; on a Lance table (detected, or `format: "lance"`) its details
+ * and a `lance` check (`warn` when Lance's automatic cleanup is on). Any `fail` makes the
+ * verdict `unsupported`, any `warn` `degraded`. Writes and removes a few probe objects under
+ * `_holdfast/probe/`; needs no dataset.
+ */
+export async function diagnoseStore(
+  ctx: ProtocolContext,
+  options: { format?: DatasetFormatName | undefined } = {},
+): Promise<StoreDiagnosis> {
+  const store = ctx.store;
+  const report = await probeStore(store);
+  const batch = await probeBatchDelete(store);
+  // The shared probe already sent a compare-and-swap with the current ETag (the one
+  // conditional-put path, C9); a store that refuses it breaks every renewal.
+  const cas =
+    report.currentEtagUpdate === "applied"
+      ? { ok: true }
+      : { ok: false, detail: "an if-match put with the current ETag was refused" };
+  const checks = diagnose(store, report, batch, cas);
+  const guarantees = guaranteesFor(store, report, cas.ok);
+  const name = options.format ?? (await detectDatasetFormat(ctx));
+  const lance =
+    name === "lance"
+      ? await describeLanceDataset(
+          ctx,
+          (await resolveDatasetFormat(ctx, "lance")).format as LanceFormat,
+        )
+      : null;
+  if (lance) {
+    const check = lanceDoctorCheck(lance);
+    checks.push(check);
+    if (check.status === "warn") guarantees.push(LANCE_AUTO_CLEANUP_GUARANTEE);
+  }
+  const verdict = checks.some((c) => c.status === "fail")
+    ? "unsupported"
+    : checks.some((c) => c.status === "warn")
+      ? "degraded"
+      : "supported";
+  return {
+    backend: store.backend,
+    verdict,
+    declared: { ...store.capabilities },
+    checks,
+    clockSkewMs: report.clockSkewMs,
+    guarantees,
+    ...(lance ? { format: "lance" as const, lance } : {}),
+  };
+}
+
+// --- utils ---
 
 /** One line of the doctor's findings. */
 export interface DoctorCheck {
@@ -25,14 +104,14 @@ export interface DoctorCheck {
 }
 
 /** What the batch-delete probe saw. */
-export interface BatchProbe {
+interface BatchProbe {
   ok: boolean;
   deleted: number;
   detail?: string;
 }
 
 /** Writes three small objects and removes them in one batch, checking they are gone. */
-export async function probeBatchDelete(store: ObjectStore): Promise<BatchProbe> {
+async function probeBatchDelete(store: ObjectStore): Promise<BatchProbe> {
   const ids = ulidIds();
   const keys = [0, 1, 2].map(() => joinKey("_holdfast/probe", `batch-${ids.next()}`));
   try {
@@ -59,7 +138,7 @@ export async function probeBatchDelete(store: ObjectStore): Promise<BatchProbe> 
 }
 
 /** Turns observations into pass/warn/fail lines; only broken safety primitives fail. */
-export function diagnose(
+function diagnose(
   store: ObjectStore,
   report: StoreProbeReport,
   batch: BatchProbe,
@@ -168,11 +247,7 @@ export function diagnose(
 }
 
 /** Plain statements of what holdfast guarantees on this store, given what the probe saw. */
-export function guaranteesFor(
-  store: ObjectStore,
-  report: StoreProbeReport,
-  casOk = true,
-): string[] {
+function guaranteesFor(store: ObjectStore, report: StoreProbeReport, casOk = true): string[] {
   const caps = store.capabilities;
   if (report.createOnly !== "honoured") {
     return [
@@ -209,4 +284,24 @@ export function guaranteesFor(
     );
   }
   return lines;
+}
+
+/** `45ms`, `1.25s`, `2m 5s`: how the doctor words a duration. */
+function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${Number((ms / 1000).toFixed(ms < 10_000 ? 2 : 1))}s`;
+  const parts: string[] = [];
+  let rest = Math.round(ms / 1000);
+  for (const [unit, size] of [
+    ["d", 86_400],
+    ["h", 3_600],
+    ["m", 60],
+    ["s", 1],
+  ] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return parts.slice(0, 2).join(" ");
 }

@@ -1,0 +1,247 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLocalStore } from "@holdfast/backends-local";
+import { buildServer, hashToken, type ZodApp } from "@holdfast/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { run } from "./run.js";
+
+// One table drives both apps: every failure of an operation the CLI and the HTTP API both
+// offer must come back with the same error kind and code through either (the operations
+// live in the packages; the apps parse, call and print).
+
+const TOKEN = "hf_same_errors_admin_token";
+const OTHER_LEASE = "01J9Z3K4V6W8X0Y2Z4A6B8C0D2";
+
+interface Fixture {
+  /** The dataset's path, as the CLI takes it. */
+  readonly ds: string;
+  /** A local file to commit. */
+  readonly file: string;
+  /** A real lease's handle (acquired through the CLI). */
+  readonly handle: Record<string, unknown> & { leaseId: string };
+}
+
+interface Row {
+  readonly failure: string;
+  readonly cli: (f: Fixture) => string[];
+  readonly http: (f: Fixture) => {
+    method: "GET" | "POST" | "PUT" | "DELETE";
+    url: string;
+    payload?: unknown;
+  };
+  readonly kind: string;
+  readonly code: string | undefined;
+}
+
+const D = "/v1/datasets/ds";
+
+const ROWS: readonly Row[] = [
+  {
+    failure: "a lease on a version that does not exist",
+    cli: (f) => ["lease", "acquire", f.ds, "99", "--ttl", "60s"],
+    http: () => ({ method: "POST", url: `${D}/leases`, payload: { version: 99, ttlMs: 60_000 } }),
+    kind: "not-found",
+    code: "VERSION_NOT_FOUND",
+  },
+  {
+    failure: "invariant 1: a release with a handle forged from the listing (made-up secret)",
+    cli: (f) => [
+      "lease",
+      "release",
+      f.ds,
+      "--handle",
+      JSON.stringify({ ...f.handle, secret: "A".repeat(43) }),
+    ],
+    http: (f) => ({
+      method: "POST",
+      url: `${D}/leases/${f.handle.leaseId}/release`,
+      payload: { handle: { ...f.handle, secret: "A".repeat(43) } },
+    }),
+    kind: "invalid-input",
+    code: "INVALID_LEASE_HANDLE",
+  },
+  {
+    failure: "invariant 1: a release with a handle whose key names another object",
+    cli: (f) => [
+      "lease",
+      "release",
+      f.ds,
+      "--handle",
+      JSON.stringify({ ...f.handle, key: "_holdfast/identity.json" }),
+    ],
+    http: (f) => ({
+      method: "POST",
+      url: `${D}/leases/${f.handle.leaseId}/release`,
+      payload: { handle: { ...f.handle, key: "_holdfast/identity.json" } },
+    }),
+    kind: "invalid-input",
+    code: "INVALID_LEASE_HANDLE",
+  },
+  {
+    failure: "a release naming another lease than its handle's",
+    cli: (f) => ["lease", "release", f.ds, OTHER_LEASE, "--handle", JSON.stringify(f.handle)],
+    http: (f) => ({
+      method: "POST",
+      url: `${D}/leases/${OTHER_LEASE}/release`,
+      payload: { handle: f.handle },
+    }),
+    kind: "invalid-input",
+    code: "INVALID_LEASE_HANDLE",
+  },
+  {
+    failure: "a commit to a branch that does not exist (the first commit's fork rule)",
+    cli: (f) => ["commit", f.ds, f.file, "--branch", "nope"],
+    http: () => ({ method: "POST", url: `${D}/versions`, payload: { branch: "nope", files: [] } }),
+    kind: "not-found",
+    code: "BRANCH_NOT_FOUND",
+  },
+  {
+    failure: "a tag on a version that does not exist",
+    cli: (f) => ["tag", "create", f.ds, "t99", "99"],
+    http: () => ({ method: "POST", url: `${D}/tags`, payload: { name: "t99", version: 99 } }),
+    kind: "not-found",
+    code: "VERSION_NOT_FOUND",
+  },
+  {
+    failure: "a tag that already exists",
+    cli: (f) => ["tag", "create", f.ds, "keep", "2"],
+    http: () => ({ method: "POST", url: `${D}/tags`, payload: { name: "keep", version: 2 } }),
+    kind: "conflict",
+    code: "REF_EXISTS",
+  },
+  {
+    failure: "moving a tag that does not exist",
+    cli: (f) => ["tag", "update", f.ds, "nope", "1"],
+    http: () => ({ method: "PUT", url: `${D}/tags/nope`, payload: { version: 1 } }),
+    kind: "not-found",
+    code: "REF_NOT_FOUND",
+  },
+  {
+    failure: "deleting a tag that does not exist",
+    cli: (f) => ["tag", "delete", f.ds, "nope"],
+    http: () => ({ method: "DELETE", url: `${D}/tags/nope` }),
+    kind: "not-found",
+    code: "REF_NOT_FOUND",
+  },
+  {
+    failure: "a branch that already exists",
+    cli: (f) => ["branch", "create", f.ds, "exp", "--from", "1"],
+    http: () => ({
+      method: "POST",
+      url: `${D}/branches`,
+      payload: { name: "exp", from: { version: 1 } },
+    }),
+    kind: "conflict",
+    code: "REF_EXISTS",
+  },
+  {
+    failure: "a branch forked from a version that does not exist",
+    cli: (f) => ["branch", "create", f.ds, "exp2", "--from", "99"],
+    http: () => ({
+      method: "POST",
+      url: `${D}/branches`,
+      payload: { name: "exp2", from: { version: 99 } },
+    }),
+    kind: "not-found",
+    code: "VERSION_NOT_FOUND",
+  },
+  {
+    failure: "deleting the default branch",
+    cli: (f) => ["branch", "delete", f.ds, "main"],
+    http: () => ({ method: "DELETE", url: `${D}/branches/main` }),
+    kind: "invalid-input",
+    code: "DEFAULT_BRANCH",
+  },
+  {
+    failure: "a cleanup whose orphan grace is below the floor while a writer may be active",
+    cli: (f) => ["cleanup", f.ds, "--retain", "1", "--orphan-grace", "1s"],
+    http: () => ({
+      method: "POST",
+      url: `${D}/cleanup/jobs`,
+      payload: { policy: { retainVersions: 1, orphanGraceMs: 1000 } },
+    }),
+    kind: "invalid-input",
+    code: "ORPHAN_GRACE_BELOW_FLOOR",
+  },
+];
+
+describe("the CLI and the HTTP API fail the same way", () => {
+  let dir: string;
+  let fixture: Fixture;
+  let app: ZodApp;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "holdfast-same-errors-"));
+    const ds = join(dir, "ds");
+    const file = join(dir, "part.bin");
+    await writeFile(file, "bytes");
+    for (const args of [
+      ["init", ds],
+      ["commit", ds, file],
+      ["commit", ds, file],
+      ["branch", "create", ds, "exp", "--from", "1"],
+      ["tag", "create", ds, "keep", "1"],
+    ]) {
+      expect((await run(args)).code).toBe(0);
+    }
+    const acquired = await run(["lease", "acquire", ds, "1", "--ttl", "10m", "--json"]);
+    expect(acquired.code).toBe(0);
+    fixture = { ds, file, handle: acquired.json().handle as Fixture["handle"] };
+    app = await buildServer({
+      datasets: [{ name: "ds", store: createLocalStore({ root: ds }) }],
+      tokens: [{ name: "same-errors", role: "admin", sha256: hashToken(TOKEN) }],
+      logger: false,
+      rateLimit: false,
+      failedAuthLimit: false,
+      dashboardDir: null,
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it.each(ROWS)("$failure: $kind $code", async (row) => {
+    const cli = await run([...row.cli(fixture), "--json"]);
+    expect(cli.code, cli.stdout + cli.stderr).not.toBe(0);
+    const cliError = cli.json().error as { kind: string; code?: string };
+    const request = row.http(fixture);
+    const res = await app.inject({
+      method: request.method,
+      url: request.url,
+      headers: { authorization: `Bearer ${TOKEN}` },
+      ...(request.payload === undefined ? {} : { payload: request.payload as object }),
+    });
+    const problem = res.json() as { kind: string; code?: string };
+    expect({ cli: pick(cliError), http: pick(problem) }).toEqual({
+      cli: { kind: row.kind, code: row.code },
+      http: { kind: row.kind, code: row.code },
+    });
+  });
+
+  it("versions with tags, branch listings and the doctor's verdict are the same documents", async () => {
+    const get = async (url: string) =>
+      (
+        await app.inject({ method: "GET", url, headers: { authorization: `Bearer ${TOKEN}` } })
+      ).json() as Record<string, unknown>;
+    const cliVersions = (await run(["versions", fixture.ds, "--json"])).json();
+    const httpVersions = await get(`${D}/versions?limit=1000`);
+    expect(httpVersions.versions).toEqual(cliVersions.versions);
+    expect(cliVersions.versions).toMatchObject([{ version: 1, tags: ["keep"] }, { version: 2 }]);
+    const cliBranches = (await run(["branch", "list", fixture.ds, "--json"])).json();
+    expect((await get(`${D}/branches`)).branches).toEqual(cliBranches.branches);
+    const cliDoctor = (await run(["doctor", fixture.ds, "--json"])).json();
+    const httpDoctor = await get(`${D}/doctor`);
+    const summary = (d: Record<string, unknown>) => ({
+      verdict: d.verdict,
+      checks: (d.checks as { id: string; status: string }[]).map((c) => [c.id, c.status]),
+      guarantees: d.guarantees,
+    });
+    expect(summary(httpDoctor)).toEqual(summary(cliDoctor));
+  });
+});
+
+function pick(error: { kind: string; code?: string }): { kind: string; code: string | undefined } {
+  return { kind: error.kind, code: error.code };
+}

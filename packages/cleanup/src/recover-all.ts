@@ -1,0 +1,58 @@
+import type { ProtocolContext } from "@holdfast/dataset";
+import {
+  type ReferenceRecoveryKeys,
+  recoverReferences,
+  summarizeReferenceRecovery,
+} from "@holdfast/refs-lifecycle";
+import { cleanup, planCleanup, recover } from "./cleanup.js";
+import { type CleanupPolicy, validatePolicy } from "./policy.js";
+import type { CleanupOptions, CleanupStats } from "./types.js";
+
+/** What a run that recovered references first did: their recovery's counts and keys, then the run's stats. */
+export interface RecoveredRun {
+  /** Counts of each reference recovery outcome; null when none ran (a dry run). */
+  readonly references: Record<keyof ReferenceRecoveryKeys, number> | null;
+  /** The objects each outcome acted on; null when none ran (a dry run). */
+  readonly referenceKeys: ReferenceRecoveryKeys | null;
+  readonly stats: CleanupStats;
+}
+
+/**
+ * Finishes or undoes all interrupted work (the CLI's `recover`, the HTTP API's recover):
+ * tag and branch operations first (`recoverReferences`: a retirement's recovery censuses
+ * references, so their intents are settled before it, R6), then every retirement record
+ * (`recover`). Both steps are safe at any time (docs/protocol.md §6).
+ */
+export async function recoverAll(
+  ctx: ProtocolContext,
+  options: CleanupOptions = {},
+): Promise<RecoveredRun & { references: NonNullable<RecoveredRun["references"]> }> {
+  const report = await recoverReferences(ctx, options.format ? { format: options.format } : {});
+  const { references, referenceKeys } = summarizeReferenceRecovery(report);
+  return { references, referenceKeys, stats: await recover(ctx, options) };
+}
+
+/**
+ * A cleanup as both apps run it (the CLI's `cleanup`, the HTTP API's cleanup jobs): the
+ * policy is checked first (a bad one writes nothing, invariant 6); a run that writes then
+ * recovers interrupted tag and branch operations (an expired intent would otherwise keep
+ * the versions it names, reason `intent`), then cleans up. A dry run (`policy.dryRun`)
+ * writes nothing but its clock probe, so it recovers nothing and only plans.
+ */
+export async function recoverAndCleanup(
+  ctx: ProtocolContext,
+  policy: CleanupPolicy,
+  options: CleanupOptions = {},
+): Promise<RecoveredRun> {
+  validatePolicy(policy);
+  if (policy.dryRun === true) {
+    return {
+      references: null,
+      referenceKeys: null,
+      stats: await planCleanup(ctx, policy, options),
+    };
+  }
+  const report = await recoverReferences(ctx, options.format ? { format: options.format } : {});
+  const { references, referenceKeys } = summarizeReferenceRecovery(report);
+  return { references, referenceKeys, stats: await cleanup(ctx, policy, options) };
+}
