@@ -85,7 +85,7 @@ describe("CLI start-up", () => {
       .map((url) => url.slice(url.lastIndexOf("/") + 1));
     // status.js and what it imports (it shares lease.js's helpers); not the others.
     expect(commands).toContain("status.js");
-    for (const other of ["serve.js", "demo.js", "doctor.js", "cleanup.js", "dataset.js"]) {
+    for (const other of ["serve.js", "demo.js", "doctor.js", "cleanup.js", "versions.js"]) {
       expect(commands).not.toContain(other);
     }
     expect(run.modules.filter((url) => /fastify|@holdfast\/server|apps\/server/.test(url))).toEqual(
@@ -122,7 +122,7 @@ describe("CLI start-up", () => {
     const run = await loadedModules(["versions", url]);
     expect(run.code).toBe(0);
     // The command did run: its modules are there.
-    expect(run.modules.some((u) => u.includes("/commands/dataset.js"))).toBe(true);
+    expect(run.modules.some((u) => u.includes("/commands/versions.js"))).toBe(true);
     expect(sdk(run.modules, "@aws-sdk")).toEqual([]);
     expect(sdk(run.modules, "@azure")).toEqual([]);
   });

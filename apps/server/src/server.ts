@@ -30,11 +30,14 @@ import { JobRunner } from "./jobs.js";
 import { ServerMetrics } from "./metrics.js";
 import { PROBLEM_TYPE, problem, problemFor } from "./problem.js";
 import { RevokedTokens } from "./revocations.js";
+import { registerBranchRoutes } from "./routes/branches.js";
 import { registerCleanupRoutes } from "./routes/cleanup.js";
-import { registerDataRoutes } from "./routes/data.js";
+import { registerDatasetRoutes } from "./routes/datasets.js";
+import { registerFileRoutes } from "./routes/files.js";
 import { registerLeaseRoutes } from "./routes/leases.js";
 import { registerOpsRoutes } from "./routes/ops.js";
-import { registerRefRoutes } from "./routes/refs.js";
+import { registerTagRoutes } from "./routes/tags.js";
+import { registerVersionRoutes } from "./routes/versions.js";
 import { type ScheduleEntry, startSchedules, validateSchedules } from "./schedule.js";
 
 /** Everything `buildServer` needs. Only `datasets` and `tokens` are required. */
@@ -190,10 +193,14 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
   }
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  // One module per route group, each route's handler a named function beside it.
   registerOpsRoutes(app, deps);
-  registerDataRoutes(app, deps, config.uploadLimitBytes ?? 64 * 1024 * 1024);
+  registerFileRoutes(app, deps, config.uploadLimitBytes ?? 64 * 1024 * 1024);
+  registerDatasetRoutes(app, deps);
+  registerVersionRoutes(app, deps);
   registerLeaseRoutes(app, deps);
-  registerRefRoutes(app, deps);
+  registerTagRoutes(app, deps);
+  registerBranchRoutes(app, deps);
   registerCleanupRoutes(app, deps);
   await serveDashboard(app, config.dashboardDir);
 

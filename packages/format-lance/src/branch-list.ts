@@ -1,3 +1,4 @@
+import { holdfastError } from "@holdfast/conditional-store";
 import type { DatasetFormat, ProtocolContext, VersionRef } from "@holdfast/dataset";
 import { listBranches } from "@holdfast/refs-lifecycle";
 
@@ -42,4 +43,31 @@ export async function describeBranches(
         })),
     )),
   ];
+}
+
+/**
+ * The version a new branch forks from: `from` (its branch defaulting to the default
+ * branch), else the default branch's latest version. A default branch without versions is
+ * `not-found`: nothing is written.
+ */
+export async function resolveForkPoint(
+  ctx: ProtocolContext,
+  options: {
+    readonly format: DatasetFormat;
+    readonly defaultBranch: string;
+    readonly from?: { readonly branch?: string | undefined; readonly version: number } | undefined;
+  },
+): Promise<VersionRef> {
+  const { format, defaultBranch, from } = options;
+  if (from !== undefined) return { branch: from.branch ?? defaultBranch, version: from.version };
+  const latest = await format.latestVersion(ctx, defaultBranch);
+  if (latest === null) {
+    throw holdfastError(
+      "not-found",
+      "createBranch",
+      `branch ${defaultBranch} has no versions to fork from`,
+      { hint: "commit a version first, or name the version to fork from (--from, or from)" },
+    );
+  }
+  return { branch: defaultBranch, version: latest };
 }

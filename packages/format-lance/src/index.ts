@@ -1,4 +1,4 @@
-export { type BranchView, describeBranches } from "./branch-list.js";
+export { type BranchView, describeBranches, resolveForkPoint } from "./branch-list.js";
 export {
   DATASET_FORMAT_NAMES,
   type DatasetFormatName,

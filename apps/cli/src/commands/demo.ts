@@ -22,7 +22,7 @@ import type { Output } from "../output.js";
 import type { CommandContext, Registrar } from "../program.js";
 import { ProgressView } from "../progress.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
-import { printStats, REASON_TEXT } from "./cleanup.js";
+import { printStats, REASON_TEXT } from "./cleanup-run.js";
 import { BIN, type Reader, ReadPacedStore, startReader } from "./demo-reader.js";
 
 const TAGS = [

@@ -38,23 +38,30 @@ export function registerDoctor(r: Registrar, program: Command): void {
         "holdfast doctor az://my-container/ds --json",
         "holdfast doctor gs://my-bucket/ds --endpoint http://127.0.0.1:4443",
       ],
-      async ([url], opts, cx) => {
-        const target = parseTarget(url!, opts, cx.io);
-        const forced = parseFormatOption(opts.format);
-        cx.out.note(`Probing ${target.display} ...`);
-        // A local directory the doctor had to create is removed again afterwards.
-        const createdDir =
-          target.url.scheme === "file" && !(await stat(target.url.root).catch(() => null))
-            ? target.url.root
-            : undefined;
-        try {
-          return await runDoctor(cx, target, forced);
-        } finally {
-          if (createdDir) await removeProbeDir(createdDir);
-        }
-      },
+      doctorCommand,
     ),
   );
+}
+
+/** `holdfast doctor`. */
+async function doctorCommand(
+  [url]: readonly string[],
+  opts: Record<string, unknown>,
+  cx: CommandContext,
+): Promise<number> {
+  const target = parseTarget(url!, opts, cx.io);
+  const forced = parseFormatOption(opts.format);
+  cx.out.note(`Probing ${target.display} ...`);
+  // A local directory the doctor had to create is removed again afterwards.
+  const createdDir =
+    target.url.scheme === "file" && !(await stat(target.url.root).catch(() => null))
+      ? target.url.root
+      : undefined;
+  try {
+    return await runDoctor(cx, target, forced);
+  } finally {
+    if (createdDir) await removeProbeDir(createdDir);
+  }
 }
 
 async function runDoctor(

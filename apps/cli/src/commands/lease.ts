@@ -72,61 +72,7 @@ export function registerLease(r: Registrar, program: Command): void {
         "holdfast lease acquire ./my-dataset 12 --ttl 30s --hold          # renew until Ctrl-C",
         "holdfast lease acquire s3://bucket/ds 3 --branch exp --ttl 5m --json",
       ],
-      async ([url, versionText], opts, cx) => {
-        const target = parseTarget(url!, opts, cx.io);
-        const version = parseVersionArg(versionText);
-        const ttlMs = parseDuration(String(opts.ttl), "--ttl");
-        if (ttlMs < MIN_TTL_MS) {
-          throw holdfastError(
-            "invalid-input",
-            "parse",
-            `--ttl ${String(opts.ttl)} is below the minimum of ${MIN_TTL_MS}ms`,
-            {
-              hint: "use a TTL of at least 100ms; the lease keeper renews it for you with --hold",
-            },
-          );
-        }
-        const branchFlag =
-          opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
-        const renewEveryMs =
-          opts.renewEvery === undefined
-            ? undefined
-            : parseDuration(String(opts.renewEvery), "--renew-every");
-        const readEveryMs =
-          opts.readEvery === undefined
-            ? undefined
-            : parseDuration(String(opts.readEvery), "--read-every");
-        if ((renewEveryMs !== undefined || readEveryMs !== undefined) && opts.hold !== true) {
-          throw holdfastError(
-            "invalid-input",
-            "parse",
-            "--renew-every and --read-every need --hold",
-          );
-        }
-        // The keeper's own check (its fence margin), before anything is written.
-        if (renewEveryMs !== undefined) checkRenewEvery(ttlMs, renewEveryMs);
-        const forced = parseFormatOption(opts.format);
-        const store = await openTarget(target, cx.io);
-        const ctx = contextFor(store);
-        const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
-        const format = resolved.format;
-        const branch = branchFlag ?? defaultBranch;
-        const acquired = await acquireLease(ctx, { branch, version, ttlMs, format });
-        const shape = await describeLease(ctx, acquired);
-        if (opts.hold !== true) {
-          const handle = toLeaseHandle(acquired);
-          cx.out.result(cx.command, { location: target.display, lease: shape, handle });
-          cx.out.line(
-            `Acquired lease ${acquired.leaseId} on ${branch}@${version} for ${formatDuration(ttlMs)} (expires ${shape.expiresAt ?? "?"} storage time).`,
-          );
-          // The handle carries the lease's secret: only its holder can release the lease.
-          cx.out.line(
-            `Release it with (the handle is the lease's secret: keep it private): holdfast lease release ${url} --handle '${JSON.stringify(handle)}'`,
-          );
-          return ExitCode.ok;
-        }
-        return holdLease(cx, ctx, acquired, shape, { renewEveryMs, readEveryMs, format });
-      },
+      leaseAcquire,
     ),
   );
 
@@ -151,35 +97,7 @@ export function registerLease(r: Registrar, program: Command): void {
         "holdfast lease list ./my-dataset",
         "holdfast lease list ./my-dataset 12 --branch main --json",
       ],
-      async ([url, versionText], opts, cx) => {
-        const target = parseTarget(url!, opts, cx.io);
-        let branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
-        const version = versionText === undefined ? undefined : parseVersionArg(versionText);
-        const forced = parseFormatOption(opts.format);
-        const ctx = contextFor(await openTarget(target, cx.io));
-        const { defaultBranch } = await openFormatDataset(ctx, forced);
-        if (version !== undefined) branch ??= defaultBranch;
-        const leases = await describeLeases(ctx, {
-          ...(branch === undefined ? {} : { branch }),
-          ...(version === undefined ? {} : { version }),
-        });
-        cx.out.result(cx.command, { location: target.display, leases });
-        if (leases.length === 0) {
-          cx.out.line("No leases.");
-          return ExitCode.ok;
-        }
-        cx.out.table(
-          ["LEASE", "VERSION", "TTL", "EXPIRES (storage time)", "STATE"],
-          leases.map((l) => [
-            l.leaseId,
-            `${l.branch}@${l.version}`,
-            l.ttlMs === null ? "?" : formatDuration(l.ttlMs),
-            l.expiresAt ?? "?",
-            l.active ? cx.out.paint("green", "active") : cx.out.paint("dim", "expired"),
-          ]),
-        );
-        return ExitCode.ok;
-      },
+      leaseList,
     ),
   );
 
@@ -210,76 +128,7 @@ export function registerLease(r: Registrar, program: Command): void {
         "holdfast lease release ./my-dataset --handle @lease-handle.json",
         "holdfast lease release ./my-dataset 01J9Z3K4V6W8X0Y2Z4A6B8C0D2 --force",
       ],
-      async ([url, leaseId], opts, cx) => {
-        const target = parseTarget(url!, opts, cx.io);
-        if (opts.handle !== undefined) {
-          if (opts.force === true) {
-            throw holdfastError(
-              "invalid-input",
-              "parse",
-              "--handle and --force exclude each other",
-            );
-          }
-          // Checked before any request: a forged handle or one of another lease is refused.
-          const handle = await parseHandleOption(String(opts.handle), leaseId);
-          const forced = parseFormatOption(opts.format);
-          const ctx = contextFor(await openTarget(target, cx.io));
-          await openFormatDataset(ctx, forced);
-          await releaseLeaseHandle(ctx, handle);
-          cx.out.result(cx.command, {
-            location: target.display,
-            released: { leaseId: handle.leaseId, branch: handle.branch, version: handle.version },
-          });
-          cx.out.line(`Released lease ${handle.leaseId} on ${handle.branch}@${handle.version}.`);
-          return ExitCode.ok;
-        }
-        if (opts.force !== true) {
-          throw holdfastError(
-            "invalid-input",
-            "parse",
-            "lease release needs the lease's handle (--handle, as lease acquire printed it)",
-            {
-              hint: "to remove another holder's lease by its id with your store credentials, add --force",
-            },
-          );
-        }
-        if (!/^[0-9A-HJKMNP-TV-Z]{26}$/i.test(leaseId ?? "")) {
-          throw holdfastError(
-            "invalid-input",
-            "parse",
-            `invalid lease id ${JSON.stringify(leaseId)}: expected a 26-character ULID`,
-            {
-              hint: "list lease ids with: holdfast lease list <url>",
-            },
-          );
-        }
-        const forced = parseFormatOption(opts.format);
-        const ctx = contextFor(await openTarget(target, cx.io));
-        await openFormatDataset(ctx, forced);
-        let found: LeaseEntry | undefined;
-        for await (const entry of listLeases(ctx)) {
-          if (entry.leaseId.toUpperCase() === leaseId!.toUpperCase()) found = entry;
-        }
-        if (!found) {
-          throw holdfastError(
-            "not-found",
-            "releaseLease",
-            `no lease ${leaseId} at ${target.display}`,
-            {
-              hint: "it may have been released already or removed with its retired version",
-            },
-          );
-        }
-        await ctx.store.delete(found.key);
-        cx.out.result(cx.command, {
-          location: target.display,
-          released: { leaseId: found.leaseId, branch: found.branch, version: found.version },
-        });
-        cx.out.line(
-          `Removed lease ${found.leaseId} on ${found.branch}@${found.version} (forced: its holder's next renewal fails LEASE_LOST).`,
-        );
-        return ExitCode.ok;
-      },
+      leaseRelease,
     ),
   );
 
@@ -288,6 +137,164 @@ export function registerLease(r: Registrar, program: Command): void {
     "\nExamples:\n  $ holdfast lease acquire ./my-dataset 12 --ttl 60s --hold\n  $ holdfast lease list ./my-dataset",
   );
   program.addCommand(lease);
+}
+
+/** `holdfast lease acquire`. */
+async function leaseAcquire(
+  [url, versionText]: readonly string[],
+  opts: Record<string, unknown>,
+  cx: CommandContext,
+): Promise<number> {
+  const target = parseTarget(url!, opts, cx.io);
+  const version = parseVersionArg(versionText);
+  const ttlMs = parseDuration(String(opts.ttl), "--ttl");
+  if (ttlMs < MIN_TTL_MS) {
+    throw holdfastError(
+      "invalid-input",
+      "parse",
+      `--ttl ${String(opts.ttl)} is below the minimum of ${MIN_TTL_MS}ms`,
+      {
+        hint: "use a TTL of at least 100ms; the lease keeper renews it for you with --hold",
+      },
+    );
+  }
+  const branchFlag = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+  const renewEveryMs =
+    opts.renewEvery === undefined
+      ? undefined
+      : parseDuration(String(opts.renewEvery), "--renew-every");
+  const readEveryMs =
+    opts.readEvery === undefined
+      ? undefined
+      : parseDuration(String(opts.readEvery), "--read-every");
+  if ((renewEveryMs !== undefined || readEveryMs !== undefined) && opts.hold !== true) {
+    throw holdfastError("invalid-input", "parse", "--renew-every and --read-every need --hold");
+  }
+  // The keeper's own check (its fence margin), before anything is written.
+  if (renewEveryMs !== undefined) checkRenewEvery(ttlMs, renewEveryMs);
+  const forced = parseFormatOption(opts.format);
+  const store = await openTarget(target, cx.io);
+  const ctx = contextFor(store);
+  const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
+  const format = resolved.format;
+  const branch = branchFlag ?? defaultBranch;
+  const acquired = await acquireLease(ctx, { branch, version, ttlMs, format });
+  const shape = await describeLease(ctx, acquired);
+  if (opts.hold !== true) {
+    const handle = toLeaseHandle(acquired);
+    cx.out.result(cx.command, { location: target.display, lease: shape, handle });
+    cx.out.line(
+      `Acquired lease ${acquired.leaseId} on ${branch}@${version} for ${formatDuration(ttlMs)} (expires ${shape.expiresAt ?? "?"} storage time).`,
+    );
+    // The handle carries the lease's secret: only its holder can release the lease.
+    cx.out.line(
+      `Release it with (the handle is the lease's secret: keep it private): holdfast lease release ${url} --handle '${JSON.stringify(handle)}'`,
+    );
+    return ExitCode.ok;
+  }
+  return holdLease(cx, ctx, acquired, shape, { renewEveryMs, readEveryMs, format });
+}
+
+/** `holdfast lease list`. */
+async function leaseList(
+  [url, versionText]: readonly string[],
+  opts: Record<string, unknown>,
+  cx: CommandContext,
+): Promise<number> {
+  const target = parseTarget(url!, opts, cx.io);
+  let branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+  const version = versionText === undefined ? undefined : parseVersionArg(versionText);
+  const forced = parseFormatOption(opts.format);
+  const ctx = contextFor(await openTarget(target, cx.io));
+  const { defaultBranch } = await openFormatDataset(ctx, forced);
+  if (version !== undefined) branch ??= defaultBranch;
+  const leases = await describeLeases(ctx, {
+    ...(branch === undefined ? {} : { branch }),
+    ...(version === undefined ? {} : { version }),
+  });
+  cx.out.result(cx.command, { location: target.display, leases });
+  if (leases.length === 0) {
+    cx.out.line("No leases.");
+    return ExitCode.ok;
+  }
+  cx.out.table(
+    ["LEASE", "VERSION", "TTL", "EXPIRES (storage time)", "STATE"],
+    leases.map((l) => [
+      l.leaseId,
+      `${l.branch}@${l.version}`,
+      l.ttlMs === null ? "?" : formatDuration(l.ttlMs),
+      l.expiresAt ?? "?",
+      l.active ? cx.out.paint("green", "active") : cx.out.paint("dim", "expired"),
+    ]),
+  );
+  return ExitCode.ok;
+}
+
+/** `holdfast lease release`. */
+async function leaseRelease(
+  [url, leaseId]: readonly string[],
+  opts: Record<string, unknown>,
+  cx: CommandContext,
+): Promise<number> {
+  const target = parseTarget(url!, opts, cx.io);
+  if (opts.handle !== undefined) {
+    if (opts.force === true) {
+      throw holdfastError("invalid-input", "parse", "--handle and --force exclude each other");
+    }
+    // Checked before any request: a forged handle or one of another lease is refused.
+    const handle = await parseHandleOption(String(opts.handle), leaseId);
+    const forced = parseFormatOption(opts.format);
+    const ctx = contextFor(await openTarget(target, cx.io));
+    await openFormatDataset(ctx, forced);
+    await releaseLeaseHandle(ctx, handle);
+    cx.out.result(cx.command, {
+      location: target.display,
+      released: { leaseId: handle.leaseId, branch: handle.branch, version: handle.version },
+    });
+    cx.out.line(`Released lease ${handle.leaseId} on ${handle.branch}@${handle.version}.`);
+    return ExitCode.ok;
+  }
+  if (opts.force !== true) {
+    throw holdfastError(
+      "invalid-input",
+      "parse",
+      "lease release needs the lease's handle (--handle, as lease acquire printed it)",
+      {
+        hint: "to remove another holder's lease by its id with your store credentials, add --force",
+      },
+    );
+  }
+  if (!/^[0-9A-HJKMNP-TV-Z]{26}$/i.test(leaseId ?? "")) {
+    throw holdfastError(
+      "invalid-input",
+      "parse",
+      `invalid lease id ${JSON.stringify(leaseId)}: expected a 26-character ULID`,
+      {
+        hint: "list lease ids with: holdfast lease list <url>",
+      },
+    );
+  }
+  const forced = parseFormatOption(opts.format);
+  const ctx = contextFor(await openTarget(target, cx.io));
+  await openFormatDataset(ctx, forced);
+  let found: LeaseEntry | undefined;
+  for await (const entry of listLeases(ctx)) {
+    if (entry.leaseId.toUpperCase() === leaseId!.toUpperCase()) found = entry;
+  }
+  if (!found) {
+    throw holdfastError("not-found", "releaseLease", `no lease ${leaseId} at ${target.display}`, {
+      hint: "it may have been released already or removed with its retired version",
+    });
+  }
+  await ctx.store.delete(found.key);
+  cx.out.result(cx.command, {
+    location: target.display,
+    released: { leaseId: found.leaseId, branch: found.branch, version: found.version },
+  });
+  cx.out.line(
+    `Removed lease ${found.leaseId} on ${found.branch}@${found.version} (forced: its holder's next renewal fails LEASE_LOST).`,
+  );
+  return ExitCode.ok;
 }
 
 /**

@@ -5,7 +5,8 @@ import type { Registrar } from "../program.js";
 export type Register = (r: Registrar, program: Command) => void;
 
 /**
- * Every command module with the top-level commands it adds, in `--help` order. A module
+ * Every command module (one file per top-level command) with the command it adds, in
+ * `--help` order. A module
  * loads only when its command runs (or for the top-level help, which lists them all):
  * `holdfast status --help` then never loads the HTTP server (`serve`) or the progress
  * bar of a command it does not run.
@@ -15,25 +16,18 @@ export const COMMAND_MODULES: readonly {
   readonly load: () => Promise<readonly Register[]>;
 }[] = [
   { names: ["demo"], load: async () => [(await import("./demo.js")).registerDemo] },
-  {
-    names: ["init", "commit", "versions"],
-    load: async () => [(await import("./dataset.js")).registerDataset],
-  },
+  { names: ["init"], load: async () => [(await import("./init.js")).registerInit] },
+  { names: ["commit"], load: async () => [(await import("./commit.js")).registerCommit] },
+  { names: ["versions"], load: async () => [(await import("./versions.js")).registerVersions] },
   { names: ["lease"], load: async () => [(await import("./lease.js")).registerLease] },
-  {
-    names: ["tag", "branch"],
-    load: async () => {
-      const refs = await import("./refs.js");
-      return [refs.registerTag, refs.registerBranch];
-    },
-  },
-  {
-    names: ["cleanup", "recover"],
-    load: async () => [(await import("./cleanup.js")).registerCleanup],
-  },
+  { names: ["tag"], load: async () => [(await import("./tag.js")).registerTag] },
+  { names: ["branch"], load: async () => [(await import("./branch.js")).registerBranch] },
+  { names: ["cleanup"], load: async () => [(await import("./cleanup.js")).registerCleanup] },
+  { names: ["recover"], load: async () => [(await import("./recover.js")).registerRecover] },
   { names: ["status"], load: async () => [(await import("./status.js")).registerStatus] },
   { names: ["doctor"], load: async () => [(await import("./doctor.js")).registerDoctor] },
-  { names: ["serve", "token"], load: async () => [(await import("./serve.js")).registerServe] },
+  { names: ["serve"], load: async () => [(await import("./serve.js")).registerServe] },
+  { names: ["token"], load: async () => [(await import("./token.js")).registerToken] },
 ];
 
 /**

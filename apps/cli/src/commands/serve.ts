@@ -1,17 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { holdfastError } from "@holdfast/conditional-store";
-import { createContext } from "@holdfast/dataset";
 import {
   buildServer,
-  createToken,
   type DatasetSource,
   hashToken,
   loadTokens,
-  ROLES,
-  type Role,
-  removeToken,
-  revokeToken,
   ServerConfigFileSchema,
   type TokenEntry,
 } from "@holdfast/server";
@@ -20,10 +14,10 @@ import { parseCountArg } from "../args.js";
 import { parseDuration } from "../duration.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../output.js";
-import { type Registrar, withStoreOptions } from "../program.js";
+import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
 import { openTarget, parseTarget } from "../target.js";
 
-/** `serve` and `token create`: holdfast as an HTTP service (apps/server). */
+/** `serve`: holdfast as an HTTP service (apps/server). */
 export function registerServe(r: Registrar, program: Command): void {
   program.addCommand(
     r.leaf(
@@ -56,195 +50,66 @@ export function registerServe(r: Registrar, program: Command): void {
         "holdfast serve ./my-dataset",
         "holdfast serve s3://bucket/datasets --dataset events clicks --tokens tokens.json --host 0.0.0.0",
       ],
-      async ([url], opts, cx) => {
-        const sources = await openSources(url!, opts, cx.io);
-        const tokens = await resolveTokens(opts, cx.io);
-        const config = await readConfig(opts.config);
-        const tls = await readTls(opts);
-        const port = parseCountArg(String(opts.port), "--port");
-        const app = await buildServer({
-          datasets: sources,
-          tokens: tokens.entries,
-          schedules: config.schedules,
-          rateLimit: {
-            max: parseCountArg(String(opts.rateLimit), "--rate-limit", 1),
-            windowMs: 60_000,
-          },
-          ...(tls === undefined ? {} : { https: tls }),
-          ...(Array.isArray(opts.corsOrigin) ? { corsOrigins: opts.corsOrigin.map(String) } : {}),
-          ...(typeof opts.replicaId === "string" ? { replicaId: opts.replicaId } : {}),
-          ...(opts.cleanupLockBound === undefined
-            ? {}
-            : {
-                lockBoundMs: parseDuration(String(opts.cleanupLockBound), "--cleanup-lock-bound"),
-              }),
-          logger: cx.out.json ? false : { level: "info" },
-        });
-        const address = await app.listen({ host: String(opts.host), port });
-        cx.out.result(cx.command, {
-          url: address,
-          datasets: sources.map((s) => s.name),
-          ...(tokens.ephemeral === undefined ? {} : { adminToken: tokens.ephemeral }),
-        });
-        cx.out.note(
-          `holdfast server on ${address}: dashboard ${address}/, API docs ${address}/docs`,
-        );
-        if (tokens.ephemeral !== undefined) {
-          cx.out.note(
-            `No tokens file: this run accepts one admin token, shown once and forgotten at exit:\n  ${tokens.ephemeral}\n` +
-              "For lasting tokens: holdfast token create --role reader --name <name> --tokens tokens.json",
-          );
-        }
-        await new Promise<void>((resolve) => {
-          if (cx.interrupt.aborted) return resolve();
-          cx.interrupt.addEventListener("abort", () => resolve(), { once: true });
-        });
-        // Graceful: in-flight requests and a running cleanup finish before the process exits.
-        await app.close();
-        return ExitCode.ok;
-      },
+      serveCommand,
     ),
   );
-
-  const token = new Command("token").description("bearer tokens of holdfast serve");
-  token.addCommand(
-    r.leaf(
-      new Command("create")
-        .description("create a token, add its hash to the tokens file, and print the token once")
-        .requiredOption("--role <role>", `one of ${ROLES.join(", ")}`)
-        .requiredOption("--name <name>", "who or what uses it, e.g. etl")
-        .option("--tokens <file>", "tokens file (env HOLDFAST_TOKENS_FILE; created when missing)"),
-      "token create",
-      ["holdfast token create --role reader --name etl --tokens tokens.json"],
-      async (_args, opts, cx) => {
-        const file = tokensFile(opts, cx.io);
-        if (file === undefined) {
-          throw holdfastError("invalid-input", "parse", "token create needs --tokens FILE", {
-            hint: "or set HOLDFAST_TOKENS_FILE",
-          });
-        }
-        const role = String(opts.role);
-        if (!(ROLES as readonly string[]).includes(role)) {
-          throw holdfastError(
-            "invalid-input",
-            "parse",
-            `--role must be one of ${ROLES.join(", ")}`,
-          );
-        }
-        const { token: secret, entry } = await createToken(file, {
-          name: String(opts.name),
-          role: role as Role,
-        });
-        cx.out.result(cx.command, {
-          name: entry.name,
-          role: entry.role,
-          token: secret,
-          tokensFile: file,
-        });
-        cx.out.line(secret);
-        cx.out.note(`Added ${entry.name} (${entry.role}) to ${file}. The token is shown only now.`);
-        return ExitCode.ok;
-      },
-    ),
-  );
-  token.addCommand(
-    r.leaf(
-      withStoreOptions(
-        new Command("revoke")
-          .description(
-            "revoke a token on the served datasets' stores: every running replica refuses it within 10 s, no restart needed",
-          )
-          .argument("<url>", "the storage URL given to holdfast serve")
-          .option(
-            "--dataset <name...>",
-            "the datasets served under <url>, as given to holdfast serve",
-          )
-          .option("--name <name>", "the token's name in the tokens file")
-          .option(
-            "--sha256 <hex>",
-            "the token's SHA-256 (its tokens-file entry), when this host has no tokens file",
-          )
-          .option(
-            "--tokens <file>",
-            "tokens file (env HOLDFAST_TOKENS_FILE): finds the entry by --name and removes it",
-          )
-          .addHelpText(
-            "after",
-            "\nThe revocation is a record on each dataset's store (_holdfast/server/revoked-tokens/), so\n" +
-              "replicas on every host see it: each re-reads the list at most every 10 s. The entry is also\n" +
-              "removed from --tokens, so a restart with that file does not need the record.",
-          ),
-      ),
-      "token revoke",
-      [
-        "holdfast token revoke ./ds --name etl --tokens tokens.json",
-        "holdfast token revoke s3://bucket/datasets --dataset events clicks --sha256 <64 hex> --name etl",
-      ],
-      async ([url], opts, cx) => {
-        const file = tokensFile(opts, cx.io);
-        const entry = await tokenToRevoke(opts, file);
-        const sources = await openSources(url!, opts, cx.io);
-        const revokedOn: { dataset: string; key: string; alreadyRevoked: boolean }[] = [];
-        for (const source of sources) {
-          const done = await revokeToken(createContext(source.store), entry);
-          revokedOn.push({ dataset: source.name, ...done });
-        }
-        // After every store has the record: the file is the fallback, not the revocation.
-        const removed = file === undefined ? false : await removeToken(file, entry.sha256);
-        cx.out.result(cx.command, {
-          name: entry.name,
-          sha256: entry.sha256,
-          revokedOn,
-          removedFromTokensFile: removed,
-        });
-        cx.out.line(
-          `Revoked ${entry.name} on ${revokedOn.map((r) => r.dataset).join(", ")}: every replica serving them refuses it within 10 s.`,
-        );
-        if (removed) cx.out.note(`Removed ${entry.name} from ${file}.`);
-        return ExitCode.ok;
-      },
-    ),
-  );
-  program.addCommand(token);
 }
 
-/** The entry `token revoke` names: by --sha256, or by --name in the tokens file. */
-async function tokenToRevoke(
+/** `holdfast serve`. */
+async function serveCommand(
+  [url]: readonly string[],
   opts: Record<string, unknown>,
-  file: string | undefined,
-): Promise<{ name: string; sha256: string }> {
-  const name = typeof opts.name === "string" ? opts.name : undefined;
-  if (typeof opts.sha256 === "string") {
-    const sha256 = opts.sha256.toLowerCase();
-    if (!/^[0-9a-f]{64}$/.test(sha256)) {
-      throw holdfastError("invalid-input", "parse", "--sha256 takes 64 hex digits", {
-        hint: "the sha256 field of the token's entry in the tokens file",
-      });
-    }
-    return { name: name ?? "(unnamed)", sha256 };
-  }
-  if (name === undefined || file === undefined) {
-    throw holdfastError(
-      "invalid-input",
-      "parse",
-      "token revoke needs --name with --tokens FILE, or --sha256",
-      {
-        hint: "holdfast token revoke <url> --name etl --tokens tokens.json",
-      },
+  cx: CommandContext,
+): Promise<number> {
+  const sources = await openSources(url!, opts, cx.io);
+  const tokens = await resolveTokens(opts, cx.io);
+  const config = await readConfig(opts.config);
+  const tls = await readTls(opts);
+  const port = parseCountArg(String(opts.port), "--port");
+  const app = await buildServer({
+    datasets: sources,
+    tokens: tokens.entries,
+    schedules: config.schedules,
+    rateLimit: {
+      max: parseCountArg(String(opts.rateLimit), "--rate-limit", 1),
+      windowMs: 60_000,
+    },
+    ...(tls === undefined ? {} : { https: tls }),
+    ...(Array.isArray(opts.corsOrigin) ? { corsOrigins: opts.corsOrigin.map(String) } : {}),
+    ...(typeof opts.replicaId === "string" ? { replicaId: opts.replicaId } : {}),
+    ...(opts.cleanupLockBound === undefined
+      ? {}
+      : {
+          lockBoundMs: parseDuration(String(opts.cleanupLockBound), "--cleanup-lock-bound"),
+        }),
+    logger: cx.out.json ? false : { level: "info" },
+  });
+  const address = await app.listen({ host: String(opts.host), port });
+  cx.out.result(cx.command, {
+    url: address,
+    datasets: sources.map((s) => s.name),
+    ...(tokens.ephemeral === undefined ? {} : { adminToken: tokens.ephemeral }),
+  });
+  cx.out.note(`holdfast server on ${address}: dashboard ${address}/, API docs ${address}/docs`);
+  if (tokens.ephemeral !== undefined) {
+    cx.out.note(
+      `No tokens file: this run accepts one admin token, shown once and forgotten at exit:\n  ${tokens.ephemeral}\n` +
+        "For lasting tokens: holdfast token create --role reader --name <name> --tokens tokens.json",
     );
   }
-  const entry = (await loadTokens(file)).find((t) => t.name === name);
-  if (!entry) {
-    throw holdfastError("not-found", "parse", `no token named ${name} in ${file}`, {
-      hint: "pass its --sha256 if the entry was already removed",
-    });
-  }
-  return entry;
+  await new Promise<void>((resolve) => {
+    if (cx.interrupt.aborted) return resolve();
+    cx.interrupt.addEventListener("abort", () => resolve(), { once: true });
+  });
+  // Graceful: in-flight requests and a running cleanup finish before the process exits.
+  await app.close();
+  return ExitCode.ok;
 }
 
 // --- utils ---
 
-async function openSources(
+/** The datasets `serve` and `token revoke` name: the URL itself, or one per `--dataset` below it. */
+export async function openSources(
   url: string,
   opts: Record<string, unknown>,
   io: CliIo,
@@ -273,7 +138,8 @@ async function openSources(
   return sources;
 }
 
-function tokensFile(opts: Record<string, unknown>, io: CliIo): string | undefined {
+/** The tokens file: `--tokens`, else `$HOLDFAST_TOKENS_FILE`. */
+export function tokensFile(opts: Record<string, unknown>, io: CliIo): string | undefined {
   const file = typeof opts.tokens === "string" ? opts.tokens : io.env.HOLDFAST_TOKENS_FILE;
   return file === undefined || file === "" ? undefined : resolve(io.cwd, file);
 }

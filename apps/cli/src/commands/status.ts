@@ -10,7 +10,7 @@ import {
   withFormatOption,
 } from "../format.js";
 import type { Output } from "../output.js";
-import { type Registrar, withStoreOptions } from "../program.js";
+import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
 import { formatRanges } from "../progress.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
 
@@ -33,27 +33,34 @@ export function registerStatus(r: Registrar, program: Command): void {
         "holdfast status az://container/ds --json",
         "holdfast status s3://bucket/db/events.lance   # a Lance table (LanceDB)",
       ],
-      async ([url], opts, cx) => {
-        const t = parseTarget(url!, opts, cx.io);
-        const forced = parseFormatOption(opts.format);
-        const ctx = contextFor(await openTarget(t, cx.io));
-        const { resolved, datasetId } = await openFormatDataset(ctx, forced, { describe: true });
-        const status = await collectStatus(ctx, { format: resolved.format });
-        const warning = lanceAutoCleanupWarning(resolved);
-        cx.out.result(cx.command, {
-          location: t.display,
-          datasetId,
-          format: resolved.name,
-          ...status,
-          ...(resolved.lance ? { lance: resolved.lance } : {}),
-          warnings: warning ? [warning] : [],
-        });
-        printStatus(cx.out, t.display, status, resolved.lance);
-        if (warning) cx.out.line(cx.out.paint("yellow", `warning: ${warning}`));
-        return ExitCode.ok;
-      },
+      statusCommand,
     ),
   );
+}
+
+/** `holdfast status`. */
+async function statusCommand(
+  [url]: readonly string[],
+  opts: Record<string, unknown>,
+  cx: CommandContext,
+): Promise<number> {
+  const t = parseTarget(url!, opts, cx.io);
+  const forced = parseFormatOption(opts.format);
+  const ctx = contextFor(await openTarget(t, cx.io));
+  const { resolved, datasetId } = await openFormatDataset(ctx, forced, { describe: true });
+  const status = await collectStatus(ctx, { format: resolved.format });
+  const warning = lanceAutoCleanupWarning(resolved);
+  cx.out.result(cx.command, {
+    location: t.display,
+    datasetId,
+    format: resolved.name,
+    ...status,
+    ...(resolved.lance ? { lance: resolved.lance } : {}),
+    warnings: warning ? [warning] : [],
+  });
+  printStatus(cx.out, t.display, status, resolved.lance);
+  if (warning) cx.out.line(cx.out.paint("yellow", `warning: ${warning}`));
+  return ExitCode.ok;
 }
 
 // --- utils ---

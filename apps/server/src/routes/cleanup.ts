@@ -1,12 +1,14 @@
 import {
   CleanupJobShape,
   CleanupJobsShape,
+  type CleanupPolicyBody,
   CleanupRequest,
   JsonShapes,
   UlidParam,
 } from "@holdfast/api-shapes";
 import { recoverAndCleanup } from "@holdfast/cleanup";
 import { holdfastError } from "@holdfast/conditional-store";
+import type { FastifyReply } from "fastify";
 import { z } from "zod";
 import { type AppDeps, datasetOf, sendProblem, type ZodApp } from "../app.js";
 import { type DatasetEntry, openServed } from "../datasets.js";
@@ -37,28 +39,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
         response: withProblems({ 200: JsonShapes.cleanup }),
       },
     },
-    async (request) => {
-      const ds = datasetOf(deps, request);
-      const { resolved } = await openServed(ds);
-      // A plan is a dry run: it writes nothing but its clock probe (no recovery either).
-      const { stats } = await recoverAndCleanup(
-        ds.ctx,
-        { ...request.body.policy, dryRun: true },
-        { format: resolved.format, referenceCensus: resolved.referenceCensus },
-      );
-      const answer = {
-        ok: true as const,
-        command: "cleanup" as const,
-        location: ds.store.location,
-        policy: { ...request.body.policy, dryRun: true },
-        stats: statsBody(stats),
-      };
-      await deps.history.savePlan(ds, ds.ctx.ids.next(), {
-        ...answer,
-        plannedAt: new Date().toISOString(),
-      });
-      return answer;
-    },
+    (request) => planRoute(deps, datasetOf(deps, request), request.body.policy),
   );
 
   app.get(
@@ -73,16 +54,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
         response: withProblems({ 200: JsonShapes.cleanup }),
       },
     },
-    async (request) => {
-      const ds = datasetOf(deps, request);
-      const last = await deps.history.lastPlan(ds);
-      if (!last) {
-        throw holdfastError("not-found", "cleanup", `no plan of ${ds.name} yet`, {
-          hint: "POST .../cleanup/plan with a policy",
-        });
-      }
-      return last;
-    },
+    (request) => lastPlanRoute(deps, datasetOf(deps, request)),
   );
 
   app.post(
@@ -100,12 +72,11 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const ds = datasetOf(deps, request);
-      await openServed(ds);
-      const { job } = await deps.jobs.start(ds, "cleanup", "api", request.body.policy);
+      const answer = await startJobRoute(deps, ds, request.body.policy);
       return reply
         .code(202)
-        .header("location", `/v1/datasets/${ds.name}/cleanup/jobs/${job.id}`)
-        .send({ ok: true as const, command: "cleanup job" as const, job });
+        .header("location", `/v1/datasets/${ds.name}/cleanup/jobs/${answer.job.id}`)
+        .send(answer);
     },
   );
 
@@ -121,14 +92,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
         response: withProblems({ 200: CleanupJobsShape }),
       },
     },
-    async (request) => {
-      const ds = datasetOf(deps, request);
-      return {
-        ok: true as const,
-        command: "cleanup jobs" as const,
-        jobs: await deps.jobs.list(ds),
-      };
-    },
+    (request) => listJobsRoute(deps, datasetOf(deps, request)),
   );
 
   app.get(
@@ -143,12 +107,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
         response: withProblems({ 200: JobAccepted }),
       },
     },
-    async (request) => {
-      const ds = datasetOf(deps, request);
-      const job = await deps.jobs.get(ds, request.params.jobId);
-      if (!job) throw noJob(request.params.jobId);
-      return { ok: true as const, command: "cleanup job" as const, job };
-    },
+    (request) => getJobRoute(deps, datasetOf(deps, request), request.params.jobId),
   );
 
   app.get(
@@ -165,43 +124,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
         response: withProblems({ 200: z.string().describe("text/event-stream") }),
       },
     },
-    async (request, reply) => {
-      const ds = datasetOf(deps, request);
-      const job = await deps.jobs.get(ds, request.params.jobId);
-      if (!job) throw noJob(request.params.jobId);
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        "content-type": "text/event-stream",
-        "cache-control": "no-cache",
-        connection: "keep-alive",
-      });
-      const send = (event: JobEvent) => {
-        raw.write(`event: ${event.type}\ndata: ${JSON.stringify(event.job)}\n\n`);
-      };
-      if (job.state !== "running") {
-        send({ type: "done", job });
-        raw.end();
-        return;
-      }
-      deps.streams.add(raw);
-      send({ type: "progress", job });
-      const unsubscribe = deps.jobs.isLive(job.id)
-        ? deps.jobs.subscribe(job.id, (event) => {
-            send(event);
-            if (event.type === "done") close();
-          })
-        : followStored(deps, ds, job.id, (event) => {
-            send(event);
-            if (event.type === "done") close();
-          });
-      const close = () => {
-        unsubscribe();
-        deps.streams.delete(raw);
-        if (!raw.writableEnded) raw.end();
-      };
-      raw.on("close", close);
-    },
+    (request, reply) => followJobRoute(deps, datasetOf(deps, request), request.params.jobId, reply),
   );
 
   app.post(
@@ -217,29 +140,127 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const ds = datasetOf(deps, request);
-      await openServed(ds);
-      const { finished } = await deps.jobs.start(ds, "recover", "api", null);
-      const job = await finished;
-      if (job.stats === null) {
-        return sendProblem(reply, job.error ?? problemFor(new Error("recovery failed")));
-      }
-      const stats = job.stats;
-      return {
-        ok: true as const,
-        command: "recover" as const,
-        location: ds.store.location,
-        references: job.references ?? {},
-        referenceKeys: job.referenceKeys ?? {},
-        retirements: stats.recovered,
-        retired: stats.retired,
-        finished: (stats as { finished?: { branch: string; version: number }[] }).finished ?? [],
-        objectsDeleted: stats.objectsDeleted,
-        bytesDeleted: stats.bytesDeleted,
-        warnings: stats.warnings,
-      };
+      const answer = await recoverRoute(deps, datasetOf(deps, request));
+      return "status" in answer ? sendProblem(reply, answer) : answer;
     },
   );
+}
+
+/** `POST .../cleanup/plan`: a dry run (no writes but its clock probe), kept as the last plan. */
+async function planRoute(deps: AppDeps, ds: DatasetEntry, policy: CleanupPolicyBody) {
+  const { resolved } = await openServed(ds);
+  const { stats } = await recoverAndCleanup(
+    ds.ctx,
+    { ...policy, dryRun: true },
+    { format: resolved.format, referenceCensus: resolved.referenceCensus },
+  );
+  const answer = {
+    ok: true as const,
+    command: "cleanup" as const,
+    location: ds.store.location,
+    policy: { ...policy, dryRun: true },
+    stats: statsBody(stats),
+  };
+  await deps.history.savePlan(ds, ds.ctx.ids.next(), {
+    ...answer,
+    plannedAt: new Date().toISOString(),
+  });
+  return answer;
+}
+
+/** `GET .../cleanup/plan`: the last plan made through any replica. */
+async function lastPlanRoute(deps: AppDeps, ds: DatasetEntry) {
+  const last = await deps.history.lastPlan(ds);
+  if (!last) {
+    throw holdfastError("not-found", "cleanup", `no plan of ${ds.name} yet`, {
+      hint: "POST .../cleanup/plan with a policy",
+    });
+  }
+  return last;
+}
+
+/** `POST .../cleanup/jobs`: answers once the job holds the dataset's cleanup lock. */
+async function startJobRoute(deps: AppDeps, ds: DatasetEntry, policy: CleanupPolicyBody) {
+  await openServed(ds);
+  const { job } = await deps.jobs.start(ds, "cleanup", "api", policy);
+  return { ok: true as const, command: "cleanup job" as const, job };
+}
+
+/** `GET .../cleanup/jobs`: newest first, from the store. */
+async function listJobsRoute(deps: AppDeps, ds: DatasetEntry) {
+  return { ok: true as const, command: "cleanup jobs" as const, jobs: await deps.jobs.list(ds) };
+}
+
+/** `GET .../cleanup/jobs/:jobId`. */
+async function getJobRoute(deps: AppDeps, ds: DatasetEntry, jobId: string) {
+  const job = await deps.jobs.get(ds, jobId);
+  if (!job) throw noJob(jobId);
+  return { ok: true as const, command: "cleanup job" as const, job };
+}
+
+/**
+ * `GET .../cleanup/jobs/:jobId/events`: server-sent events, every step through the replica
+ * running the job, its stored state until it ends through another.
+ */
+async function followJobRoute(deps: AppDeps, ds: DatasetEntry, jobId: string, reply: FastifyReply) {
+  const job = await deps.jobs.get(ds, jobId);
+  if (!job) throw noJob(jobId);
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  const send = (event: JobEvent) => {
+    raw.write(`event: ${event.type}\ndata: ${JSON.stringify(event.job)}\n\n`);
+  };
+  if (job.state !== "running") {
+    send({ type: "done", job });
+    raw.end();
+    return;
+  }
+  deps.streams.add(raw);
+  send({ type: "progress", job });
+  const unsubscribe = deps.jobs.isLive(job.id)
+    ? deps.jobs.subscribe(job.id, (event) => {
+        send(event);
+        if (event.type === "done") close();
+      })
+    : followStored(deps, ds, job.id, (event) => {
+        send(event);
+        if (event.type === "done") close();
+      });
+  const close = () => {
+    unsubscribe();
+    deps.streams.delete(raw);
+    if (!raw.writableEnded) raw.end();
+  };
+  raw.on("close", close);
+}
+
+/** `POST .../recover`: a recovery job, answered when it ends (a failure as its problem). */
+async function recoverRoute(deps: AppDeps, ds: DatasetEntry) {
+  await openServed(ds);
+  const { finished } = await deps.jobs.start(ds, "recover", "api", null);
+  const job = await finished;
+  if (job.stats === null) {
+    return job.error ?? problemFor(new Error("recovery failed"));
+  }
+  const stats = job.stats;
+  return {
+    ok: true as const,
+    command: "recover" as const,
+    location: ds.store.location,
+    references: job.references ?? {},
+    referenceKeys: job.referenceKeys ?? {},
+    retirements: stats.recovered,
+    retired: stats.retired,
+    finished: (stats as { finished?: { branch: string; version: number }[] }).finished ?? [],
+    objectsDeleted: stats.objectsDeleted,
+    bytesDeleted: stats.bytesDeleted,
+    warnings: stats.warnings,
+  };
 }
 
 // --- utils ---

@@ -45,42 +45,8 @@ export function registerOpsRoutes(app: ZodApp, deps: AppDeps): void {
       },
     },
     async (_request, reply) => {
-      const datasets = await Promise.all(
-        [...deps.datasets.values()].map(async (ds) => {
-          try {
-            await openServed(ds);
-            let probe = probes.get(ds.name);
-            if (!probe) {
-              probe = probeStore(ds.store);
-              probes.set(ds.name, probe);
-              probe.catch(() => probes.delete(ds.name));
-            }
-            const report = await probe;
-            const ok = report.createOnly === "honoured" && report.conditionalUpdate === "honoured";
-            // Public: the checks' outcomes only. The probe's warnings and store errors name the
-            // store's location (bucket, path), which only authenticated routes show.
-            return {
-              name: ds.name,
-              ready: ok,
-              detail: ok
-                ? "store reachable, conditional writes enforced"
-                : `conditional writes not enforced: create-only ${report.createOnly}, compare-and-swap ${report.conditionalUpdate} (GET .../doctor says more)`,
-              capabilities: { ...ds.store.capabilities } as Record<string, unknown>,
-              clockSkewMs: report.clockSkewMs,
-            };
-          } catch (error) {
-            return {
-              name: ds.name,
-              ready: false,
-              detail: `store not ready: ${isHoldfastError(error) ? `${error.kind}${error.code === undefined ? "" : ` (${error.code})`}` : "internal error"} (GET .../status says more)`,
-              capabilities: null,
-              clockSkewMs: null,
-            };
-          }
-        }),
-      );
-      const ok = datasets.every((d) => d.ready);
-      return reply.code(ok ? 200 : 503).send({ ok, datasets });
+      const answer = await readinessRoute(deps, probes);
+      return reply.code(answer.ok ? 200 : 503).send(answer);
     },
   );
 
@@ -101,4 +67,47 @@ export function registerOpsRoutes(app: ZodApp, deps: AppDeps): void {
       return reply.type(deps.metrics.registry.contentType).send(text);
     },
   );
+}
+
+/**
+ * `GET /readyz`: every dataset's store answers and enforces create-only and compare-and-swap
+ * (probed once per dataset: the probe writes and removes an object). Public, so it names
+ * the checks' outcomes only, never a store's location.
+ */
+async function readinessRoute(deps: AppDeps, probes: Map<string, Promise<StoreProbeReport>>) {
+  const datasets = await Promise.all(
+    [...deps.datasets.values()].map(async (ds) => {
+      try {
+        await openServed(ds);
+        let probe = probes.get(ds.name);
+        if (!probe) {
+          probe = probeStore(ds.store);
+          probes.set(ds.name, probe);
+          probe.catch(() => probes.delete(ds.name));
+        }
+        const report = await probe;
+        const ok = report.createOnly === "honoured" && report.conditionalUpdate === "honoured";
+        // Public: the checks' outcomes only. The probe's warnings and store errors name the
+        // store's location (bucket, path), which only authenticated routes show.
+        return {
+          name: ds.name,
+          ready: ok,
+          detail: ok
+            ? "store reachable, conditional writes enforced"
+            : `conditional writes not enforced: create-only ${report.createOnly}, compare-and-swap ${report.conditionalUpdate} (GET .../doctor says more)`,
+          capabilities: { ...ds.store.capabilities } as Record<string, unknown>,
+          clockSkewMs: report.clockSkewMs,
+        };
+      } catch (error) {
+        return {
+          name: ds.name,
+          ready: false,
+          detail: `store not ready: ${isHoldfastError(error) ? `${error.kind}${error.code === undefined ? "" : ` (${error.code})`}` : "internal error"} (GET .../status says more)`,
+          capabilities: null,
+          clockSkewMs: null,
+        };
+      }
+    }),
+  );
+  return { ok: datasets.every((d) => d.ready), datasets };
 }
