@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ErrorShape, JsonShapes } from "../src/shapes.js";
 
@@ -61,26 +61,8 @@ export function cli(
   });
 }
 
-/**
- * Reads a service env file written by tooling/services/*-start.sh. Missing file = the
- * service was not started: fail with the command that starts it (never skip).
- */
-export function readServiceEnv(name: "azurite" | "gcs" | "rgw"): Record<string, string> {
-  const dir = process.env.HOLDFAST_SERVICES_DIR ?? "/tmp/holdfast-services";
-  const file = `${dir}/${name}.env`;
-  if (!existsSync(file)) {
-    throw new Error(
-      `${file} is missing: start the service first with \`bash tooling/services/${name}-start.sh\` (npm test does this)`,
-    );
-  }
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    const match = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (!match) continue;
-    env[match[1]!] = match[2]!.replace(/^'(.*)'$/, "$1").replace(/^"(.*)"$/, "$1");
-  }
-  return env;
-}
+/** A test service's settings (the shared test support: its env file, then the environment). */
+export { readServiceEnv } from "@holdfast/test-support";
 
 /** Every `--json` answer must match its documented shape (src/shapes.ts, README). */
 export function checkShape(doc: Record<string, unknown>, variant?: "lease acquire --hold"): void {

@@ -1,9 +1,8 @@
-import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
+import { runPylanceTables } from "@holdfast/test-support";
 import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
 import { checkShape, cli, readServiceEnv } from "./e2e-harness.js";
@@ -14,7 +13,6 @@ import { checkShape, cli, readServiceEnv } from "./e2e-harness.js";
  * kept version in full with the checksum it had and no longer lists the removed ones.
  * The tables come from `tooling/python/pylance_tables.py`, run with `$HOLDFAST_PYTHON`.
  */
-const SCRIPT = fileURLToPath(new URL("../../../tooling/python/pylance_tables.py", import.meta.url));
 
 interface Written {
   tables: Record<
@@ -35,24 +33,9 @@ interface Verified {
   tracked: { keys: string[]; elsewhere: number };
 }
 
+/** The pylance fixture script, run by the shared test support. */
 function pylance<T>(args: string[], storageOptions: Record<string, string>): Promise<T> {
-  const python = process.env.HOLDFAST_PYTHON;
-  if (!python || !existsSync(python)) {
-    throw new Error(
-      "HOLDFAST_PYTHON is not set (or missing): run `npm test`, or `bash tooling/scripts/python-env.sh` and export HOLDFAST_PYTHON=$PWD/.venv/bin/python",
-    );
-  }
-  return new Promise((resolve, reject) => {
-    execFile(
-      python,
-      [SCRIPT, ...args, "--storage-options", JSON.stringify(storageOptions)],
-      { maxBuffer: 64 * 1024 * 1024, timeout: 300_000, env: { ...process.env, RUST_LOG: "error" } },
-      (error, stdout, stderr) => {
-        if (error) reject(new Error(`${args.join(" ")}: ${error.message}\n${stderr}`));
-        else resolve(JSON.parse(stdout) as T);
-      },
-    );
-  });
+  return runPylanceTables<T>(args, storageOptions);
 }
 
 interface Target {

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { openS3Store } from "@holdfast/backends-s3";
 import { type ObjectStore, ulidIds } from "@holdfast/conditional-store";
+import { readServiceEnv } from "@holdfast/test-support";
 import * as lancedb from "@lancedb/lancedb";
-import { serviceEnv } from "./support.js";
 
 /** The table LanceDB writes in the server's Lance tests. */
 export const TABLE = "events";
@@ -37,7 +37,7 @@ export async function localLanceSite(): Promise<LanceSite> {
 
 /** A fresh prefix on the test RGW, reached by LanceDB through its S3 storage options. */
 export async function rgwLanceSite(): Promise<LanceSite> {
-  const env = serviceEnv("rgw.env", "HOLDFAST_S3_ENDPOINT", "bash tooling/services/rgw-start.sh");
+  const env = readServiceEnv("rgw");
   const prefix = `srv-lance-${ids.next().slice(-12).toLowerCase()}`;
   const bucket = env.HOLDFAST_S3_BUCKET!;
   const region = env.HOLDFAST_S3_REGION ?? "us-east-1";

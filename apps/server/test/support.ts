@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +13,7 @@ import {
   type ProtocolContext,
   writeDataFile,
 } from "@holdfast/dataset";
+import { readServiceEnv } from "@holdfast/test-support";
 import { buildServer, hashToken, type ServerConfig, type TokenEntry } from "../src/index.js";
 
 /** The four backends every route suite runs on. */
@@ -43,11 +43,7 @@ export async function freshStore(backend: BackendName): Promise<{
       };
     }
     case "rgw": {
-      const env = serviceEnv(
-        "rgw.env",
-        "HOLDFAST_S3_ENDPOINT",
-        "bash tooling/services/rgw-start.sh",
-      );
+      const env = readServiceEnv("rgw");
       const prefix = `srv-${ids.next().slice(-12)}`;
       const store = await openS3Store({
         bucket: env.HOLDFAST_S3_BUCKET!,
@@ -74,11 +70,7 @@ export async function freshStore(backend: BackendName): Promise<{
       };
     }
     case "azurite": {
-      const env = serviceEnv(
-        "azurite.env",
-        "AZURE_STORAGE_CONNECTION_STRING",
-        "bash tooling/services/azurite-start.sh",
-      );
+      const env = readServiceEnv("azurite");
       const container = env.HOLDFAST_AZURE_CONTAINER ?? "holdfast-test";
       const prefix = `srv-${ids.next().slice(-12)}`;
       const store = await openAzureStore({
@@ -94,11 +86,7 @@ export async function freshStore(backend: BackendName): Promise<{
       };
     }
     case "gcs": {
-      const env = serviceEnv(
-        "gcs.env",
-        "STORAGE_EMULATOR_HOST",
-        "bash tooling/services/gcs-start.sh",
-      );
+      const env = readServiceEnv("gcs");
       const bucket = env.HOLDFAST_GCS_BUCKET ?? "holdfast-test";
       const prefix = `srv-${ids.next().slice(-12)}`;
       const store = await openGcsStore({
@@ -170,33 +158,4 @@ function pick(vars: Record<string, string | undefined>, names: string[]): Record
   const picked: Record<string, string> = {};
   for (const name of names) if (vars[name] !== undefined) picked[name] = vars[name]!;
   return picked;
-}
-
-/** Service settings from the environment, else the env file the start script writes; throws (never skips) when absent. */
-export function serviceEnv(
-  file: string,
-  required: string,
-  start: string,
-): Record<string, string | undefined> {
-  const path = join(process.env.HOLDFAST_SERVICES_DIR ?? "/tmp/holdfast-services", file);
-  const vars: Record<string, string | undefined> = {};
-  if (existsSync(path)) {
-    for (const line of readFileSync(path, "utf8").split("\n")) {
-      const match = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-      // Values may be quoted as a shell would read them.
-      if (match) vars[match[1]!] = match[2]!.replace(/^'(.*)'$|^"(.*)"$/, "$1$2");
-    }
-  }
-  for (const [key, value] of Object.entries(process.env)) {
-    if (
-      key.startsWith("HOLDFAST_") ||
-      key.startsWith("AWS_") ||
-      key.startsWith("AZURE_") ||
-      key === "STORAGE_EMULATOR_HOST"
-    )
-      vars[key] = value;
-  }
-  if (!vars[required])
-    throw new Error(`${required} is not set and ${path} is missing: start it with ${start}`);
-  return vars;
 }

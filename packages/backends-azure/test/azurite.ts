@@ -1,7 +1,5 @@
 // Test-only access to the Azurite started by tooling/services/azurite-start.sh. A missing or
 // silent Azurite fails the run with instructions: these tests never skip.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import {
   AccountSASPermissions,
   AccountSASResourceTypes,
@@ -11,44 +9,17 @@ import {
   StorageSharedKeyCredential,
 } from "@azure/storage-blob";
 import { ulidIds } from "@holdfast/conditional-store";
+import { type AzuriteEnv, azuriteEnv } from "@holdfast/test-support";
 
-export interface AzuriteTarget {
-  connectionString: string;
-  container: string;
-  /** `http://127.0.0.1:<port>` of the blob service (what a fault proxy forwards to). */
-  origin: string;
-}
+/** Azurite's connection string, test container and blob service origin. */
+export type AzuriteTarget = AzuriteEnv;
 
 const START_HINT =
   "start it with `bash tooling/services/azurite-start.sh` (from the repository root), or set AZURE_STORAGE_CONNECTION_STRING and HOLDFAST_AZURE_CONTAINER";
 
-/** Reads the connection from the environment, else from the env file azurite-start.sh writes. */
+/** The connection, from the environment or the env file azurite-start.sh writes (the shared test support). */
 export function azuriteTarget(): AzuriteTarget {
-  let connectionString = process.env.AZURE_STORAGE_CONNECTION_STRING;
-  let container = process.env.HOLDFAST_AZURE_CONTAINER;
-  if (!connectionString) {
-    const file = join(process.env.HOLDFAST_SERVICES_DIR ?? "/tmp/holdfast-services", "azurite.env");
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch {
-      throw new Error(
-        `Azurite is not configured: no AZURE_STORAGE_CONNECTION_STRING and no ${file}; ${START_HINT}`,
-      );
-    }
-    const vars = parseEnvFile(text);
-    connectionString = vars.AZURE_STORAGE_CONNECTION_STRING;
-    container ??= vars.HOLDFAST_AZURE_CONTAINER;
-    if (!connectionString)
-      throw new Error(`${file} lacks AZURE_STORAGE_CONNECTION_STRING; ${START_HINT}`);
-  }
-  const endpoint = /BlobEndpoint=([^;]+)/.exec(connectionString)?.[1];
-  if (!endpoint) throw new Error(`the connection string has no BlobEndpoint; ${START_HINT}`);
-  return {
-    connectionString,
-    container: container || "holdfast-test",
-    origin: new URL(endpoint).origin,
-  };
+  return azuriteEnv();
 }
 
 /** Ensures the test container exists; fails with the start hint when Azurite does not answer. */
@@ -97,16 +68,4 @@ const ids = ulidIds();
 /** A fresh prefix per store, so tests never see each other's objects. */
 export function freshPrefix(label: string): string {
   return `test/${label}/${ids.next().toLowerCase()}`;
-}
-
-function parseEnvFile(text: string): Record<string, string> {
-  const vars: Record<string, string> = {};
-  for (const line of text.split("\n")) {
-    const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
-    if (!match) continue;
-    let value = match[2]!.trim();
-    if (/^'.*'$|^".*"$/.test(value)) value = value.slice(1, -1);
-    vars[match[1]!] = value;
-  }
-  return vars;
 }
