@@ -71,8 +71,11 @@ describe("the Python package (python/)", () => {
 
   it("ships the typed marker and every module; the sdist ships the tests", () => {
     const names = members(wheel);
-    for (const module of ["__init__", "lease", "keeper", "local", "s3", "azure", "lance"]) {
+    for (const module of ["__init__", "lease", "keeper", "local", "s3", "azure", "gcs", "http"]) {
       expect(names).toContain(`holdfast/${module}.py`);
+    }
+    for (const module of ["__init__", "manifest"]) {
+      expect(names).toContain(`holdfast/lance/${module}.py`);
     }
     expect(names).toContain("holdfast/py.typed");
     expect(names.some((n) => n.startsWith("tests/"))).toBe(false);
