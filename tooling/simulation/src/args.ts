@@ -14,6 +14,7 @@ export const PLANTED_FAULTS = [
   "forgeable-leases",
   "late-validation",
   "no-drop",
+  "no-give-up",
 ] as const;
 /**
  * `unprotected-reuse`: restorers and forkers commit reused files as if just written and
@@ -28,6 +29,9 @@ export const PLANTED_FAULTS = [
  * `no-drop`: the rewrite that drops a version whose manifest was replaced from a committed
  * record is refused (docs/protocol.md, Retirement "A recorded manifest that was replaced"),
  * so the version stays un-leasable after its repair until another run settles it.
+ * `no-give-up`: a cleanup run's give-up of its own draining or sealed record (cancelled and
+ * deleted when it fails before its commits) is refused, so a run refused before its commit
+ * leaves a record it owns (docs/protocol.md, Cleanup "Refuse before the commit").
  */
 export type PlantedFault = (typeof PLANTED_FAULTS)[number];
 
@@ -57,7 +61,7 @@ export const USAGE = `usage:
                                          seeds across worker processes until the duration ends
   simulate replay --seed N [--no-shrink] rerun one seed, then shrink it to a minimal schedule
 options: --profile default|stress (or HOLDFAST_SIM_PROFILE), --trace (run with COUNT 1),
-  --plant unprotected-reuse|blind-last-look|forgeable-leases|late-validation|no-drop
+  --plant unprotected-reuse|blind-last-look|forgeable-leases|late-validation|no-drop|no-give-up
   (run only: reopen the reuse hole, forgeable lease handles, cleanup validating manifests
   after its commit, or a committed record keeping a version whose manifest was replaced,
   on purpose; seeds must then fail, which proves the checker sees it)`;

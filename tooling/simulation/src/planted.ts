@@ -4,7 +4,13 @@ import {
   isHoldfastError,
   type ObjectStore,
 } from "@holdfast/conditional-store";
-import type { DatasetFormat, FormatManifest, VersionEntry } from "@holdfast/dataset";
+import type {
+  DatasetFormat,
+  FormatManifest,
+  ProtocolContext,
+  VersionEntry,
+} from "@holdfast/dataset";
+import type { ReferenceCensus } from "@holdfast/retirement";
 
 /**
  * Planted fault `blind-last-look` (tests only): a format whose branch and version
@@ -105,5 +111,73 @@ export function noDropView(store: ObjectStore): ObjectStore {
       }
       return store.put(key, body, options);
     },
+  };
+}
+
+/** Code of the refusal the planted fault `no-give-up` answers with. */
+export const PLANTED_NO_GIVE_UP = "PLANTED_NO_GIVE_UP";
+
+/**
+ * Planted fault `no-give-up` (tests only), half 1 of 2 (see {@link refusingCensus}): a store
+ * view that refuses a run's give-up of its own record: a rewrite of a draining or sealed record to `cancelled` by the same owner that
+ * cancels no version (a seal or commit that cancels every version is not refused, nor a
+ * recovering cleaner's fence, which names a new owner). The run's `finally` swallows the
+ * refusal, so a run refused before its commit leaves a record it owns (docs/protocol.md,
+ * Cleanup "Refuse before the commit": every record of the run is given up).
+ */
+export function noGiveUpView(store: ObjectStore): ObjectStore {
+  type Stored = { owner?: string; state?: string; versions?: { cancelled?: boolean }[] };
+  const cancelled = (record: Stored) => (record.versions ?? []).filter((v) => v.cancelled).length;
+  return {
+    backend: store.backend,
+    location: store.location,
+    capabilities: store.capabilities,
+    get: (key, options) => store.get(key, options),
+    head: (key, options) => store.head(key, options),
+    delete: (key, options) => store.delete(key, options),
+    deleteMany: (keys, options) => store.deleteMany(keys, options),
+    list: (prefix, options) => store.list(prefix, options),
+    async put(key, body, options) {
+      if (key.startsWith("_holdfast/retirement/")) {
+        const next = decodeJson(body) as Stored;
+        const got = next.state === "cancelled" ? await store.get(key) : undefined;
+        const current = got ? (decodeJson(got.body) as Stored) : undefined;
+        if (
+          current &&
+          (current.state === "draining" || current.state === "sealed") &&
+          current.owner === next.owner &&
+          cancelled(current) === cancelled(next)
+        ) {
+          throw holdfastError("refused", "put", `planted fault no-give-up: ${key} stays`, {
+            key,
+            code: PLANTED_NO_GIVE_UP,
+          });
+        }
+      }
+      return store.put(key, body, options);
+    },
+  };
+}
+
+/**
+ * Planted fault `no-give-up`, half 2 of 2 (see {@link noGiveUpView}): the reference census
+ * (after a record's drain and seal, before its commit) first reads the manifest of every
+ * version it is asked about whose key a breaker holds replaced now, so a manifest replaced
+ * after the plan read it stops the run with the format's refusal between its drain and
+ * its commit, where its records must be given up.
+ */
+export function refusingCensus(
+  census: ReferenceCensus,
+  ctx: ProtocolContext,
+  format: DatasetFormat,
+  broken: ReadonlyMap<string, unknown>,
+): ReferenceCensus {
+  return async (branch, versions) => {
+    for (const version of versions) {
+      if (broken.has(format.manifestKey(branch, version))) {
+        await format.readManifest(ctx, branch, version);
+      }
+    }
+    return census(branch, versions);
   };
 }

@@ -20,6 +20,10 @@ import { DEFAULT_SIMULATION, type PlantedFault, runSimulation } from "../src/ind
  * - `no-drop`: the rewrite that cancels a replaced manifest's version in its committed
  *   record is refused (docs/protocol.md, Retirement "A recorded manifest that was
  *   replaced"): once repaired, that version is still refused to every lease.
+ * - `no-give-up`: the reference census reads a manifest a breaker replaced after the plan
+ *   (a refusal between a run's drain and its commit) and the run's give-up of its records
+ *   is refused (docs/protocol.md, Cleanup "Refuse before the commit"): the refused run
+ *   leaves a record it owns. With the census refusal alone the same seed passes.
  */
 const CASES: { plant: PlantedFault; seed: number; why: string; seen: RegExp }[] = [
   {
@@ -51,6 +55,12 @@ const CASES: { plant: PlantedFault; seed: number; why: string; seen: RegExp }[] 
     seed: 5,
     why: "a committed record keeps a version whose manifest was replaced",
     seen: /^main@\d+ stays un-leasable after a recovery pass and the repair of its manifest: /,
+  },
+  {
+    plant: "no-give-up",
+    seed: 35,
+    why: "a run refused between its drain and its commit keeps its record",
+    seen: /^cleaner-\d+'s cleanup was refused before its commit but left \S+ record \S+$/,
   },
 ];
 

@@ -10,7 +10,13 @@ import {
   OWNERSHIP_BOUND_MS,
 } from "../config.js";
 import { GatedStore } from "../gated-store.js";
-import { frozenFormat, lateValidationFormat, noDropView } from "../planted.js";
+import {
+  frozenFormat,
+  lateValidationFormat,
+  noDropView,
+  noGiveUpView,
+  refusingCensus,
+} from "../planted.js";
 import { rethrowIfCrashed, type SimulationWorld } from "../world.js";
 
 const RECORDS = "_holdfast/retirement/";
@@ -20,7 +26,13 @@ export interface CleanupRunLog {
   active: boolean;
   /** The first manifest this run read while it held bytes the format refuses. */
   refusedRead: string | undefined;
-  /** Retirement records this run wrote, and the owners it wrote them as. */
+  /**
+   * Retirement records this run owns, and the owners it wrote them as: the records it
+   * drained, and those it took over (a fence naming a new owner). A rewrite that keeps
+   * another owner (the cancellation of a replaced manifest's version in a committed
+   * record, which any cleaner sends: docs/protocol.md, Retirement "A recorded manifest
+   * that was replaced") leaves the record its owner's.
+   */
   readonly records: Set<string>;
   readonly owners: Set<string>;
   /** Commit writes this run sent (its own records, or sealed ones it recovered). */
@@ -55,7 +67,16 @@ export function spawnCleaners(world: SimulationWorld): void {
       skew,
       blind ? COMMIT_INTENT_PREFIX : undefined,
       (store) =>
-        runLogView(world, name, config.plant === "no-drop" ? noDropView(store) : store, log),
+        runLogView(
+          world,
+          name,
+          config.plant === "no-drop"
+            ? noDropView(store)
+            : config.plant === "no-give-up"
+              ? noGiveUpView(store)
+              : store,
+          log,
+        ),
     );
     const format = blind
       ? frozenFormat(defaultFormat)
@@ -81,7 +102,10 @@ export function spawnCleaners(world: SimulationWorld): void {
               minVersionAgeMs: MIN_VERSION_AGE_MS,
             },
             {
-              referenceCensus: censusReferences(ctx, format ? { format } : {}),
+              referenceCensus:
+                config.plant === "no-give-up"
+                  ? refusingCensus(censusReferences(ctx), ctx, defaultFormat, world.broken)
+                  : censusReferences(ctx, format ? { format } : {}),
               ownershipBoundMs: OWNERSHIP_BOUND_MS,
               // Cleaners here race on purpose: skip the one-cleanup lock, and keep host
               // timers (the heartbeat) out of the seeded schedule.
@@ -138,10 +162,13 @@ async function checkNoRecordLeft(
   }
 }
 
-/** The state of the record stored at `key` (undefined when there is none). */
-async function recordState(store: ObjectStore, key: string): Promise<string | undefined> {
+/** The owner and state of the record stored at `key` (undefined when there is none). */
+async function storedRecord(
+  store: ObjectStore,
+  key: string,
+): Promise<{ owner?: string; state?: string } | undefined> {
   const got = await store.get(key);
-  return got ? (decodeJson(got.body) as { state?: string }).state : undefined;
+  return got ? (decodeJson(got.body) as { owner?: string; state?: string }) : undefined;
 }
 
 /**
@@ -175,21 +202,25 @@ function runLogView(
     list: (prefix, options) => store.list(prefix, options),
     async put(key, body, options) {
       if (log.active && key.startsWith(RECORDS)) {
-        log.records.add(key);
         const { owner, state, branch, versions } = decodeJson(body) as {
           owner?: string;
           state?: string;
           branch?: string;
           versions?: { version: number; cancelled: boolean }[];
         };
-        if (owner !== undefined) log.owners.add(owner);
+        const drain =
+          state === "draining" &&
+          options?.precondition !== undefined &&
+          "ifNoneMatch" in options.precondition;
+        // This view sits below the gate: the read sees the record the put replaces.
+        const before = drain ? undefined : await storedRecord(store, key);
+        if (owner !== undefined && (drain || before?.owner !== owner)) {
+          log.records.add(key);
+          log.owners.add(owner);
+        }
         // A drain (a new record): written only once every manifest the run keeps or retires
         // was read and validated, so never after a read the format refuses.
-        if (
-          state === "draining" &&
-          options?.precondition &&
-          "ifNoneMatch" in options.precondition
-        ) {
+        if (drain) {
           if (log.refusedRead !== undefined) {
             world.violate(
               5,
@@ -205,7 +236,7 @@ function runLogView(
         }
         // A commit: a record moving to committed (a rewrite of a committed record, which
         // only cancels versions in it, decides nothing new).
-        if (state === "committed" && (await recordState(store, key)) !== "committed") {
+        if (state === "committed" && before?.state !== "committed") {
           log.commits += 1;
           if (log.refusedRead !== undefined) {
             world.violate(
