@@ -5,8 +5,9 @@ import {
   openDataset,
   type ProtocolContext,
 } from "@holdfast/dataset";
+import type { FormatEntry } from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";
-import { openLanceFormat } from "./format.js";
+import { LANCE_FORMAT, openLanceFormat } from "./format.js";
 import { classifyVersionsKey, LANCE_VERSIONS_PREFIX } from "./naming.js";
 import { censusLanceReferences, LANCE_MAIN_BRANCH } from "./refs.js";
 
@@ -100,3 +101,22 @@ export function requireWritableFormat(resolved: ResolvedFormat, operation: strin
     },
   );
 }
+
+/**
+ * Lance tables as an application registers the format:
+ * `new FormatRegistry(holdfastFormatEntry).register(lanceFormatEntry)`. Detection is
+ * {@link detectDatasetFormat}'s one listing of `_versions/`; opening reads the manifest
+ * naming; a Lance table's versions live on `main` and it has no holdfast identity.
+ */
+export const lanceFormatEntry: FormatEntry = {
+  name: LANCE_FORMAT,
+  detect: async (ctx) => (await detectDatasetFormat(ctx)) === "lance",
+  resolve: async (ctx) => ({ name: LANCE_FORMAT, format: await openLanceFormat(ctx) }),
+  async open(ctx) {
+    return {
+      resolved: { name: LANCE_FORMAT, format: await openLanceFormat(ctx) },
+      defaultBranch: LANCE_MAIN_BRANCH,
+      datasetId: null,
+    };
+  },
+};

@@ -4,6 +4,7 @@ export {
   type DatasetFormatName,
   detectDatasetFormat,
   FORMAT_READ_ONLY,
+  lanceFormatEntry,
   type OpenedDataset,
   openDatasetOfFormat,
   type ResolvedFormat,

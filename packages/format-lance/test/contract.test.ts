@@ -1,7 +1,7 @@
 import { createContext } from "@holdfast/dataset";
 import { describeDatasetFormatContract } from "@holdfast/format-contract";
 import * as lancedb from "@lancedb/lancedb";
-import { censusLanceReferences, openLanceFormat } from "../src/index.js";
+import { censusLanceReferences, lanceFormatEntry, openLanceFormat } from "../src/index.js";
 import { TABLE } from "./history.js";
 import { type LanceSite, localSite, rgwSite, rows } from "./sites.js";
 
@@ -21,5 +21,11 @@ function lanceFixture(makeSite: () => LanceSite) {
   };
 }
 
-describeDatasetFormatContract("lance on Ceph RGW (S3)", { create: lanceFixture(rgwSite) });
-describeDatasetFormatContract("lance on local disk", { create: lanceFixture(localSite) });
+describeDatasetFormatContract("lance on Ceph RGW (S3)", {
+  create: lanceFixture(rgwSite),
+  entry: lanceFormatEntry,
+});
+describeDatasetFormatContract("lance on local disk", {
+  create: lanceFixture(localSite),
+  entry: lanceFormatEntry,
+});

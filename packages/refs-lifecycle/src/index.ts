@@ -28,6 +28,15 @@ export {
 } from "./codec.js";
 export { type DeleteBranchOptions, type DeleteResult, deleteBranch, deleteTag } from "./delete.js";
 export {
+  type FormatEntry,
+  FormatRegistry,
+  holdfastFormat,
+  holdfastFormatEntry,
+  type OpenedDataset,
+  type ResolvedFormat,
+  UNKNOWN_FORMAT,
+} from "./formats.js";
+export {
   BRANCHES_PREFIX,
   canonicalKey,
   FENCES_PREFIX,

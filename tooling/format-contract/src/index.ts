@@ -5,7 +5,10 @@ import { acquireLease, releaseLease } from "@holdfast/leases";
 import {
   createTag,
   deleteTag,
+  type FormatEntry,
+  FormatRegistry,
   getTag,
+  holdfastFormatEntry,
   listTags,
   recoverReferences,
   referenceCodecOf,
@@ -26,6 +29,8 @@ export interface FormatFixture {
 export interface FormatContractOptions {
   /** Writes a fresh dataset with the format's native writer (holdfast's commits, LanceDB, ...). */
   readonly create: () => Promise<FormatFixture>;
+  /** How an application registers the format (`holdfastFormatEntry`, `lanceFormatEntry`, ...). */
+  readonly entry: FormatEntry;
   /** Per-test timeout. @default 60 s */
   readonly timeoutMs?: number | undefined;
 }
@@ -41,6 +46,23 @@ export interface FormatContractOptions {
 export function describeDatasetFormatContract(name: string, options: FormatContractOptions): void {
   const timeout = options.timeoutMs ?? 60_000;
   describe(`DatasetFormat contract: ${name}`, () => {
+    it("F0 a registry with the format's entry detects the dataset and opens it in this format", {
+      timeout,
+    }, async () => {
+      const { ctx, format, branch } = await options.create();
+      const registry = new FormatRegistry(holdfastFormatEntry);
+      if (options.entry !== holdfastFormatEntry) registry.register(options.entry);
+      expect((await registry.detect(ctx)).name).toBe(options.entry.name);
+      const opened = await registry.open(ctx);
+      expect(opened.resolved.name).toBe(options.entry.name);
+      expect(opened.resolved.format.name).toBe(format.name);
+      const viaRegistry = (await list(opened.resolved.format, ctx, branch)).map((e) => e.key);
+      expect(viaRegistry).toEqual((await list(format, ctx, branch)).map((e) => e.key));
+      expect(await opened.resolved.format.latestVersion(ctx, branch)).toBe(
+        (await list(format, ctx, branch)).at(-1)!.version,
+      );
+    });
+
     it("F1 lists the branch and its versions in ascending order; manifest keys round-trip", {
       timeout,
     }, async () => {

@@ -9,6 +9,7 @@ import {
   initDataset,
   writeDataFile,
 } from "@holdfast/dataset";
+import { holdfastFormatEntry } from "@holdfast/refs-lifecycle";
 import { afterAll } from "vitest";
 import { describeDatasetFormatContract } from "../src/index.js";
 
@@ -27,4 +28,5 @@ describeDatasetFormatContract("holdfast format on the local backend", {
     }
     return { ctx, format: defaultFormat, branch: "main" };
   },
+  entry: holdfastFormatEntry,
 });
