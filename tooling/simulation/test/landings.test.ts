@@ -30,4 +30,31 @@ describe("simulation: manifest landings", () => {
     await expect(put("main", 3)).rejects.toMatchObject({ kind: "conflict" });
     expect(landedBelow.get(manifestKey("main", 3))).toBe(5);
   });
+
+  it("a put over a present manifest (a foreign rewrite or its repair) is no landing", async () => {
+    const memory = new MemoryStore();
+    const { store, landedBelow } = observeLandings(memory);
+    const key = manifestKey("main", 6);
+    const first = await store.put(key, encodeJson({ branch: "main", version: 6 }), {
+      precondition: { ifNoneMatch: "*" },
+    });
+    await store.put(manifestKey("main", 7), encodeJson({ branch: "main", version: 7 }), {
+      precondition: { ifNoneMatch: "*" },
+    });
+    // Replaced (if-match) and put back while 7 exists: main@6 still landed with nothing above.
+    const broken = await store.put(key, new Uint8Array([123]), {
+      precondition: { ifMatch: first.etag },
+    });
+    await store.put(key, encodeJson({ branch: "main", version: 6 }), {
+      precondition: { ifMatch: broken.etag },
+    });
+    await store.put(key, encodeJson({ branch: "main", version: 6 }));
+    expect(landedBelow.get(key)).toBeNull();
+    // Deleted, then created again while 7 exists: that landing is below 7.
+    await memory.delete(key);
+    await store.put(key, encodeJson({ branch: "main", version: 6 }), {
+      precondition: { ifNoneMatch: "*" },
+    });
+    expect(landedBelow.get(key)).toBe(7);
+  });
 });
