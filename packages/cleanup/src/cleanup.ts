@@ -12,7 +12,7 @@ import { deleteRetired, type PlannedDeletions, retireVersionNumbers } from "./de
 import { finalizeRetired } from "./finalize.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
 import type { CleanupPolicy } from "./policy.js";
-import { type LateCommits, protectLateCommits } from "./protect.js";
+import { cancelReplacedBeforeReads, type LateCommits, protectLateCommits } from "./protect.js";
 import { fullRecord, Retirer, retiredManifestCount } from "./retire.js";
 import { createRunState, type Mode, type RunState } from "./run-state.js";
 import type { HeldLock } from "./start.js";
@@ -82,6 +82,9 @@ async function run(
   let retirer: Retirer | undefined;
   try {
     const interrupted = await resolveInterrupted(state);
+    // Before any manifest is read: a refusal met by the plan must not keep a recovered
+    // record's replaced version refused to leases (docs/protocol.md, Cleanup 1).
+    await cancelReplacedBeforeReads(state, interrupted.committed);
     state.checkpoint();
     // Tags must fail the run before any retirement write: a first pass over the plan
     // checks them (only when asked), then the plan streams each record's candidates to

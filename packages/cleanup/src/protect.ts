@@ -124,6 +124,45 @@ export async function protectLateCommits(
   return { expiredIntents, present };
 }
 
+/**
+ * Step 1, after recovery and before the plan reads any manifest: the versions the recovered
+ * committed records retire whose manifest key now holds another object (ETag) are cancelled
+ * in their records (`cancelReplaced`), as the last look does (docs/protocol.md, Retirement
+ * "A recorded manifest that was replaced"). The plan reads every manifest it keeps, so a
+ * manifest the format refuses anywhere (another version, another branch) stops the run
+ * before its last look: without this step a replaced version stayed refused to leases until
+ * every refusal of the dataset was gone. One listing of each branch such a record retires
+ * versions of (1 LIST page per 1,000 versions), only when committed records were recovered;
+ * nothing is read. A plan writes nothing: its last look reports what the run would do.
+ */
+export async function cancelReplacedBeforeReads(
+  state: RunState,
+  committed: RetirementHandle[],
+): Promise<void> {
+  if (state.dryRun || committed.length === 0) return;
+  const byBranch = new Map<string, Map<number, { recordKey: string; etag: string }>>();
+  for (const handle of committed) {
+    const { branch } = handle.record;
+    const versions = byBranch.get(branch) ?? new Map();
+    byBranch.set(branch, versions);
+    for (const v of handle.record.versions) {
+      if (!v.cancelled) versions.set(v.version, { recordKey: handle.key, etag: v.manifestEtag });
+    }
+  }
+  for (const [branch, versions] of byBranch) {
+    const replaced = new Map<string, Map<number, string>>();
+    for await (const entry of state.format.listVersions(state.ctx, branch)) {
+      const own = versions.get(entry.version);
+      if (!own || own.etag === entry.etag) continue;
+      const seen = replaced.get(own.recordKey) ?? new Map<number, string>();
+      replaced.set(own.recordKey, seen.set(entry.version, entry.etag));
+    }
+    for (const [recordKey, seen] of replaced) {
+      await cancelInRecord(state, committed, recordKey, seen);
+    }
+  }
+}
+
 /** A version a committed record retires, by manifest key. */
 interface Retiring {
   readonly recordKey: string;

@@ -322,16 +322,72 @@ describe("a committed record whose manifest was replaced by one the format refus
     expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it.each([
+    ["recover", (ctx: Parameters<typeof recover>[0]) => recover(ctx)],
+    [
+      "cleanup",
+      (ctx: Parameters<typeof recover>[0]) =>
+        cleanup(
+          ctx,
+          { retainVersions: Number.MAX_SAFE_INTEGER },
+          { referenceCensus: censusReferences(ctx) },
+        ),
+    ],
+  ] as const)(
+    "invariant 5: %s cancels a recovered record's replaced version before its plan meets a refusal of another manifest; nothing is deleted",
+    async (_name, run) => {
+      const { ctx, store, time } = world();
+      await seedDataset(ctx, time, { versions: 5, filesPer: 1 });
+      const committed = await committedRecord(ctx, [1, 2, 3]);
+      // Version 2 is replaced by a valid manifest (another ETag); version 4, which no record
+      // retires and the plan reads, by bytes the format refuses.
+      await replace(store, manifestKey("main", 2));
+      const refused = manifestKey("main", 4);
+      await store.put(refused, garbage);
+      const recording = new RecordingStore(store);
+      const rctx = { ...ctx, store: recording };
+      await expect(run(rctx)).rejects.toMatchObject({
+        kind: "invalid-input",
+        code: "MALFORMED_OBJECT",
+        key: refused,
+      });
+      // One retirement write: the if-match rewrite cancelling version 2; nothing deleted.
+      expect(recording.writesUnder(RECORDS)).toEqual([committed.key]);
+      expect(recording.writesUnder("_versions/")).toEqual([]);
+      expect(recording.writesUnder("data/")).toEqual([]);
+      const after = JSON.parse(new TextDecoder().decode((await store.get(committed.key))!.body));
+      expect(after.state).toBe("committed");
+      expect(after.versions).toEqual([
+        expect.objectContaining({ version: 1, cancelled: false }),
+        expect.objectContaining({ version: 2, cancelled: true, reason: "changed" }),
+        expect.objectContaining({ version: 3, cancelled: false }),
+      ]);
+      await allAcquirable(ctx, [2]);
+      for (const version of [1, 3]) {
+        await expect(
+          acquireLease(ctx, { branch: "main", version, ttlMs: 60_000 }),
+        ).rejects.toMatchObject({ code: "COMMITTED" });
+      }
+      expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
+    },
+  );
+
   it("a replaced version that every version of the record shares is cancelled with the record: nothing left committed", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 4, filesPer: 1 });
     const committed = await committedRecord(ctx, [2]);
     const key = manifestKey("main", 2);
     await store.put(key, garbage);
-    await expect(recover(ctx)).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
+    // Cancelled before the plan (Cleanup 1): nothing is left committed, so recover reads no
+    // manifest and meets no refusal; a cleanup still does.
+    await recover(ctx);
     expect(await store.head(committed.key)).toBeNull();
     expect(keysUnder(store, RECORDS)).toEqual([]);
     expect(versionsOf(store)).toEqual([1, 2, 3, 4]);
     await allAcquirable(ctx, [2]);
+    await expect(
+      cleanup(ctx, { retainVersions: 1 }, { referenceCensus: censusReferences(ctx) }),
+    ).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
+    expect(keysUnder(store, RECORDS)).toEqual([]);
   });
 });

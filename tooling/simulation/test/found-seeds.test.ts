@@ -12,6 +12,13 @@ const FOUND: { seed: number; was: string }[] = [
       "invariant 7 (checker): a breaker's rewrite and repair of main@6 over a present key, " +
       "while main@7 existed, counted as main@6's landing; the commit had landed with nothing above it",
   },
+  {
+    seed: 201581,
+    was:
+      "invariant 5 (protocol): a crashed cleaner's committed record kept main@7 after its manifest " +
+      "was replaced; the plan of the recovery pass met another refused manifest (main@17) before " +
+      "its last look, so main@7 stayed refused to leases after every repair",
+  },
 ];
 
 describe("simulation: seeds found by soaks pass (docs/protocol.md, randomized interleavings)", () => {
