@@ -16,11 +16,15 @@ export async function finalizeRetired(
 ): Promise<void> {
   try {
     await finalize(state.ctx, handle, {
-      deleteLeases: (branch, versions) =>
+      deleteLeases: (branch, versions, options) =>
         state.deleteLeases(
           branch,
           versions.filter((v) => !changed.has(v)),
+          options,
         ),
+      // The run's census time: every lease deleted was listed by a census that judged it
+      // expired, whatever the handle's age (docs/protocol.md, Retirement "Finalization").
+      leasesWrittenBefore: state.now,
       presentManifests: formatPresentManifests(state.ctx, state.format, handle, changed),
     });
   } catch (error) {

@@ -126,7 +126,7 @@ export async function createRunState(
     leaseCensus,
     referenceCensus,
     deleteLeases:
-      options.deleteLeases ?? ((branch, versions) => deleteLeasesOf(ctx, branch, versions)),
+      options.deleteLeases ?? ((branch, versions, o) => deleteLeasesOf(ctx, branch, versions, o)),
     progress,
     deleteProgress: new DeleteProgress(progress),
     pool: new TaskPool(options.concurrency ?? 8),

@@ -68,20 +68,36 @@ async function leaseIsActive(
 }
 
 /**
- * Deletes every lease object of `versions` on `branch` (or of the whole branch with
+ * Deletes the lease objects of `versions` on `branch` (or of the whole branch with
  * `"all"`), in backend-sized batches. Throws if any deletion failed, so retirement keeps
- * its record (the retry anchor) until every lease is gone (L8).
+ * its record (the retry anchor) until every lease it deletes is gone (L8).
+ *
+ * With `writtenBefore` (finalize, docs/protocol.md, Retirement "Finalization"), only leases
+ * whose listed write lies a whole precision interval before that storage time are deleted:
+ * `truncSec(lastModified) + interval(p) <= truncSec(writtenBefore)`, which proves the
+ * write happened before the one stamped `writtenBefore` (§3). Any later lease (one
+ * admitted after a cancellation the caller has not seen, or in the same precision interval)
+ * is kept; `sweepExpiredLeases` removes it after it expires.
  */
 export async function deleteLeasesOf(
   ctx: ProtocolContext,
   branch: string,
   versions: readonly number[] | "all",
+  options: { readonly writtenBefore?: Date | undefined } = {},
 ): Promise<{ deleted: number }> {
   validateName(branch, "branch");
+  const { writtenBefore } = options;
+  if (writtenBefore !== undefined && !isValidDate(writtenBefore)) {
+    throw holdfastError("invalid-input", "deleteLeasesOf", "writtenBefore is not a valid date");
+  }
   const wanted = versions === "all" ? null : new Set(versions);
+  const precision = ctx.store.capabilities.timestampPrecisionMs;
   const keys: string[] = [];
   for await (const lease of listLeases(ctx, { branch })) {
-    if (wanted === null || wanted.has(lease.version)) keys.push(lease.key);
+    if (wanted !== null && !wanted.has(lease.version)) continue;
+    // Written within or after the precision interval of `writtenBefore`: keep.
+    if (writtenBefore && isActiveAt(lease.lastModified, 0, precision, writtenBefore)) continue;
+    keys.push(lease.key);
   }
   let deleted = 0;
   const failed: { key: string; error: HoldfastError }[] = [];
@@ -154,4 +170,8 @@ export async function sweepExpiredLeases(
     }
   }
   return { deleted };
+}
+
+function isValidDate(value: unknown): value is Date {
+  return value instanceof Date && Number.isFinite(value.getTime());
 }

@@ -13,7 +13,15 @@ import {
   listLeases,
   renewLease,
 } from "@holdfast/leases";
-import { cancelVersions, commit, drain, finalize, seal } from "@holdfast/retirement";
+import {
+  cancelReplaced,
+  cancelVersions,
+  commit,
+  drain,
+  finalize,
+  readRecord,
+  seal,
+} from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { commitVersions, world } from "./helpers.js";
 
@@ -155,11 +163,101 @@ describe("leases against the retirement state machine", () => {
     for (const version of [1, 2])
       await w.memory.delete(`_versions/main/${String(version).padStart(20, "0")}.json`);
     await finalize(cleaner, committed, {
-      deleteLeases: (branch, versions) => deleteLeasesOf(cleaner, branch, versions),
+      deleteLeases: (branch, versions, o) => deleteLeasesOf(cleaner, branch, versions, o),
+      leasesWrittenBefore: await recordTime(cleaner, committed.key),
       presentManifests: (branch, versions) =>
         defaultFormat.presentManifests(cleaner, branch, versions),
     });
     expect((await collect(listLeases(w.reader))).map((l) => l.version)).toEqual([3]);
     expect(w.memory.keys().filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
+  });
+
+  // docs/protocol.md, Retirement "Finalization": a finalizer deletes only leases written a
+  // whole precision interval before its view of the record, so a stale handle (read before
+  // another cleaner's `cancelReplaced`) never deletes a lease admitted after the cancellation.
+  it("L1 a lease acquired after a cancelReplaced survives a stale finalizer and keeps its version through the next retirement", async () => {
+    const w = world();
+    await commitVersions(w, 3);
+    const a = cleanerOf(w);
+    const b = createContext(w.memory, {
+      clock: w.storeTime,
+      sleep: w.storeTime.sleep,
+      ids: seededIds(78),
+    });
+    // An old lease on version 1 that expired before the retirement: finalize removes it.
+    await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 1_000 });
+    await w.storeTime.advance(5_000);
+    const committed = await commit(a, await seal(a, await drainVersions(a, [1, 2])));
+    // Finalizer A's view: the committed record as read now (both versions retired).
+    const stale = (await readRecord(a, committed.key))!;
+    await w.storeTime.advance(2_000);
+    // Version 1's files are gone; version 2's manifest key now holds another object.
+    const manifest = (v: number) => `_versions/main/${String(v).padStart(20, "0")}.json`;
+    await w.memory.delete(manifest(1));
+    const replacement = (await w.memory.get(manifest(3)))!.body;
+    await w.memory.delete(manifest(2));
+    const { etag: newEtag } = await w.memory.put(manifest(2), replacement, {
+      precondition: { ifNoneMatch: "*" },
+    });
+    // Cleaner B's last look cancels version 2 in the committed record: acquirable at once.
+    const after = await cancelReplaced(b, committed.key, new Map([[2, newEtag]]));
+    expect(after!.record.versions.map((v) => v.cancelled)).toEqual([false, true]);
+    const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 600_000 });
+    // A finalizes with its stale handle: the replaced manifest counts as absent, by design.
+    await finalize(a, stale, {
+      deleteLeases: (branch, versions, o) => deleteLeasesOf(a, branch, versions, o),
+      presentManifests: async (branch, versions) => {
+        const present = new Set<number>();
+        for (const v of versions) {
+          const head = await a.store.head(manifest(v));
+          const recorded = stale.record.versions.find((r) => r.version === v)!.manifestEtag;
+          if (head?.etag === recorded) present.add(v);
+        }
+        expect(branch).toBe("main");
+        return present;
+      },
+    });
+    // The expired lease of version 1 went; the lease admitted after the cancellation stays.
+    expect((await collect(listLeases(w.reader))).map((l) => l.key)).toEqual([lease.key]);
+    expect(w.memory.keys().filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
+    // A following retirement of version 2 sees the lease in its census: the version is kept.
+    const next = await drain(b, {
+      branch: "main",
+      versions: [{ version: 2, manifestEtag: newEtag }],
+      owner: b.ids.next(),
+    });
+    expect(await censusLeases(b)("main", [2], await recordTime(b, next.key))).toEqual(
+      new Map([[2, "lease"]]),
+    );
+    await expect(renewLease(w.reader, lease)).resolves.toBeDefined();
+  });
+
+  it("finalize keeps a lease written in the same precision interval as its view of the record, and deletes one a whole interval before", async () => {
+    const w = world();
+    await commitVersions(w, 2);
+    const a = cleanerOf(w);
+    const before = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 100 });
+    await w.storeTime.advance(1_000);
+    const committed = await commit(a, await seal(a, await drainVersions(a, [1])));
+    const view = (await readRecord(a, committed.key))!;
+    // Same whole second as the record's Last-Modified: it may have been written after it.
+    await w.storeTime.advance(10);
+    await w.memory.put(
+      before.key.replace(/[^/]+$/, "01ARZ3NDEKTSV4RRFFQ69G5FAV.json"),
+      new TextEncoder().encode("{}"),
+      { precondition: { ifNoneMatch: "*" } },
+    );
+    await w.memory.delete(`_versions/main/${"1".padStart(20, "0")}.json`);
+    const deleted: string[] = [];
+    await finalize(a, view, {
+      deleteLeases: async (branch, versions, o) => {
+        deleted.push(o.writtenBefore.toISOString());
+        return deleteLeasesOf(a, branch, versions, o);
+      },
+      presentManifests: (branch, versions) => defaultFormat.presentManifests(a, branch, versions),
+    });
+    expect(deleted).toEqual([view.lastModified!.toISOString()]);
+    const left = (await collect(listLeases(w.reader))).map((l) => l.key);
+    expect(left).toEqual([before.key.replace(/[^/]+$/, "01ARZ3NDEKTSV4RRFFQ69G5FAV.json")]);
   });
 });

@@ -3,8 +3,15 @@ import type { RetirementContext } from "./context.js";
 import { activeVersions, type RetirementHandle, readRecord } from "./machine.js";
 import { parseRetirementKey, retirementPrefix } from "./record.js";
 
-/** Deletes every lease of the given versions (leases' `deleteLeasesOf`, injected). */
-export type DeleteLeases = (branch: string, versions: readonly number[]) => Promise<unknown>;
+/**
+ * Deletes the leases of the given versions written before `writtenBefore` (storage time),
+ * keeping any lease in or after its precision interval (leases' `deleteLeasesOf`, injected).
+ */
+export type DeleteLeases = (
+  branch: string,
+  versions: readonly number[],
+  options: { readonly writtenBefore: Date },
+) => Promise<unknown>;
 
 /** Which of `versions` still have a manifest on `branch` (the dataset format decides the keys). */
 export type PresentManifests = (
@@ -20,6 +27,14 @@ export interface FinalizeOptions {
    * as absent (docs/protocol.md §1, "The format guard").
    */
   readonly presentManifests: PresentManifests;
+  /**
+   * A storage time no later than the write of the record version `handle` holds (the
+   * cleanup run's "now", at which its censuses judged leases). Leases are deleted only when
+   * written a whole precision interval before the earliest of this and
+   * `handle.lastModified`; one of the two is required (docs/protocol.md, Retirement
+   * "Finalization").
+   */
+  readonly leasesWrittenBefore?: Date | undefined;
 }
 
 export interface FinalizeResult {
@@ -30,8 +45,9 @@ export interface FinalizeResult {
 /**
  * Step 7: leaves no retirement metadata behind (invariant 5, L3). Re-checks that every
  * recorded manifest is absent (else `refused`: deletion is not complete), then deletes
- * the retired versions' leases, then superseded cancelled records, and the committed
- * record LAST, so a crash anywhere before leaves the retry anchor in place (L8). The
+ * the retired versions' leases written before the finalizer's view of the record (so a
+ * lease admitted after a cancellation this handle has not seen is never deleted), then
+ * superseded cancelled records, and the committed record LAST, so a crash anywhere before leaves the retry anchor in place (L8). The
  * committed record is terminal, so its delete is unconditional (RGW ignores If-Match on
  * DELETE, docs/protocol.md, Retirement).
  */
@@ -56,6 +72,18 @@ export async function finalize(
       },
     );
   }
+  const writtenBefore = earliest(handle.lastModified, options.leasesWrittenBefore);
+  if (!writtenBefore) {
+    throw holdfastError(
+      "invalid-input",
+      "finalize",
+      "finalize needs the storage time of its view of the record",
+      {
+        key: handle.key,
+        hint: "pass a handle read from the store, or leasesWrittenBefore: the run's storage now",
+      },
+    );
+  }
   const { branch } = handle.record;
   const retired = activeVersions(handle.record);
   const present = await options.presentManifests(branch, retired);
@@ -67,13 +95,23 @@ export async function finalize(
       { key: handle.key, code: "RetirementIncomplete" },
     );
   }
-  if (retired.length > 0) await options.deleteLeases(branch, retired);
+  // Only leases written before the view: a version cancelled since (committed -> committed,
+  // "A recorded manifest that was replaced") may hold leases admitted after it, which this
+  // stale view would still count as retired (docs/protocol.md, Retirement "Finalization").
+  if (retired.length > 0) await options.deleteLeases(branch, retired, { writtenBefore });
   const supersededRemoved = await removeSuperseded(ctx, handle);
   await ctx.store.delete(handle.key);
   return { supersededRemoved };
 }
 
 // --- utils ---
+
+/** The earlier of two storage times; `undefined` when neither is a valid date. */
+function earliest(a: Date | undefined, b: Date | undefined): Date | undefined {
+  const valid = [a, b].filter((d): d is Date => d instanceof Date && Number.isFinite(d.getTime()));
+  if (valid.length === 0) return undefined;
+  return valid.reduce((x, y) => (y.getTime() < x.getTime() ? y : x));
+}
 
 /** Deletes cancelled records of the branch whose range overlaps this one (already terminal). */
 async function removeSuperseded(ctx: RetirementContext, handle: RetirementHandle): Promise<number> {

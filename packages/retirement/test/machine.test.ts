@@ -45,11 +45,19 @@ describe("retirement state machine", () => {
     ]);
     expect((await readAdmission(ctx, "main", 1)).state).toBe("committed");
     const deleted: number[][] = [];
+    const view = (await readRecord(ctx, committed.key))!;
+    const cutoffs: string[] = [];
     await finalize(ctx, committed, {
-      deleteLeases: async (_b, v) => deleted.push([...v]),
+      deleteLeases: async (_b, v, o) => {
+        deleted.push([...v]);
+        cutoffs.push(o.writtenBefore.toISOString());
+      },
       presentManifests: holdfastPresent(ctx),
+      leasesWrittenBefore: view.lastModified,
     });
     expect(deleted).toEqual([[1]]);
+    // Only leases written before the view of the record (docs/protocol.md, Retirement "Finalization").
+    expect(cutoffs).toEqual([view.lastModified!.toISOString()]);
     expect(store.keys()).toEqual([DATASET_KEY]);
   });
 
@@ -167,6 +175,7 @@ describe("retirement state machine", () => {
     const error = await finalize(ctx, h, {
       deleteLeases: async () => {},
       presentManifests: holdfastPresent(ctx),
+      leasesWrittenBefore: (await store.head(h.key))!.lastModified,
     }).catch((e) => e);
     expect(isHoldfastError(error, "refused")).toBe(true);
     expect((await readRecord(ctx, h.key))?.record.state).toBe("committed");
@@ -186,8 +195,9 @@ describe("retirement state machine", () => {
         throw new Error("injected lease delete failure");
       },
       presentManifests: holdfastPresent(ctx),
+      leasesWrittenBefore: (await store.head(h.key))!.lastModified,
     }).catch((e) => e);
-    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({ message: "injected lease delete failure" });
     expect(store.keys()).toEqual([DATASET_KEY, h.key]);
     const report = await recoverRetirements(ctx, {
       leaseCensus: noLeases,
@@ -224,6 +234,56 @@ describe("retirement state machine", () => {
     expect(error).toMatchObject({ kind: "invalid-input", operation: "finalize" });
     expect(leasesDeleted).toBe(false);
     expect(store.keys()).toEqual([h.key, "_versions/1.manifest"]);
+  });
+});
+
+describe("finalize's view of the record", () => {
+  it("refuses (invalid-input) without a storage time for its view of the record, and sends nothing", async () => {
+    const { ctx, store } = memoryContext();
+    await initDataset(ctx);
+    const h = await commit(
+      ctx,
+      await seal(ctx, await drain(ctx, { branch: "main", versions: candidates, owner: "o" })),
+    );
+    // A handle as written by this process carries no Last-Modified.
+    expect(h.lastModified).toBeUndefined();
+    let called = false;
+    const error = await finalize(ctx, h, {
+      deleteLeases: async () => {
+        called = true;
+      },
+      presentManifests: async () => {
+        called = true;
+        return new Set();
+      },
+    }).catch((e) => e);
+    expect(error).toMatchObject({ kind: "invalid-input", operation: "finalize" });
+    expect(called).toBe(false);
+    expect(store.keys()).toEqual([DATASET_KEY, h.key]);
+  });
+
+  it("deletes only leases written before the earlier of the handle's Last-Modified and the given time", async () => {
+    const { ctx } = memoryContext();
+    await initDataset(ctx);
+    const h = await commit(
+      ctx,
+      await seal(ctx, await drain(ctx, { branch: "main", versions: candidates, owner: "o" })),
+    );
+    const view = (await readRecord(ctx, h.key))!;
+    const early = new Date(view.lastModified!.getTime() - 60_000);
+    const late = new Date(view.lastModified!.getTime() + 60_000);
+    const seen: number[] = [];
+    for (const given of [early, late]) {
+      await finalize(ctx, view, {
+        deleteLeases: async (_b, _v, o) => {
+          seen.push(o.writtenBefore.getTime());
+          throw new Error("stop before the record goes");
+        },
+        presentManifests: holdfastPresent(ctx),
+        leasesWrittenBefore: given,
+      }).catch(() => {});
+    }
+    expect(seen).toEqual([early.getTime(), view.lastModified!.getTime()]);
   });
 });
 
