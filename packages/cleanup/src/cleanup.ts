@@ -6,6 +6,7 @@ import {
   type RetirementHandle,
   releaseCleanupLock,
   renewCleanupLock,
+  startDeletion,
   startHeartbeat,
 } from "@holdfast/retirement";
 import { deleteRetired, type PlannedDeletions, retireVersionNumbers } from "./delete.js";
@@ -180,14 +181,17 @@ async function deleteAndFinalize(
       state.deleteProgress.planned(-retiredManifestCount(held));
       continue;
     }
-    const { complete, changed } = await deleteRetired(
-      state,
-      handle,
-      retainedFiles,
-      plannedData,
-      present,
-    );
-    if (!state.dryRun && complete) await finalizeRetired(state, handle, changed);
+    // Marked before its first delete: from here a rewritten manifest rescues nothing
+    // (docs/protocol.md, Retirement "A recorded manifest that was replaced").
+    const marked = state.dryRun
+      ? handle
+      : await startDeletion(state.ctx, handle, { at: state.now });
+    if (marked?.record.state !== "committed") {
+      state.deleteProgress.planned(-retiredManifestCount(held));
+      continue;
+    }
+    const { complete } = await deleteRetired(state, marked, retainedFiles, plannedData, present);
+    if (!state.dryRun && complete) await finalizeRetired(state, marked);
   }
 }
 

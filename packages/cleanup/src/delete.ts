@@ -1,4 +1,8 @@
-import { parseRetirementKey, type RetirementHandle } from "@holdfast/retirement";
+import {
+  parseRetirementKey,
+  RetiredManifestRewrittenError,
+  type RetirementHandle,
+} from "@holdfast/retirement";
 import { DeleteBatcher } from "./batcher.js";
 import type { VersionSet } from "./ranges.js";
 import type { RunState } from "./run-state.js";
@@ -36,11 +40,6 @@ export async function retireVersionNumbers(
 export interface RecordDeletion {
   /** Every retired manifest is gone or was never there: the record may be finalized. */
   readonly complete: boolean;
-  /**
-   * Versions whose manifest is not the one the record retired (another ETag at the key):
-   * nothing of them was deleted, and they are no longer the record's to retire.
-   */
-  readonly changed: ReadonlySet<number>;
 }
 
 /** Versions of a record deleted per step: data files, then their manifests (bounded redo). */
@@ -53,10 +52,11 @@ export const DELETE_STEP_VERSIONS = 1_000;
  * records of earlier runs are read here, except versions the last look did not list
  * (`present`): an earlier run deleted their manifest, and it deletes a version's data files
  * before its manifest, so nothing of them is left and nothing is read or deleted again. A
- * run killed mid-record redoes at most one step's data-file deletes. A version whose
- * manifest is not the recorded one (another ETag) is not deleted at all and is reported
- * `changed`: its recorded manifest is gone, so it does not keep the record from being
- * finalized (docs/protocol.md, Retirement "A recorded manifest that was replaced").
+ * run killed mid-record redoes at most one step's data-file deletes. The record is marked
+ * (`startDeletion`) before this runs, so a version whose manifest is not the recorded one
+ * (another ETag, written after the last look) may have lost files to an earlier run: the
+ * deletion stops before the step's first delete with `RETIRED_MANIFEST_REWRITTEN`, and the
+ * record stays committed (docs/protocol.md, Retirement "A recorded manifest that was replaced").
  */
 export async function deleteRetired(
   state: RunState,
@@ -81,7 +81,6 @@ export async function deleteRetired(
       { createOnly: true, rate: state.deleteRate },
     );
   let complete = true;
-  const changed = new Set<number>();
   const counted = state.ownRecords.has(handle.key) ? stats.retired : stats.finished;
   const read = state.retiredManifests.get(handle.key);
   const listed = present?.get(branch);
@@ -113,14 +112,10 @@ export async function deleteRetired(
           return; // deleted by an earlier, interrupted run
         }
         if (manifest.etag !== entry.manifestEtag) {
-          // Not the manifest that was retired (that one is gone): keep this one and
-          // everything it names; it is no longer the record's to retire.
-          for (const file of manifest.files) retainedFiles.add(file.key);
-          changed.add(entry.version);
-          stats.warnings.push(
-            `${branch}@${entry.version}: manifest changed since it was drained; kept`,
-          );
-          return;
+          // Rewritten after the deletion began: not admitted, not deleted; the run stops.
+          throw new RetiredManifestRewrittenError(handle, entry.version, manifest.etag, {
+            manifestKey: (b, v) => format.manifestKey(b, v),
+          });
         }
         counted.push({ branch, version: entry.version });
         for (const file of manifest.files) {
@@ -151,5 +146,5 @@ export async function deleteRetired(
   // Versions an interrupt left unread leave the phase's total.
   if (accounted < active.length) state.deleteProgress.planned(accounted - active.length);
   state.retiredManifests.delete(handle.key);
-  return { complete, changed };
+  return { complete };
 }

@@ -6,7 +6,12 @@ import {
   precisionIntervalMs,
   truncSec,
 } from "@holdfast/dataset";
-import { cancelReplaced, type RetirementHandle } from "@holdfast/retirement";
+import {
+  cancelReplaced,
+  isRetiredManifestRewritten,
+  RetiredManifestRewrittenError,
+  type RetirementHandle,
+} from "@holdfast/retirement";
 import type { Plan } from "./plan.js";
 import { VersionSet } from "./ranges.js";
 import type { RunState } from "./run-state.js";
@@ -102,11 +107,19 @@ export async function protectLateCommits(
   // record's to retire: the version is cancelled in its committed record at once, before
   // its new manifest is read, so it is acquirable even if the format refuses that manifest
   // (docs/protocol.md, Retirement "A recorded manifest that was replaced").
-  if (!state.dryRun) {
-    for (const [recordKey, seenEtags] of replaced) {
-      await cancelInRecord(state, committed, recordKey, seenEtags);
+  // A record whose deletion began cancels nothing: the run stops naming the version
+  // (RETIRED_MANIFEST_REWRITTEN), once every other record's cancellations are written.
+  let rewritten: unknown;
+  for (const [recordKey, seenEtags] of replaced) {
+    try {
+      if (state.dryRun) refuseRewritten(state, committed, recordKey, seenEtags);
+      else await cancelInRecord(state, committed, recordKey, seenEtags);
+    } catch (error) {
+      if (!isRetiredManifestRewritten(error)) throw error;
+      rewritten ??= error;
     }
   }
+  if (rewritten !== undefined) throw rewritten;
   for (const { branch, version, replaced: own } of reads) {
     await state.pool.run(async () => {
       // A manifest the format refuses stops the run here, before any deletion: the
@@ -185,7 +198,10 @@ async function cancelInRecord(
 ): Promise<void> {
   const at = committed.findIndex((h) => h.key === recordKey);
   if (at < 0) return;
-  const after = await cancelReplaced(state.ctx, recordKey, seen, { handle: committed[at] });
+  const after = await cancelReplaced(state.ctx, recordKey, seen, {
+    handle: committed[at],
+    manifestKey: (branch, version) => state.format.manifestKey(branch, version),
+  });
   for (const version of seen.keys()) {
     state.stats.warnings.push(
       `${committed[at]!.record.branch}@${version}: manifest replaced since it was drained; cancelled in ${recordKey}`,
@@ -198,6 +214,25 @@ async function cancelInRecord(
   committed.splice(at, 1);
   state.retiredManifests.delete(recordKey);
   if (after?.record.state === "cancelled") await state.ctx.store.delete(recordKey);
+}
+
+/** A plan writes nothing, but meets what the run would: a replaced version of a marked record. */
+function refuseRewritten(
+  state: RunState,
+  committed: readonly RetirementHandle[],
+  recordKey: string,
+  seen: Map<number, string>,
+): void {
+  const handle = committed.find((h) => h.key === recordKey);
+  if (handle?.record.deletionStartedAt === undefined) return;
+  for (const v of handle.record.versions) {
+    const now = seen.get(v.version);
+    if (!v.cancelled && now !== undefined && now !== v.manifestEtag) {
+      throw new RetiredManifestRewrittenError(handle, v.version, now, {
+        manifestKey: (branch, version) => state.format.manifestKey(branch, version),
+      });
+    }
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { MemoryStore } from "@holdfast/conditional-store";
+import { FaultStore } from "@holdfast/conditional-store/testing";
 import { manifestKey, readManifest } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
 import { censusReferences } from "@holdfast/refs-lifecycle";
@@ -389,5 +390,130 @@ describe("a committed record whose manifest was replaced by one the format refus
       cleanup(ctx, { retainVersions: 1 }, { referenceCensus: censusReferences(ctx) }),
     ).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
     expect(keysUnder(store, RECORDS)).toEqual([]);
+  });
+});
+
+// docs/protocol.md, Retirement "A recorded manifest that was replaced": a replaced manifest
+// rescues its version only before its record's deletion began (the record's mark).
+describe("a manifest rewritten after its record's deletion began", () => {
+  it("invariant 1: the version is not admitted again; recover stops with RETIRED_MANIFEST_REWRITTEN, the record stays, until the operator removes that manifest", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 3, filesPer: 1 });
+    await time.advance(DEFAULT_MIN_VERSION_AGE_MS + MINUTE);
+    const key2 = manifestKey("main", 2);
+    const data2 = (await readManifest(ctx, "main", 2)).manifest.files.map((f) => f.key);
+    const fault = new FaultStore(store)
+      // After the last look saw the recorded manifest, before the mark lands (seal, commit,
+      // then the mark: the third if-match write of the record), a foreign writer replaces it.
+      .on(
+        { operation: "put", key: /^_holdfast\/retirement\//, precondition: "if-match", nth: 3 },
+        { type: "before", run: (inner) => replace(inner as MemoryStore, key2) },
+      )
+      // The deletion of the manifests is lost before it applies: the replaced one stays.
+      .on(
+        { operation: "deleteMany", key: key2, times: Number.POSITIVE_INFINITY },
+        { type: "lose-before-apply" },
+      );
+    const fctx = { ...ctx, store: fault };
+    await expect(cleanup(fctx, { retainVersions: 1 })).rejects.toMatchObject({
+      kind: "ambiguous",
+    });
+    for (const file of data2) expect(await store.head(file)).toBeNull(); // its data is gone
+    expect(await store.head(key2)).not.toBeNull();
+    const [recordKey] = keysUnder(store, RECORDS);
+    const error = await recover(ctx).catch((e) => e);
+    expect(error).toMatchObject({
+      kind: "refused",
+      code: "RETIRED_MANIFEST_REWRITTEN",
+      key: key2,
+      recordKey,
+    });
+    // The record stays as the anchor, version 2 uncancelled: leases on it stay refused.
+    expect(keysUnder(store, RECORDS)).toEqual([recordKey]);
+    const record = JSON.parse(new TextDecoder().decode((await store.get(recordKey!))!.body));
+    expect(record.state).toBe("committed");
+    expect(typeof record.deletionStartedAt).toBe("string");
+    expect(record.versions.find((v: { version: number }) => v.version === 2).cancelled).toBe(false);
+    expect((await readAdmission(ctx, "main", 2)).state).toBe("committed");
+    await expect(
+      acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60_000 }),
+    ).rejects.toMatchObject({ code: "COMMITTED" });
+    // A later cleanup stops the same way; the operator removes that manifest and the next
+    // recover finishes the record.
+    await expect(cleanup(ctx, { retainVersions: 1 })).rejects.toMatchObject({
+      code: "RETIRED_MANIFEST_REWRITTEN",
+    });
+    await store.delete(key2);
+    await recover(ctx);
+    expect(keysUnder(store, RECORDS)).toEqual([]);
+    expect(versionsOf(store)).toEqual([3]);
+    await allAcquirable(ctx, [3]);
+  });
+
+  it("an earlier run's record: a manifest rewritten after the last look, read at the deletion after the mark, stops the deletion before its deletes", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 5, filesPer: 1 });
+    const record = await committedRecord(ctx, [1, 2, 3]);
+    const key2 = manifestKey("main", 2);
+    const before = keysUnder(store, "data/");
+    // The deletion's read of version 2 (after the last look listed it with the recorded
+    // ETag, and after the mark) finds another object there.
+    const fault = new FaultStore(store).on(
+      { operation: "get", key: key2 },
+      { type: "before", run: (inner) => replace(inner as MemoryStore, key2) },
+    );
+    const error = await recover({ ...ctx, store: fault }).catch((e) => e);
+    expect(error).toMatchObject({
+      code: "RETIRED_MANIFEST_REWRITTEN",
+      key: key2,
+      recordKey: record.key,
+    });
+    // Nothing of the step was deleted; the record stays committed and marked.
+    expect(keysUnder(store, "data/")).toEqual(before);
+    expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
+    const stored = JSON.parse(new TextDecoder().decode((await store.get(record.key))!.body));
+    expect(stored.state).toBe("committed");
+    expect(typeof stored.deletionStartedAt).toBe("string");
+    expect((await readAdmission(ctx, "main", 2)).state).toBe("committed");
+  });
+
+  it("a manifest rewritten between the deletion and the finalize stops the finalize by name; the record stays", async () => {
+    const { ctx, store, time } = world();
+    await seedDataset(ctx, time, { versions: 3, filesPer: 1 });
+    await time.advance(DEFAULT_MIN_VERSION_AGE_MS + MINUTE);
+    const key2 = manifestKey("main", 2);
+    const body2 = (await store.get(key2))!.body;
+    let deleted = false;
+    let landed = false;
+    // Right after the manifests' delete, before finalize's listing, another writer puts a
+    // manifest at version 2's key.
+    const fault = new FaultStore(store)
+      .on(
+        { operation: "deleteMany", key: key2 },
+        {
+          type: "before",
+          run: async () => {
+            deleted = true;
+          },
+        },
+      )
+      .on(
+        { operation: "list", key: "_versions/main/", times: Number.POSITIVE_INFINITY },
+        {
+          type: "before",
+          run: async (inner) => {
+            if (!deleted || landed) return;
+            landed = true;
+            await inner.put(key2, body2);
+          },
+        },
+      );
+    const error = await cleanup({ ...ctx, store: fault }, { retainVersions: 1 }).catch((e) => e);
+    expect(landed).toBe(true);
+    expect(error).toMatchObject({ code: "RETIRED_MANIFEST_REWRITTEN", key: key2 });
+    expect(keysUnder(store, RECORDS)).toHaveLength(1);
+    await expect(
+      acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60_000 }),
+    ).rejects.toMatchObject({ code: "COMMITTED" });
   });
 });

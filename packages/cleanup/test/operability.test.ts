@@ -146,9 +146,10 @@ describe("one cleanup at a time per dataset", () => {
     await seedDataset(ctx, time, { versions: 3 });
     const run = await cleanup(ctx, { retainVersions: 1 });
     expect(run.retired.map((r) => r.version)).toEqual([1, 2]);
-    // lock + drain + seal + commit + the retired floor (docs/protocol.md §2, F1); the
-    // lock's HEAD gave the run its "now"
-    expect(run.requests.put).toBe(5);
+    // lock + drain + seal + commit + the deletion mark (docs/protocol.md, Retirement "A
+    // recorded manifest that was replaced") + the retired floor (§2, F1); the lock's HEAD
+    // gave the run its "now"
+    expect(run.requests.put).toBe(6);
     await seedDataset(ctx, time, { versions: 2 });
     // A store whose HEAD of the lock shows no write of this run: the run probes instead.
     let probes = 0;
@@ -168,7 +169,8 @@ describe("one cleanup at a time per dataset", () => {
     const probed = await cleanup({ ...ctx, store: hidden }, { retainVersions: 1 });
     expect(probed.retired.map((r) => r.version)).toEqual([3, 4]);
     expect(probes).toBe(1);
-    expect(probed.requests.put).toBe(6);
+    // lock + the probe + drain + seal + commit + the deletion mark + the retired floor
+    expect(probed.requests.put).toBe(7);
     expect(keysUnder(store, "_holdfast/clock/")).toEqual([]); // the probe deleted its object
     expect(keysUnder(store, "_holdfast/cleanup/")).toEqual([]);
   });

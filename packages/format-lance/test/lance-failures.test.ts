@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { cpSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { cleanup } from "@holdfast/cleanup";
+import { cleanup, recover } from "@holdfast/cleanup";
 import { createContext } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
@@ -355,7 +355,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     expect(unprotected.main["2"]).toMatchObject({ error: expect.stringMatching(/not found/i) });
   });
 
-  it("a stale writer whose manifest lands between holdfast's deletion of that number and the record's finalize: the recreated version is kept, leasable at once", {
+  it("a stale writer whose manifest lands between holdfast's deletion of that number and the record's finalize: holdfast stops by name (RETIRED_MANIFEST_REWRITTEN), keeps the record and refuses leases on it until the operator removes that manifest", {
     timeout: 240_000,
   }, async () => {
     const site = localPySite();
@@ -391,25 +391,42 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
       },
     });
     const ctx = createContext(store);
-    const stats = await cleanup(
+    const error = await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 3_600_000 },
       { format, referenceCensus: censusLanceReferences(ctx) },
-    );
+    ).catch((e) => e);
     await releaseLease(ctx0, lease);
     expect(landed).toBe(true);
-    expect(stats.retired.map((r) => r.version)).toEqual([2]);
-    // The recorded manifest (the one the record drained) is gone; the one at its key now is
-    // another object: the record is finalized and the new version 2 is a version like any.
-    expect((await listKeys(base)).filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
-    const onTwo = await acquireLease(ctx0, { branch: "main", version: 2, ttlMs: 60_000, format });
-    await releaseLease(ctx0, onTwo);
+    // The record's deletion began (it is marked) and another object is at version 2's key:
+    // holdfast refuses to admit a version whose files it may have deleted, and names it
+    // (docs/protocol.md, Retirement "A recorded manifest that was replaced").
+    const records = (await listKeys(base)).filter((k) => k.startsWith("_holdfast/retirement/"));
+    expect(records).toHaveLength(1);
+    expect(error).toMatchObject({
+      kind: "refused",
+      code: "RETIRED_MANIFEST_REWRITTEN",
+      key: manifestTwo,
+      recordKey: records[0],
+    });
+    await expect(
+      acquireLease(ctx0, { branch: "main", version: 2, ttlMs: 60_000, format }),
+    ).rejects.toMatchObject({ code: "COMMITTED" });
+    // Nothing more was deleted: pylance reads 1, 3 and the recreated 2 in full.
     const after = await pylance<Verified>(["verify", uri], {});
     expect(Object.keys(after.main)).toEqual(["1", "2", "3"]);
     expect(after.main["1"]).toEqual(before.main["1"]);
     expect(after.main["3"]).toEqual(before.main["3"]);
     expect(after.main["2"]!.rows).toBe(13);
-    expect(leftovers(await listKeys(base), after)).toEqual([]);
+    // The operator removes that manifest (docs/operations.md, "Stuck states"): the next
+    // recover finishes the record; 1 and 3 read as before.
+    await base.delete(manifestTwo);
+    await recover(ctx0, { format, referenceCensus: censusLanceReferences(ctx0) });
+    expect((await listKeys(base)).filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
+    const last = await pylance<Verified>(["verify", uri], {});
+    expect(Object.keys(last.main)).toEqual(["1", "3"]);
+    expect(last.main["1"]).toEqual(before.main["1"]);
+    expect(last.main["3"]).toEqual(before.main["3"]);
   });
 
   it("abandoned write_fragments output newer than every manifest: both remove it once told no writer is active", {

@@ -105,6 +105,11 @@ export interface TransitionOptions {
   readonly owner?: string | undefined;
 }
 
+interface WriteOptions extends TransitionOptions {
+  /** Marks the record's deletion as begun ({@link startDeletion}); never unset. */
+  readonly deletionStartedAt?: string | undefined;
+}
+
 /**
  * If-match rewrite marking versions cancelled (kept) with a reason; renewals and
  * acquisitions of those versions succeed again at once. When every version ends up
@@ -267,7 +272,11 @@ export async function cancelReplaced(
   ctx: RetirementContext,
   key: string,
   seen: ReadonlyMap<number, string>,
-  options: { readonly handle?: RetirementHandle | undefined } = {},
+  options: {
+    readonly handle?: RetirementHandle | undefined;
+    /** The manifest key of a version, to name it in a {@link RetiredManifestRewrittenError}. */
+    readonly manifestKey?: ((branch: string, version: number) => string) | undefined;
+  } = {},
 ): Promise<RetirementHandle | null> {
   let known = options.handle?.record.versions.length ? options.handle : undefined;
   for (let attempt = 0; attempt < 5; attempt += 1) {
@@ -283,6 +292,14 @@ export async function cancelReplaced(
       }
     }
     if (cancel.size === 0) return handle;
+    // Its deletion began: the version's files may be partly gone, so a manifest written
+    // there since does not rescue it. It stays committed (refused to leases) and the run
+    // stops naming it. The if-match of every cancellation and of the mark orders the two:
+    // a cancellation that lands first is seen by the marker's re-read.
+    if (handle.record.deletionStartedAt !== undefined) {
+      const version = Math.min(...cancel.keys());
+      throw new RetiredManifestRewrittenError(handle, version, seen.get(version)!, options);
+    }
     try {
       return await transition(ctx, handle, "committed", { cancel });
     } catch (error) {
@@ -291,6 +308,101 @@ export async function cancelReplaced(
   }
   throw holdfastError("conflict", "committed", `retirement record ${key} keeps changing`, {
     key,
+    code: FENCED_CODE,
+    hint: "another cleaner is rewriting it; the next run retries",
+  });
+}
+
+/** Error code: a manifest of a record whose deletion began was rewritten (another ETag). */
+export const RETIRED_MANIFEST_REWRITTEN = "RETIRED_MANIFEST_REWRITTEN";
+
+/**
+ * `refused`, code {@link RETIRED_MANIFEST_REWRITTEN}: the key of a version a committed record
+ * retires holds another object than the recorded manifest, and the record's deletion had
+ * begun (`deletionStartedAt`), so some of the version's files may be deleted. holdfast does
+ * not admit it: the version stays committed (leases refused), nothing more is deleted, and
+ * the record stays as the anchor (docs/operations.md, "Stuck states"). `key` is the
+ * manifest key when known, else the record's.
+ */
+export class RetiredManifestRewrittenError extends HoldfastError {
+  readonly recordKey: string;
+  readonly branch: string;
+  readonly version: number;
+  readonly manifestKey: string | undefined;
+
+  constructor(
+    handle: RetirementHandle,
+    version: number,
+    etag: string,
+    options: { readonly manifestKey?: ((branch: string, version: number) => string) | undefined },
+  ) {
+    const { branch } = handle.record;
+    const manifestKey = options.manifestKey?.(branch, version);
+    super(
+      `${branch}@${version}: its manifest${manifestKey ? ` ${manifestKey}` : ""} was rewritten (ETag ${etag}) after the deletion of ${handle.key} began; its files may be partly deleted, so holdfast does not admit it`,
+      {
+        kind: "refused",
+        operation: "committed",
+        key: manifestKey ?? handle.key,
+        code: RETIRED_MANIFEST_REWRITTEN,
+        hint: `inspect ${branch}@${version} with the format's tools; removing that manifest lets the next recover finish ${handle.key} (docs/operations.md, "Stuck states")`,
+      },
+    );
+    this.recordKey = handle.key;
+    this.branch = branch;
+    this.version = version;
+    this.manifestKey = manifestKey;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), recordKey: this.recordKey, version: this.version };
+  }
+}
+
+/** True when `error` is a {@link RetiredManifestRewrittenError} (by code, across copies). */
+export function isRetiredManifestRewritten(error: unknown): error is HoldfastError {
+  return isHoldfastError(error, "refused") && error.code === RETIRED_MANIFEST_REWRITTEN;
+}
+
+/**
+ * committed → committed, once, before the first file of the record is deleted: marks the
+ * record `deletionStartedAt` (`at`, storage time) by an if-match rewrite with fresh bytes
+ * (docs/protocol.md, Retirement "A recorded manifest that was replaced"). From then on
+ * {@link cancelReplaced} never cancels a version of it. A record already marked is returned
+ * unwritten (a resumed run costs nothing more); a conflict (another cleaner's mark or
+ * cancellation) re-reads and retries on what the record then says, so the deletion follows
+ * the record as written. Returns the marked record, `null` when it is gone, or the record
+ * as found when it is no longer committed (nothing of it may be deleted then). A handle
+ * held without its versions is read first. An unknown outcome throws `unresolved`
+ * ({@link UnresolvedTransitionError}): nothing may be deleted until a later read shows the mark.
+ */
+export async function startDeletion(
+  ctx: RetirementContext,
+  handle: RetirementHandle,
+  options: { readonly at: Date },
+): Promise<RetirementHandle | null> {
+  if (!(options.at instanceof Date) || !Number.isFinite(options.at.getTime())) {
+    throw holdfastError("invalid-input", "committed", "startDeletion needs a valid storage time", {
+      key: handle.key,
+    });
+  }
+  let known: RetirementHandle | undefined = handle.record.versions.length ? handle : undefined;
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const current = known ?? (await readRecord(ctx, handle.key));
+    known = undefined;
+    if (!current) return null;
+    if (current.record.state !== "committed") return current;
+    if (current.record.deletionStartedAt !== undefined) return current;
+    try {
+      return await transition(ctx, current, "committed", {
+        deletionStartedAt: options.at.toISOString(),
+      });
+    } catch (error) {
+      if (!isFenced(error)) throw error;
+    }
+  }
+  throw holdfastError("conflict", "committed", `retirement record ${handle.key} keeps changing`, {
+    key: handle.key,
     code: FENCED_CODE,
     hint: "another cleaner is rewriting it; the next run retries",
   });
@@ -346,7 +458,7 @@ async function transition(
   ctx: RetirementContext,
   handle: RetirementHandle,
   state: RetirementState,
-  options: TransitionOptions,
+  options: WriteOptions,
 ): Promise<RetirementHandle> {
   const versions = handle.record.versions.map((v) => {
     const reason = options.cancel?.get(v.version);
@@ -361,6 +473,10 @@ async function transition(
     owner: options.owner ?? handle.record.owner,
     state: finalState,
     versions,
+    // Kept by every later write (`rest` carries it): a record's deletion, once begun, stays begun.
+    ...(options.deletionStartedAt !== undefined
+      ? { deletionStartedAt: options.deletionStartedAt }
+      : {}),
   };
   // A fresh writerId changes the bytes on every write, so even an identical transition
   // changes a content-MD5 ETag and fences whoever holds the old one (docs/protocol.md, Retirement).

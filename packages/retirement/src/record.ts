@@ -38,6 +38,13 @@ export const RetirementRecord = z.object({
   state: RetirementState,
   ownershipBoundMs: z.number().int().positive(),
   versions: z.array(RetiringVersion).min(1),
+  /**
+   * Set (once, committed → committed) before the first file of the record is deleted: the
+   * storage time of the run that started the deletion. From then on a version whose
+   * manifest key holds another object is never cancelled (docs/protocol.md, Retirement
+   * "A recorded manifest that was replaced").
+   */
+  deletionStartedAt: z.string().min(1).optional(),
 });
 export type RetirementRecord = z.infer<typeof RetirementRecord>;
 

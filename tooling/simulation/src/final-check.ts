@@ -3,6 +3,7 @@ import { decodeJson, isHoldfastError } from "@holdfast/conditional-store";
 import { manifestKey, type ProtocolContext, type VersionRef } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
 import { censusReferences, recoverReferences } from "@holdfast/refs-lifecycle";
+import { isRetiredManifestRewritten } from "@holdfast/retirement";
 import { show } from "./checks.js";
 import { BRANCH, NEVER_BEATS } from "./config.js";
 import type { FaultRates } from "./gated-store.js";
@@ -33,10 +34,16 @@ export async function checkFinalRecovery(
     const noDrop = world.config.plant === "no-drop" ? noDropView : undefined;
     const meets = world.contextFor("recovery-meets-breaks", CALM, 0, undefined, noDrop);
     const planted = (error: unknown) => isHoldfastError(error) && error.code === PLANTED_NO_DROP;
-    await runRecovery(world, meets, checkStep, (e) => world.isRefusedManifest(e) || planted(e));
+    await runRecovery(
+      world,
+      meets,
+      checkStep,
+      (e) => world.isRefusedManifest(e) || planted(e) || isRetiredManifestRewritten(e),
+    );
     await repairBrokenManifests(world);
     await checkLeasableUnlessRetiring(world, ctx);
   }
+  await removeRewrittenManifests(world, ctx, checkStep);
   await runRecovery(world, ctx, checkStep);
   checkNothingStuck(world);
   await checkNoOrphans(world);
@@ -57,6 +64,33 @@ async function repairBrokenManifests(world: SimulationWorld): Promise<void> {
     }
   }
   world.broken.clear();
+}
+
+/**
+ * A record whose deletion began and whose manifest was rewritten since (by a breaker) stops
+ * every recovery with `RETIRED_MANIFEST_REWRITTEN`: a legitimate, reported stop (counted as
+ * `stoppedOnRewrittenManifest`). The operator's answer (docs/operations.md, "Stuck states")
+ * is to remove that manifest; the next pass then finishes the record.
+ */
+async function removeRewrittenManifests(
+  world: SimulationWorld,
+  ctx: ProtocolContext,
+  checkStep: () => Promise<void>,
+): Promise<void> {
+  for (let pass = 0; pass < 20; pass += 1) {
+    const met: string[] = [];
+    await runRecovery(world, ctx, checkStep, (error) => {
+      if (!isRetiredManifestRewritten(error) || error.key === undefined) return false;
+      met.push(error.key);
+      return true;
+    });
+    if (met.length === 0) return;
+    for (const key of new Set(met)) {
+      world.bump("stoppedOnRewrittenManifest");
+      world.note(`operator removes ${key}, rewritten after its record's deletion began`);
+      await world.memory.delete(key);
+    }
+  }
 }
 
 /**
@@ -161,17 +195,22 @@ async function checkLeasableUnlessRetiring(
   ctx: ProtocolContext,
 ): Promise<void> {
   const { memory } = world;
-  const held = new Map<number, string | null>(); // version -> recorded ETag (null: sealed)
+  // version -> recorded ETag (null: sealed, or committed with its deletion begun)
+  const held = new Map<number, string | null>();
   for (const key of memory.keys(`_holdfast/retirement/${BRANCH}/`)) {
     const got = await memory.get(key);
     if (!got) continue;
     const record = decodeJson(got.body) as {
       state?: string;
+      deletionStartedAt?: string;
       versions?: { version: number; manifestEtag: string; cancelled: boolean }[];
     };
     if (record.state !== "committed" && record.state !== "sealed") continue;
+    // A marked record's version whose manifest was rewritten stays refused (its files may
+    // be partly deleted): the recovery pass stopped on it by name, RETIRED_MANIFEST_REWRITTEN.
+    const anyEtag = record.state === "sealed" || record.deletionStartedAt !== undefined;
     for (const v of record.versions ?? []) {
-      if (!v.cancelled) held.set(v.version, record.state === "sealed" ? null : v.manifestEtag);
+      if (!v.cancelled) held.set(v.version, anyEtag ? null : v.manifestEtag);
     }
   }
   for (const key of memory.keys(`_versions/${BRANCH}/`)) {
