@@ -18,3 +18,24 @@ export async function* listAll(
 export function* batches<T>(items: readonly T[], size: number): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
+
+/**
+ * Deletes every object under `prefix` as it is listed, in the store's largest batches
+ * (memory stays flat). Throws the first failed deletion's error.
+ */
+export async function deleteAllUnder(store: ObjectStore, prefix: string): Promise<void> {
+  const size = Math.max(1, store.capabilities.maxBatchDelete);
+  let keys: string[] = [];
+  const flush = async () => {
+    for (const batch of batches(keys, size)) {
+      const failed = (await store.deleteMany(batch)).failed[0];
+      if (failed) throw failed.error;
+    }
+    keys = [];
+  };
+  for await (const meta of listAll(store, prefix)) {
+    keys.push(meta.key);
+    if (keys.length >= size) await flush();
+  }
+  await flush();
+}

@@ -1,4 +1,4 @@
-import { batches, listAll } from "@holdfast/conditional-store";
+import { deleteAllUnder, listAll } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "./context.js";
 import {
   listBranchesWithVersions,
@@ -112,7 +112,7 @@ export const defaultFormat: DatasetFormat = {
     // manifests deleted below never raise it. Without a hint a commit lists (docs/protocol.md
     // §2): it sees what an interrupted teardown left and never reuses a number of it.
     await ctx.store.delete(headHintKey(branch));
-    await deletePrefix(ctx, versionsPrefix(branch));
+    await deleteAllUnder(ctx.store, versionsPrefix(branch));
   },
 };
 
@@ -140,23 +140,4 @@ async function presentHoldfastManifests(
     if (wanted.has(parsed.version)) present.add(parsed.version);
   }
   return present;
-}
-
-/** Deletes every object under `prefix`, in the store's largest batches. */
-async function deletePrefix(ctx: ProtocolContext, prefix: string): Promise<void> {
-  const size = Math.max(1, ctx.store.capabilities.maxBatchDelete);
-  let keys: string[] = [];
-  const flush = async () => {
-    for (const batch of batches(keys, size)) {
-      const result = await ctx.store.deleteMany(batch);
-      const failed = result.failed[0];
-      if (failed) throw failed.error;
-    }
-    keys = [];
-  };
-  for await (const meta of listAll(ctx.store, prefix)) {
-    keys.push(meta.key);
-    if (keys.length >= size) await flush();
-  }
-  await flush();
 }

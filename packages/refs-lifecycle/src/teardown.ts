@@ -1,4 +1,4 @@
-import { batches, listAll } from "@holdfast/conditional-store";
+import { deleteAllUnder } from "@holdfast/conditional-store";
 import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
 import { branchLeasesPrefix } from "@holdfast/leases";
 import { retirementPrefix } from "@holdfast/retirement";
@@ -14,24 +14,6 @@ export async function teardownBranch(
 ): Promise<void> {
   await format.teardownVersions(ctx, branch);
   for (const prefix of [branchLeasesPrefix(branch), retirementPrefix(branch)]) {
-    await deletePrefix(ctx, prefix);
+    await deleteAllUnder(ctx.store, prefix);
   }
-}
-
-async function deletePrefix(ctx: ProtocolContext, prefix: string): Promise<void> {
-  const size = Math.max(1, ctx.store.capabilities.maxBatchDelete);
-  let keys: string[] = [];
-  const flush = async () => {
-    for (const batch of batches(keys, size)) {
-      const result = await ctx.store.deleteMany(batch);
-      const failed = result.failed[0];
-      if (failed) throw failed.error;
-    }
-    keys = [];
-  };
-  for await (const meta of listAll(ctx.store, prefix)) {
-    keys.push(meta.key);
-    if (keys.length >= size) await flush();
-  }
-  await flush();
 }
