@@ -11,7 +11,13 @@ import { validateName } from "./names.js";
  * this deletion frees. When the hint predates floors (or there is none), the branch's
  * latest version is listed from it and the floor becomes `latest - 1`, which bounds every
  * earlier deletion (cleanup never deletes a branch's latest version).
- * Resolves only once the stored floor is at least `maxRetired`; throws otherwise.
+ *
+ * A branch torn down under a committed record (docs/protocol.md §2, F1 "A branch torn down
+ * under a record"): when the branch's latest is at or below `maxRetired`, the record's
+ * higher numbers belong to a deleted incarnation whose manifests are gone (a manifest's
+ * `txnId` makes its ETag unique, so the recorded one never comes back), and the floor is
+ * raised only to `latest - 1`; a branch with no version at all keeps no hint to raise.
+ * Resolves once the stored floor covers every number the deletion can free; throws otherwise.
  */
 export async function raiseRetiredFloor(
   ctx: ProtocolContext,
@@ -22,25 +28,23 @@ export async function raiseRetiredFloor(
   if (!ctx.store.capabilities.atomicConditionalUpdate) return; // no commit probes there
   for (let attempt = 0; attempt < 16; attempt += 1) {
     const hint = await readHeadHint(ctx, branch);
-    if (hint?.retiredFloor != null && hint.version !== null && hint.retiredFloor >= maxRetired) {
-      return;
-    }
+    const at = hint?.version ?? null;
+    const floor = at !== null ? (hint?.retiredFloor ?? null) : null;
+    if (floor !== null && floor >= maxRetired) return;
     let next: { version: number; retiredFloor: number };
-    if (hint?.retiredFloor != null && hint.version !== null) {
-      // Above the old floor versions have no gaps, so maxRetired + 1 (never deleted: the
-      // latest version is kept) exists.
-      next = { version: Math.max(hint.version, maxRetired + 1), retiredFloor: maxRetired };
+    if (floor !== null && at !== null && at > maxRetired) {
+      // Above the old floor versions have no gaps: the hint's version exists and stays.
+      next = { version: at, retiredFloor: maxRetired };
     } else {
-      const top = (await latestFromHint(ctx, branch, hint)).latest;
-      if (top === null || top <= maxRetired) {
-        throw holdfastError(
-          "invalid-input",
-          "cleanup",
-          `branch ${branch} has no version above ${maxRetired}: refusing to retire its latest`,
-          { code: "RETIRE_LATEST" },
-        );
-      }
-      next = { version: top, retiredFloor: top - 1 };
+      // No floor, or a hint at or below the record (lagging, or a re-created branch): list.
+      const { latest: top, atOrAboveHint } = await latestFromHint(ctx, branch, hint);
+      if (top === null) return; // torn down: nothing of the branch is left to free
+      const kept = floor !== null && atOrAboveHint ? floor : null;
+      // With a floor, only the record's own numbers below the latest can be freed; without
+      // one, every earlier deletion is bounded by the latest.
+      const target = kept !== null ? Math.min(maxRetired, top - 1) : top - 1;
+      if (kept !== null && kept >= target) return;
+      next = { version: top, retiredFloor: target };
     }
     try {
       if ((await putHint(ctx, branch, next, hint, resolverOptions(ctx))) === "applied") return;
