@@ -14,6 +14,7 @@ import {
   rgwEnv,
 } from "./lance-section.js";
 import { S3_PRICES } from "./prices.js";
+import { cpuSnapshot, foreignCores } from "./quiet.js";
 import { step } from "./sections.js";
 import { fmtMinMedian, minMedian, printTable } from "./table.js";
 import { removeAll } from "./targets.js";
@@ -38,8 +39,14 @@ export interface CleanerPoint {
 
 export interface CleanersOptions {
   readonly runs: number;
-  /** Refuse a block when the 1-minute load average is above this. @default Infinity */
+  /** Refuse a block when the 1-minute load average is above this before it starts. @default Infinity */
   readonly maxLoad: number;
+  /**
+   * Refuse a block when other work kept more than this many cores busy on average while it
+   * ran (`quiet.ts`; where /proc is missing, the load's peak is held to `maxLoad` instead).
+   * @default Infinity
+   */
+  readonly maxForeignCores?: number | undefined;
   /** Reruns of a refused block before it is given up. */
   readonly retries: number;
   /** Seconds to wait before rerunning a refused block. */
@@ -284,18 +291,25 @@ export async function cleanersSideBySide(
       const sampler = setInterval(() => {
         peakLoad = Math.max(peakLoad, load1());
       }, 1000);
+      const cpuBefore = cpuSnapshot();
       let got: Record<CleanerName, Run[]>;
       try {
         got = await block(point, options.runs, options.warm === true);
       } finally {
         clearInterval(sampler);
       }
+      const cpuAfter = cpuSnapshot();
       const loadAfter = load1();
       peakLoad = Math.max(peakLoad, loadAfter);
-      const line = `${point.target} ${point.versions}: 1-min load ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after, ${peakLoad.toFixed(2)} peak`;
+      const foreign = cpuBefore && cpuAfter ? foreignCores(cpuBefore, cpuAfter) : null;
+      const maxForeign = options.maxForeignCores ?? Number.POSITIVE_INFINITY;
+      const line = `${point.target} ${point.versions}: 1-min load ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after, ${peakLoad.toFixed(2)} peak; other work ${foreign === null ? "unknown" : `${foreign.toFixed(2)} cores`} during the block`;
       process.stdout.write(`load: ${line}\n`);
-      if (peakLoad > options.maxLoad) {
-        notes.push(`${line}: refused (above ${options.maxLoad}), attempt ${attempt + 1}`);
+      const busy = foreign === null ? peakLoad > options.maxLoad : foreign > maxForeign;
+      if (busy) {
+        notes.push(
+          `${line}: refused (${foreign === null ? `load above ${options.maxLoad}` : `other work above ${maxForeign} cores`}), attempt ${attempt + 1}`,
+        );
         if (attempt < options.retries) {
           await new Promise((r) => setTimeout(r, options.retryWaitS * 1000));
         }
@@ -326,6 +340,8 @@ export async function cleanersSideBySide(
         rs[0]!.requests ?? "-",
         http ? `$${dollars(http).toFixed(6)}` : "-",
       ]);
+      // Printed as each block ends too, so a run stopped later keeps it.
+      process.stdout.write(`block: ${rows.at(-1)!.join(" | ")}\n`);
     }
   }
   printTable({

@@ -103,9 +103,11 @@ if (wanted("cleaners")) {
   const { refused } = await cleanersSideBySide(
     config.cleaners.filter((p) => p.target === "local" || hasRgw),
     {
-      // Full record: at least 5 runs; a block refused while the 1-minute load is above 1.
+      // Full record: at least 5 runs; a block refused when the 1-minute load is above 1 before it
       runs: runsArg ? runs : quick ? 1 : 5,
       maxLoad: numberArg("max-load", quick ? Number.POSITIVE_INFINITY : 1),
+      // ... and while it ran, other processes used at most a quarter of a core (quiet.ts).
+      maxForeignCores: numberArg("max-foreign", quick ? Number.POSITIVE_INFINITY : 0.25),
       retries: numberArg("retries", 3),
       retryWaitS: numberArg("retry-wait", 60),
       warm: process.argv.includes("--warm"),
