@@ -14,7 +14,7 @@ import { commits, gate, keysUnder, world } from "./support.js";
 
 // Interleavings the seeded simulation (tooling/simulation) found; each is pinned here.
 describe("simulation findings (refs-lifecycle)", () => {
-  it("R8 a branch deletion refuses while a fenced tag update may restore a target on it (stress seed 476)", async () => {
+  it("R8 a branch deletion refuses while a fenced tag update may restore a target on it", async () => {
     const { ctx, memory, faults } = world();
     await commits(ctx, "main", 2);
     await createBranch(ctx, { name: "b", parent: { branch: "main", version: 1 } });
@@ -51,7 +51,7 @@ describe("simulation findings (refs-lifecycle)", () => {
     expect(await getBranch(ctx, "b")).not.toBeNull();
   });
 
-  it("R12 a refused branch deletion whose intent cannot be withdrawn reports an unknown outcome (stress seed 259)", async () => {
+  it("R12 a refused branch deletion whose intent cannot be withdrawn reports an unknown outcome", async () => {
     const { ctx, faults } = world();
     await commits(ctx, "main", 1);
     await createBranch(ctx, { name: "b", parent: { branch: "main", version: 1 } });
@@ -74,7 +74,7 @@ describe("simulation findings (refs-lifecycle)", () => {
     expect(error).toMatchObject({ kind: "unresolved", code: "DELETE_INTENT_LEFT" });
   });
 
-  it("recovery reclaims an expired intent another actor fenced since it was listed (seed 236)", async () => {
+  it("R2 recovery reclaims an expired intent another actor fenced since it was listed", async () => {
     const { ctx, memory, faults, time } = world();
     await commits(ctx, "main", 1);
     await createBranch(ctx, { name: "b", parent: { branch: "main", version: 1 } });
