@@ -12,6 +12,9 @@ const CHROMIUM = process.env.HOLDFAST_CHROMIUM ?? "/usr/bin/chromium";
 const WEB = fileURLToPath(new URL("../dist/web", import.meta.url));
 const ARTIFACTS = fileURLToPath(new URL("../test-artifacts", import.meta.url));
 
+// A page answers when the server has: polls wait as long as a loaded machine needs (tests
+// check behaviour, never time).
+const POLL = { timeout: 30_000 };
 describe("dashboard in Chromium", () => {
   let app: ZodApp;
   let url: string;
@@ -65,14 +68,14 @@ describe("dashboard in Chromium", () => {
     await page.goto(url);
     await page.fill("#token", "hf_wrong");
     await page.click("#connect button");
-    await expect.poll(() => page.textContent("#status")).toContain("401");
+    await expect.poll(() => page.textContent("#status"), POLL).toContain("401");
     await shot("0-refused");
   });
 
   it("timeline: versions by branch with tags, leases and the fork", async () => {
     await page.fill("#token", TOKENS.admin);
     await page.click("#connect button");
-    await expect.poll(() => page.textContent("#status")).toContain("timeline loaded");
+    await expect.poll(() => page.textContent("#status"), POLL).toContain("timeline loaded");
     expect(await page.locator("#chart canvas").count()).toBeGreaterThan(0);
     const rows = await page.locator("#timeline-table tbody tr").allTextContents();
     expect(rows).toHaveLength(6);
@@ -84,7 +87,7 @@ describe("dashboard in Chromium", () => {
 
   it("leases: the active lease with its expiry", async () => {
     await page.click("nav button[data-view=leases]");
-    await expect.poll(() => page.textContent("#leases-table")).toContain(leaseId);
+    await expect.poll(() => page.textContent("#leases-table"), POLL).toContain(leaseId);
     const row = await page.locator("#leases-table tbody tr").first().textContent();
     expect(row).toContain("main@4");
     expect(row).toContain("active");
@@ -96,7 +99,7 @@ describe("dashboard in Chromium", () => {
     await page.fill("#retain", "2");
     await page.fill("#min-age", "0");
     await page.click("#plan");
-    await expect.poll(() => page.textContent("#plan-summary")).toContain("Would retire");
+    await expect.poll(() => page.textContent("#plan-summary"), POLL).toContain("Would retire");
     const plan = await page.textContent("#plan-table");
     expect(plan).toContain("keep: lease");
     expect(plan).toContain("keep: tag");
@@ -106,7 +109,7 @@ describe("dashboard in Chromium", () => {
     await expect
       .poll(() => page.textContent("#progress"), { timeout: 60_000 })
       .toMatch(/succeeded, retired 1/);
-    await expect.poll(() => page.textContent("#jobs-table")).toContain("succeeded");
+    await expect.poll(() => page.textContent("#jobs-table"), POLL).toContain("succeeded");
     await shot("4-cleanup-done");
   });
 

@@ -179,6 +179,13 @@ export const CleanupJobShape = z.object({
 });
 export type CleanupJob = z.infer<typeof CleanupJobShape>;
 
+/** `POST .../cleanup` (202) and `GET .../cleanup/jobs/{jobId}`: one job. */
+export const CleanupJobAcceptedShape = z.object({
+  ok: z.literal(true),
+  command: z.literal("cleanup job"),
+  job: CleanupJobShape,
+});
+
 /** `GET .../cleanup/jobs`: the dataset's recent runs through any replica (kept on the store), newest first. */
 export const CleanupJobsShape = z.object({
   ok: z.literal(true),

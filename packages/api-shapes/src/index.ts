@@ -10,6 +10,7 @@ export {
 export {
   BranchCreateRequest,
   type CleanupJob,
+  CleanupJobAcceptedShape,
   CleanupJobShape,
   CleanupJobsShape,
   type CleanupPolicyBody,

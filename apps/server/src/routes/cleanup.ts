@@ -1,5 +1,5 @@
 import {
-  CleanupJobShape,
+  CleanupJobAcceptedShape,
   CleanupJobsShape,
   type CleanupPolicyBody,
   CleanupRequest,
@@ -17,11 +17,6 @@ import { problemFor } from "../problem.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 const JobParams = DatasetParams.extend({ jobId: UlidParam });
-const JobAccepted = z.object({
-  ok: z.literal(true),
-  command: z.literal("cleanup job"),
-  job: CleanupJobShape,
-});
 
 /** Cleanup: plan, run as a job (progress over SSE), history; recover. */
 export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
@@ -67,7 +62,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
         security: BEARER,
         params: DatasetParams,
         body: CleanupRequest,
-        response: withProblems({ 202: JobAccepted }),
+        response: withProblems({ 202: CleanupJobAcceptedShape }),
       },
     },
     async (request, reply) => {
@@ -104,7 +99,7 @@ export function registerCleanupRoutes(app: ZodApp, deps: AppDeps): void {
         tags: ["cleanup"],
         security: BEARER,
         params: JobParams,
-        response: withProblems({ 200: JobAccepted }),
+        response: withProblems({ 200: CleanupJobAcceptedShape }),
       },
     },
     (request) => getJobRoute(deps, datasetOf(deps, request), request.params.jobId),

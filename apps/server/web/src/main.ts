@@ -5,6 +5,7 @@ import type {
   Datasets,
   Doctor,
   Job,
+  JobAccepted,
   Jobs,
   LeaseList,
   Plan,
@@ -216,7 +217,7 @@ $("#plan-form").addEventListener("submit", async (event) => {
 $("#run").addEventListener("click", async () => {
   if (!api) return;
   try {
-    const { job } = await api.post<{ job: Job }>(`${base()}/cleanup/jobs`, { policy: policy() });
+    const { job } = await api.post<JobAccepted>(`${base()}/cleanup/jobs`, { policy: policy() });
     $("#progress").textContent = `job ${job.id}: starting`;
     await api.follow(`${base()}/cleanup/jobs/${job.id}/events`, (type, data) => {
       const j = data as Job;

@@ -1,4 +1,5 @@
 import type {
+  CleanupJobAcceptedShape,
   CleanupJobShape,
   CleanupJobsShape,
   DatasetsShape,
@@ -17,6 +18,7 @@ export type LeaseList = z.infer<(typeof JsonShapes)["lease list"]>;
 export type VersionsPage = z.infer<typeof VersionsPageShape>;
 export type Job = z.infer<typeof CleanupJobShape>;
 export type Jobs = z.infer<typeof CleanupJobsShape>;
+export type JobAccepted = z.infer<typeof CleanupJobAcceptedShape>;
 export type Plan = z.infer<typeof JsonShapes.cleanup>;
 export type Doctor = z.infer<typeof JsonShapes.doctor>;
 export type Datasets = z.infer<typeof DatasetsShape>;
