@@ -9,6 +9,7 @@ import {
   recoverRetirements,
 } from "@holdfast/retirement";
 import { policyRetires, type RetainReason, tooRecent } from "./policy.js";
+import { cancelReplacedBeforeReads } from "./protect.js";
 import { VersionSet } from "./ranges.js";
 import { addAll, type RunState } from "./run-state.js";
 import { TAGGED_OLD_VERSIONS } from "./types.js";
@@ -59,6 +60,10 @@ export async function resolveInterrupted(state: RunState): Promise<Interrupted> 
       referenceCensus: state.referenceCensus,
       owner: state.owner,
       storageNow: state.now,
+      // A census failure gives up the sealed records it could not decide; before it is
+      // thrown, the committed records' replaced versions are cancelled (a listing, no
+      // manifest read), as after a recovery that succeeds (docs/protocol.md, Cleanup 1).
+      onCensusFailure: (partial) => cancelReplacedBeforeReads(state, partial.committed),
     });
     committed.push(...report.committed);
     for (const live of report.live) addAll(busy, live.record.branch, activeVersions(live.record));

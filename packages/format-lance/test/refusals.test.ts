@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup, recover } from "@holdfast/cleanup";
 import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
@@ -391,5 +391,74 @@ describe("a committed record on a pylance 14 table whose manifest is replaced by
         acquireLease(ctx, { branch: "main", version, ttlMs: 10_000, format }),
       ).rejects.toMatchObject({ code: "COMMITTED" });
     }
+  });
+});
+
+// docs/protocol.md, Retirement "Ownership and recovery": on a Lance table the reference census
+// reads Lance's references and the version hint, not manifests, so its refusals are of those;
+// a crashed cleaner's sealed record whose recovery census meets one is given up before its
+// commit, and the refusal is thrown by name.
+describe("a crashed cleaner's sealed record on a pylance 14 table whose recovery census is refused", () => {
+  it("invariant 5: recover gives the record up (every version leasable), deletes nothing and throws the refusal by name; once the object is removed, recover and cleanup settle everything", {
+    timeout: 120_000,
+  }, async () => {
+    const site = localPySite();
+    await pylance<Written>(["write", "v1-naming", site.root], site.storageOptions);
+    const table = join(site.dir!, "v1names.lance");
+    const store = new RecordingStore(await site.store("v1names"));
+    const ctx = createContext(store);
+    const format = await openLanceFormat(ctx);
+    const etags = new Map<number, string>();
+    for await (const entry of format.listVersions(ctx, "main"))
+      etags.set(entry.version, entry.etag);
+    // A cleaner sealed versions 2..4 and crashed before its reference census.
+    const sealed = await seal(
+      ctx,
+      await drain(ctx, {
+        branch: "main",
+        versions: [2, 3, 4].map((version) => ({ version, manifestEtag: etags.get(version)! })),
+        owner: "01CRASHEDCLEANER",
+      }),
+    );
+    mkdirSync(join(table, "_refs"), { recursive: true });
+    writeFileSync(join(table, "_refs/notes.json"), "{}");
+    const before = readdirSync(join(table, "_versions")).sort();
+    store.writes.length = 0;
+    let error: unknown;
+    try {
+      await recover(ctx, { format });
+    } catch (e) {
+      error = e;
+    }
+    expect(isUnsupportedLance(error, "foreign-reference")).toBe(true);
+    expect(error).toMatchObject({ key: "_refs/notes.json" });
+    // The give-up (if-match rewrite to cancelled, then DELETE) and the cleanup lock; nothing
+    // of the table written or deleted.
+    expect(store.writes.filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([
+      sealed.key,
+      sealed.key,
+    ]);
+    expect(store.writes.filter((k) => !k.startsWith("_holdfast/"))).toEqual([]);
+    expect(readdirSync(join(table, "_versions")).sort()).toEqual(before);
+    expect(await readRecord(ctx, sealed.key)).toBeNull();
+    for (const version of [2, 3, 4]) {
+      const lease = await acquireLease(ctx, { branch: "main", version, ttlMs: 10_000, format });
+      await releaseLease(ctx, lease);
+    }
+    // Removed: recover finds nothing left, and a cleanup retires as usual and leaves no record.
+    rmSync(join(table, "_refs/notes.json"));
+    const settled = await recover(ctx, { format });
+    expect(settled.recovered).toEqual({ committed: 0, cancelled: 0, retained: 0 });
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1, minVersionAgeMs: 0 },
+      { format, referenceCensus: censusLanceReferences(ctx) },
+    );
+    expect(stats.retiredRanges).toEqual([{ branch: "main", from: 1, to: 6 }]);
+    expect((await listKeys(store)).filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual(
+      [],
+    );
+    const lease = await acquireLease(ctx, { branch: "main", version: 7, ttlMs: 10_000, format });
+    await releaseLease(ctx, lease);
   });
 });

@@ -24,12 +24,24 @@ export interface RecoverOptions {
   readonly owner?: string | undefined;
   /** Storage time to judge ownership bounds and leases against. @default a storage-time probe */
   readonly storageNow?: Date | undefined;
+  /**
+   * Runs when a sealed record's census failed, once every record is resolved and before that
+   * failure is thrown, with what recovery did: the committed records (a failure never stops
+   * them) and the records given up. Cleanup cancels there the committed records' versions
+   * whose manifest was replaced, which needs a listing, not the refused input
+   * (docs/protocol.md, Retirement "Ownership and recovery"). An error it throws is thrown
+   * instead of the census failure.
+   */
+  readonly onCensusFailure?: ((report: RecoveryReport) => Promise<void>) | undefined;
 }
 
 export interface RecoveryReport {
   /** Committed records to run to completion (delete what they retire, then `finalize`). */
   readonly committed: RetirementHandle[];
-  /** Records moved to `cancelled` and deleted (stale drains, seals every version of which was protected). */
+  /**
+   * Records moved to `cancelled` and deleted: stale drains, seals every version of which was
+   * protected, and seals whose census failed (given up before their commit).
+   */
   readonly cancelled: string[];
   /** Records left alone: a live owner's drain or seal within its ownership bound. */
   readonly live: RetirementHandle[];
@@ -48,6 +60,12 @@ export interface RecoveryReport {
  *   its bound or had to be fenced for that cancellation. The write is an if-match on the
  *   record as read before the census, so a live owner's cancellation in between makes it
  *   fail (L6); an unchanged sealed record admits no new lease or reference meanwhile;
+ * - a seal whose census fails (the format refuses a manifest or reference the census reads,
+ *   or a read fails) cannot be decided: it is given up before its commit (fenced to
+ *   `cancelled` and deleted, whatever its owner's bound; nothing of it is deleted, so this is
+ *   always safe) and recovery goes on with the other records. The first failure is thrown
+ *   unchanged at the end, after `onCensusFailure`: a refusal leaves no pre-commit record
+ *   behind and blocks no lease;
  * - committed records are returned: committed retirement always runs to completion.
  */
 export async function recoverRetirements(
@@ -58,6 +76,7 @@ export async function recoverRetirements(
   let now = options.storageNow;
   const report: RecoveryReport = { committed: [], cancelled: [], live: [], retained: [] };
   const precision = ctx.store.capabilities.timestampPrecisionMs;
+  let failed: { error: unknown } | undefined;
   for await (const meta of listAll(ctx.store, RETIREMENT_ROOT)) {
     if (!parseRetirementKey(meta.key)) continue;
     const handle = await readRecord(ctx, meta.key);
@@ -80,17 +99,25 @@ export async function recoverRetirements(
           report.live.push(handle);
           continue;
         }
-        const fenced = await fence(ctx, handle, "cancelled", { owner });
-        await ctx.store.delete(fenced.key);
-        report.cancelled.push(handle.key);
+        await giveUp(ctx, handle, owner, report);
         continue;
       }
       // Sealed, not committed: leases and references win over the recovered claim.
       const versions = activeVersions(record);
       const kept = new Map<number, string>();
-      merge(kept, await options.leaseCensus(record.branch, versions, now));
-      const rest = versions.filter((v) => !kept.has(v));
-      if (rest.length > 0) merge(kept, await options.referenceCensus(record.branch, rest));
+      try {
+        merge(kept, await options.leaseCensus(record.branch, versions, now));
+        const rest = versions.filter((v) => !kept.has(v));
+        if (rest.length > 0) merge(kept, await options.referenceCensus(record.branch, rest));
+      } catch (error) {
+        // Undecidable (a refused manifest or reference, an unreadable object): given up
+        // before its commit, live owner or not, so no version of it stays refused to leases
+        // while the failure lasts (a lease the census found renews again). The live owner's
+        // next if-match fails and it stops without deleting anything.
+        failed ??= { error };
+        await giveUp(ctx, handle, owner, report);
+        continue;
+      }
       for (const [version, reason] of kept) {
         report.retained.push({ branch: record.branch, version, reason });
       }
@@ -115,7 +142,23 @@ export async function recoverRetirements(
       throw error;
     }
   }
+  if (failed) {
+    await options.onCensusFailure?.(report);
+    throw failed.error;
+  }
   return report;
+}
+
+/** A pre-commit record recovery takes over and ends: if-match rewrite to `cancelled` (fresh bytes, new owner), then DELETE. */
+async function giveUp(
+  ctx: RetirementContext,
+  handle: RetirementHandle,
+  owner: string,
+  report: RecoveryReport,
+): Promise<void> {
+  const fenced = await fence(ctx, handle, "cancelled", { owner });
+  await ctx.store.delete(fenced.key);
+  report.cancelled.push(handle.key);
 }
 
 function merge(into: Map<number, string>, from: ReadonlyMap<number, string>): void {
