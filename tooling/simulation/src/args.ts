@@ -15,6 +15,7 @@ export const PLANTED_FAULTS = [
   "late-validation",
   "no-drop",
   "no-give-up",
+  "floor-above-latest",
 ] as const;
 /**
  * `unprotected-reuse`: restorers and forkers commit reused files as if just written and
@@ -32,6 +33,10 @@ export const PLANTED_FAULTS = [
  * `no-give-up`: a cleanup run's give-up of its own draining or sealed record (cancelled and
  * deleted when it fails before its commits) is refused, so a run refused before its commit
  * leaves a record it owns (docs/protocol.md, Cleanup "Refuse before the commit").
+ * `floor-above-latest`: cleaners refuse to raise the retired floor of a branch whose latest
+ * version is at or below a committed record's highest number (`RETIRE_LATEST`), as before
+ * docs/protocol.md §2, F1 "A branch torn down under a record", so a record written after
+ * its branch's teardown stops every cleanup's deletions.
  */
 export type PlantedFault = (typeof PLANTED_FAULTS)[number];
 
@@ -61,9 +66,10 @@ export const USAGE = `usage:
                                          seeds across worker processes until the duration ends
   simulate replay --seed N [--no-shrink] rerun one seed, then shrink it to a minimal schedule
 options: --profile default|stress (or HOLDFAST_SIM_PROFILE), --trace (run with COUNT 1),
-  --plant unprotected-reuse|blind-last-look|forgeable-leases|late-validation|no-drop|no-give-up
+  --plant unprotected-reuse|blind-last-look|forgeable-leases|late-validation|no-drop|no-give-up|floor-above-latest
   (run only: reopen the reuse hole, forgeable lease handles, cleanup validating manifests
-  after its commit, or a committed record keeping a version whose manifest was replaced,
+  after its commit, a committed record keeping a version whose manifest was replaced, a
+  refused run keeping its record, or a retired floor refused under a torn-down branch,
   on purpose; seeds must then fail, which proves the checker sees it)`;
 
 /** Parses argv (without node and script). A leading "--" (pnpm passes it through) is dropped. */

@@ -1,13 +1,18 @@
 import { cleanup, recover } from "@holdfast/cleanup";
 import { decodeJson, isHoldfastError } from "@holdfast/conditional-store";
-import { manifestKey, type ProtocolContext, type VersionRef } from "@holdfast/dataset";
+import {
+  defaultFormat,
+  manifestKey,
+  type ProtocolContext,
+  type VersionRef,
+} from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
 import { censusReferences, recoverReferences } from "@holdfast/refs-lifecycle";
 import { isRetiredManifestRewritten } from "@holdfast/retirement";
 import { show } from "./checks.js";
 import { BRANCH, NEVER_BEATS } from "./config.js";
 import type { FaultRates } from "./gated-store.js";
-import { noDropView, PLANTED_NO_DROP } from "./planted.js";
+import { floorAboveLatestFormat, noDropView, PLANTED_NO_DROP } from "./planted.js";
 import { describe, type SimulationWorld } from "./world.js";
 
 /** The final recovery runs without injected faults. */
@@ -104,15 +109,26 @@ async function runRecovery(
   expected: (error: unknown) => boolean = () => false,
 ): Promise<void> {
   let done = false;
+  // The planted fault `floor-above-latest` is the holdfast format's old rule: every
+  // cleanup has it, the final recovery's too (see `planted.ts`).
+  const planted =
+    world.config.plant === "floor-above-latest"
+      ? { format: floorAboveLatestFormat(defaultFormat) }
+      : {};
   const steps = [
     () => recoverReferences(ctx),
-    () => recover(ctx, { referenceCensus: censusReferences(ctx), heartbeatSleep: NEVER_BEATS }),
+    () =>
+      recover(ctx, {
+        referenceCensus: censusReferences(ctx),
+        heartbeatSleep: NEVER_BEATS,
+        ...planted,
+      }),
     () =>
       cleanup(
         ctx,
         // Every actor has stopped: no commit can be in flight.
         { retainVersions: Number.MAX_SAFE_INTEGER, orphanGraceMs: 0, noWriterActive: true },
-        { referenceCensus: censusReferences(ctx), heartbeatSleep: NEVER_BEATS },
+        { referenceCensus: censusReferences(ctx), heartbeatSleep: NEVER_BEATS, ...planted },
       ),
   ];
   const run = (async () => {
@@ -185,22 +201,24 @@ async function checkGoneBranchesLeaveNothing(world: SimulationWorld): Promise<vo
 
 /**
  * No version stays un-leasable for good: once the breaks met by a recovery pass are
- * repaired, every main version whose manifest is present can be leased, unless a record
- * legitimately holds it: committed with its recorded manifest (ETag) still at the key (the
- * run stopped before its deletion), or sealed (its recovery waits for the next pass). A
- * version of a committed record whose manifest was replaced must not wait for another run.
+ * repaired, every version of every branch (main, live branches, forks) whose manifest is
+ * present can be leased, unless a record legitimately holds it: committed with its
+ * recorded manifest (ETag) still at the key (the run stopped before its deletion), or
+ * sealed (its recovery waits for the next pass). A version of a committed record whose
+ * manifest was replaced must not wait for another run.
  */
 async function checkLeasableUnlessRetiring(
   world: SimulationWorld,
   ctx: ProtocolContext,
 ): Promise<void> {
   const { memory } = world;
-  // version -> recorded ETag (null: sealed, or committed with its deletion begun)
-  const held = new Map<number, string | null>();
-  for (const key of memory.keys(`_holdfast/retirement/${BRANCH}/`)) {
+  // "branch@version" -> recorded ETag (null: sealed, or committed with its deletion begun)
+  const held = new Map<string, string | null>();
+  for (const key of memory.keys("_holdfast/retirement/")) {
     const got = await memory.get(key);
     if (!got) continue;
     const record = decodeJson(got.body) as {
+      branch?: string;
       state?: string;
       deletionStartedAt?: string;
       versions?: { version: number; manifestEtag: string; cancelled: boolean }[];
@@ -210,20 +228,22 @@ async function checkLeasableUnlessRetiring(
     // be partly deleted): the recovery pass stopped on it by name, RETIRED_MANIFEST_REWRITTEN.
     const anyEtag = record.state === "sealed" || record.deletionStartedAt !== undefined;
     for (const v of record.versions ?? []) {
-      if (!v.cancelled) held.set(v.version, anyEtag ? null : v.manifestEtag);
+      if (!v.cancelled) held.set(`${record.branch}@${v.version}`, anyEtag ? null : v.manifestEtag);
     }
   }
-  for (const key of memory.keys(`_versions/${BRANCH}/`)) {
-    const version = Number(/(\d+)\.json$/.exec(key)?.[1]);
-    const meta = await memory.head(key);
-    if (!meta || !Number.isSafeInteger(version)) continue;
-    const recorded = held.get(version);
+  for (const key of memory.keys("_versions/")) {
+    const match = /^_versions\/([^/]+)\/(\d+)\.json$/.exec(key);
+    const meta = match ? await memory.head(key) : null;
+    if (!match || !meta) continue;
+    const branch = match[1]!;
+    const version = Number(match[2]);
+    const recorded = held.get(`${branch}@${version}`);
     if (recorded === null || recorded === meta.etag) continue;
-    const error = await probeAcquire(world, ctx, BRANCH, version);
+    const error = await probeAcquire(world, ctx, branch, version);
     if (error !== null) {
       world.violate(
         5,
-        `${BRANCH}@${version} stays un-leasable after a recovery pass and the repair of its manifest: ${describe(error)}`,
+        `${branch}@${version} stays un-leasable after a recovery pass and the repair of its manifest: ${describe(error)}`,
       );
     }
   }

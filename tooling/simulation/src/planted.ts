@@ -4,11 +4,12 @@ import {
   isHoldfastError,
   type ObjectStore,
 } from "@holdfast/conditional-store";
-import type {
-  DatasetFormat,
-  FormatManifest,
-  ProtocolContext,
-  VersionEntry,
+import {
+  type DatasetFormat,
+  type FormatManifest,
+  headHintKey,
+  type ProtocolContext,
+  type VersionEntry,
 } from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
 
@@ -179,5 +180,47 @@ export function refusingCensus(
       }
     }
     return census(branch, versions);
+  };
+}
+
+/** Code of the refusal the planted fault `floor-above-latest` restores. */
+export const RETIRE_LATEST = "RETIRE_LATEST";
+
+/**
+ * Planted fault `floor-above-latest` (tests only): a format whose `retireVersionNumbers`
+ * refuses as the holdfast format's did before docs/protocol.md §2, F1 "A branch torn down
+ * under a record": when the branch's head hint has no floor (a teardown deletes the hint
+ * first) and its listed latest version is at or below the committed records' highest
+ * number, it throws `invalid-input` RETIRE_LATEST instead of raising the floor only to
+ * `latest - 1` (or nothing when no version is left). A record a cleaner's drain wrote
+ * after `deleteBranch` tore the branch down (a lost answer re-issued, or a drain between
+ * the run's read and its write) then stops every run's deletions, and the run fails with an
+ * error no actor expects. Otherwise it leaves the floor to `base`.
+ */
+export function floorAboveLatestFormat(base: DatasetFormat): DatasetFormat {
+  return {
+    ...base,
+    async retireVersionNumbers(ctx, branch, maxRetired) {
+      const got = await ctx.store.get(headHintKey(branch));
+      const hint = got
+        ? (decodeJson(got.body) as { version?: unknown; retiredFloor?: unknown })
+        : undefined;
+      const floored =
+        typeof hint?.version === "number" &&
+        typeof hint.retiredFloor === "number" &&
+        hint.retiredFloor < hint.version;
+      if (!floored) {
+        const top = await base.latestVersion(ctx, branch);
+        if (top === null || top <= maxRetired) {
+          throw holdfastError(
+            "invalid-input",
+            "cleanup",
+            `planted fault floor-above-latest: branch ${branch} has no version above ${maxRetired}: refusing to retire its latest`,
+            { code: RETIRE_LATEST },
+          );
+        }
+      }
+      await base.retireVersionNumbers?.(ctx, branch, maxRetired);
+    },
   };
 }

@@ -55,6 +55,8 @@ export class SimulationWorld {
   readonly committedAt = new Map<number, number>();
   /** "branch@version" -> txnId. */
   readonly branchCommitted = new Map<string, string>();
+  /** "branch@version" -> virtual time its commit returned (branches other than main). */
+  readonly branchCommittedAt = new Map<string, number>();
   /** Data files of commits reported as definite failures. */
   readonly failedCommitFiles: string[] = [];
   /** The actors' bodies, in the order they were started. */
@@ -72,8 +74,12 @@ export class SimulationWorld {
   readonly everBroken = new Set<string>();
   /** Writes of breakers so far (a forger's "rewritten" check skips keys they touched). */
   foreignWrites = 0;
-  /** Breakers waiting for a cleaner to drain or seal a main retirement record. */
-  readonly #recordWaiters: { state: string; wake: (versions: number[]) => void }[] = [];
+  /** Actors waiting for a cleaner to drain or seal a retirement record of a branch they accept. */
+  readonly #recordWaiters: {
+    state: string;
+    accepts: (record: RecordWritten) => boolean;
+    wake: (record: RecordWritten) => void;
+  }[] = [];
   /** Actors still running. */
   running = 0;
   /** Writes released or applied so far (any actor): the newest-version check runs only after one. */
@@ -237,19 +243,25 @@ export class SimulationWorld {
   }
 
   /**
-   * Resolves with the versions the next main retirement record a cleaner drains or seals
-   * (`state`) will retire (uncancelled), or undefined after `ms`. A drain is followed by
-   * census 1 and the seal; the seal by census 2, the reference census, the commit and the
-   * last look (the manifests were read before the drain).
+   * Resolves with the branch and versions the next retirement record a cleaner drains or
+   * seals (`state`) that `accepts` takes will retire (uncancelled), or undefined
+   * after `ms`. A drain is followed by census 1 and the seal; the seal by census 2, the
+   * reference census, the commit and the last look (the manifests were read before the
+   * drain).
    */
-  nextRecord(state: "draining" | "sealed", ms: number): Promise<number[] | undefined> {
+  nextRecord(
+    state: "draining" | "sealed",
+    ms: number,
+    accepts: (record: RecordWritten) => boolean = (record) => record.branch === BRANCH,
+  ): Promise<RecordWritten | undefined> {
     return new Promise((resolve) => {
       let done = false;
       const waiter = {
         state,
-        wake: (versions: number[]) => {
+        accepts,
+        wake: (record: RecordWritten) => {
           done = true;
-          resolve(versions);
+          resolve(record);
         },
       };
       this.#recordWaiters.push(waiter);
@@ -262,14 +274,18 @@ export class SimulationWorld {
     });
   }
 
-  /** A cleaner wrote a main record in `state` retiring `versions`: wakes the breakers waiting for one. */
-  cleanerWrote(state: string, versions: number[]): void {
+  /**
+   * A cleaner wrote a record of `branch` in `state` retiring `versions`: wakes the actors
+   * waiting for one it accepts.
+   */
+  cleanerWrote(state: string, branch: string, versions: number[]): void {
     if (versions.length === 0 || this.#recordWaiters.length === 0) return;
     for (let i = this.#recordWaiters.length - 1; i >= 0; i -= 1) {
       const waiter = this.#recordWaiters[i]!;
-      if (waiter.state !== state) continue;
+      const record = { branch, versions };
+      if (waiter.state !== state || !waiter.accepts(record)) continue;
       this.#recordWaiters.splice(i, 1);
-      waiter.wake(versions);
+      waiter.wake(record);
     }
   }
 
@@ -320,6 +336,7 @@ export class SimulationWorld {
     }
     (ledger as Map<unknown, string>).set(slot, result.txnId);
     if (branch === BRANCH) this.committedAt.set(result.version, this.sched.clock.now());
+    else this.branchCommittedAt.set(slot as string, this.sched.clock.now());
     this.note(`commit ${branch}@${result.version} ok`);
   }
 
@@ -338,6 +355,30 @@ export class SimulationWorld {
       this.tolerate(ctx, error, `${what}Failed`, `${what} on ${options.branch}`);
       return false;
     }
+  }
+
+  /**
+   * Branches other than main with a version some commit reported committed and no deletion
+   * attempted (forks have no model and are never deleted), in the order they were first
+   * committed to (part of the schedule a seed names).
+   */
+  liveBranches(): string[] {
+    const names = new Set<string>();
+    for (const slot of this.branchCommitted.keys()) names.add(slot.slice(0, slot.lastIndexOf("@")));
+    return [...names].filter((name) => {
+      const model = this.branches.find((m) => m.name === name);
+      return model === undefined || model.state === "active";
+    });
+  }
+
+  /** Versions of `branch` (not main) some commit reported committed, ascending. */
+  branchVersions(branch: string): number[] {
+    const versions: number[] = [];
+    for (const slot of this.branchCommitted.keys()) {
+      const at = slot.lastIndexOf("@");
+      if (slot.slice(0, at) === branch) versions.push(Number(slot.slice(at + 1)));
+    }
+    return versions.sort((a, b) => a - b);
   }
 
   latestMain(): number {
@@ -409,6 +450,12 @@ export class SimulationWorld {
     const record = await tryReadManifest(ctx, BRANCH, version);
     return record?.manifest.files ?? null;
   }
+}
+
+/** What a cleaner's record write retires: its branch and uncancelled versions. */
+export interface RecordWritten {
+  readonly branch: string;
+  readonly versions: number[];
 }
 
 /** A crashed actor's error becomes a {@link SimulatedCrash}, whatever the library made of it. */

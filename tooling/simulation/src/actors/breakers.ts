@@ -10,17 +10,22 @@ const CALM: FaultRates = { applyThenLose: 0, loseBefore: 0, crash: 0 };
 /** Where a breaker strikes (docs/protocol.md, Cleanup "Refuse before the commit"). */
 type Moment = "window" | "before-plan" | "any";
 
+/** Share of a breaker's rounds that strike a branch other than main (when one is live). */
+const ON_BRANCH = 0.4;
+
 /**
- * Manifest breakers: each round replaces a main version's manifest with bytes the holdfast
+ * Manifest breakers: each round replaces a version's manifest with bytes the holdfast
  * format refuses (truncated JSON, JSON that is no manifest, another version's manifest),
  * as a buggy or foreign writer would (a put over the key: a new ETag; if-match on the ETag
  * it read, so it never puts a retired key back), and later repairs it: the original bytes
- * put back, a valid manifest naming the same files under yet another ETag. Half the
- * rounds strike inside a cleanup run: 0–40 steps after a cleaner drained or sealed a main
- * record, one of the versions it retires (after the run's read of that manifest, before or
- * after the seal, the commit and the last look); a quarter strike, as a cleanup
- * starts, a version it would retire, before its plan reads it; the rest any committed version at
- * any time. Some breaks are never repaired by the breaker (the final check repairs them).
+ * put back, a valid manifest naming the same files under yet another ETag. Most rounds
+ * strike `main`; {@link ON_BRANCH} of them, drawn from the seed, another live branch or a
+ * fork (a branch whose deletion was attempted is left alone). Half the rounds strike inside
+ * a cleanup run: 0–40 steps after a cleaner drained or sealed a record of that kind of
+ * branch, one of the versions it retires (after the run's read of that manifest, before or
+ * after the seal, the commit and the last look); a quarter strike, as a cleanup starts, a
+ * version it would retire, before its plan reads it; the rest any committed version at any
+ * time. Some breaks are never repaired by the breaker (the final check repairs them).
  */
 export function spawnBreakers(world: SimulationWorld): void {
   const { config, sched } = world;
@@ -33,12 +38,15 @@ export function spawnBreakers(world: SimulationWorld): void {
         await sched.sleep(sched.int(0, 4000));
         const roll = sched.random();
         const moment: Moment = roll < 0.5 ? "window" : roll < 0.75 ? "before-plan" : "any";
-        let version: number | undefined;
+        const onBranch = sched.random() < ON_BRANCH && world.liveBranches().length > 0;
+        let key: string | undefined;
         if (moment === "window") {
           const after = sched.random() < 0.5 ? "draining" : "sealed";
-          const retiring = await world.nextRecord(after, 20_000);
+          const retiring = await world.nextRecord(after, 20_000, ({ branch }) =>
+            onBranch ? world.liveBranches().includes(branch) : branch === BRANCH,
+          );
           if (retiring === undefined) continue;
-          version = sched.pick(retiring);
+          key = manifestKey(retiring.branch, sched.pick(retiring.versions));
           await sched.waitSteps(sched.int(0, 40));
         } else if (moment === "before-plan") {
           // As a cleanup starts, before its plan lists and reads the manifests.
@@ -47,13 +55,13 @@ export function spawnBreakers(world: SimulationWorld): void {
           );
           if (!(await Promise.race([started, sched.sleep(20_000).then(() => false)]))) continue;
           await sched.waitSteps(sched.int(0, 3));
-          version = await nextCandidate(world);
-        } else version = sched.int(1, world.latestMain());
-        const key = manifestKey(BRANCH, version);
-        if (world.broken.has(key)) continue;
+          key = await nextCandidate(world, onBranch);
+        } else key = anyVersion(world, onBranch);
+        if (key === undefined || world.broken.has(key)) continue;
         const broke = await breakManifest(world, ctx, key);
         if (!broke) continue;
         world.bump(`broken:${moment}`);
+        if (onBranch) world.bump(`broken:branch:${moment}`);
         // Now and then, in its last round, the breaker never repairs it (the final check
         // does); every cleanup until then is refused (its reference census reads every manifest).
         if (r === rounds - 1 && sched.random() < 0.15) continue;
@@ -65,19 +73,57 @@ export function spawnBreakers(world: SimulationWorld): void {
   }
 }
 
+/** A live branch other than main (drawn from the seed), or undefined when none is live. */
+function pickBranch(world: SimulationWorld): string | undefined {
+  const live = world.liveBranches();
+  return live.length > 0 ? world.sched.pick(live) : undefined;
+}
+
+/** Any committed version's manifest key: on main, or (`onBranch`) on a live branch. */
+function anyVersion(world: SimulationWorld, onBranch: boolean): string | undefined {
+  const { sched } = world;
+  if (!onBranch) return manifestKey(BRANCH, sched.int(1, world.latestMain()));
+  const branch = pickBranch(world);
+  if (branch === undefined) return undefined;
+  return manifestKey(branch, sched.pick(world.branchVersions(branch)));
+}
+
 /**
- * A main version a cleanup would retire now: present, past the minimum age and more than
- * the cleaners' largest `retainVersions` (3) below the newest; else one retired soon.
+ * The manifest key of a version a cleanup would retire now. On main: present, past the
+ * minimum age and more than the cleaners' largest `retainVersions` (3) below the newest,
+ * else one retired soon. With `onBranch`, on a live branch drawn from the seed (branches
+ * have few versions, retired with `retainVersions` 1): present, below the branch's newest
+ * and past the minimum age, else any present one below the newest.
  */
-async function nextCandidate(world: SimulationWorld): Promise<number> {
+async function nextCandidate(
+  world: SimulationWorld,
+  onBranch: boolean,
+): Promise<string | undefined> {
   const { sched, memory } = world;
-  const top = world.latestMain();
-  const old: number[] = [];
-  for (const [version, at] of world.committedAt) {
-    if (version >= top - 3 || sched.clock.now() - at < MIN_VERSION_AGE_MS) continue;
-    if (await memory.head(manifestKey(BRANCH, version))) old.push(version);
+  if (!onBranch) {
+    const top = world.latestMain();
+    const old: number[] = [];
+    for (const [version, at] of world.committedAt) {
+      if (version >= top - 3 || sched.clock.now() - at < MIN_VERSION_AGE_MS) continue;
+      if (await memory.head(manifestKey(BRANCH, version))) old.push(version);
+    }
+    const version = old.length > 0 ? sched.pick(old.sort((a, b) => a - b)) : world.retirableSoon();
+    return manifestKey(BRANCH, version);
   }
-  return old.length > 0 ? sched.pick(old.sort((a, b) => a - b)) : world.retirableSoon();
+  const branch = pickBranch(world);
+  if (branch === undefined) return undefined;
+  const versions = world.branchVersions(branch);
+  const top = versions[versions.length - 1] ?? 1;
+  const old: number[] = [];
+  const below: number[] = [];
+  for (const version of versions) {
+    if (version >= top || !(await memory.head(manifestKey(branch, version)))) continue;
+    below.push(version);
+    const at = world.branchCommittedAt.get(`${branch}@${version}`) ?? sched.clock.now();
+    if (sched.clock.now() - at >= MIN_VERSION_AGE_MS) old.push(version);
+  }
+  const pool = old.length > 0 ? old : below.length > 0 ? below : [top];
+  return manifestKey(branch, sched.pick(pool));
 }
 
 /** What a breaker replaced: the valid manifest's bytes and the files it names. */
@@ -158,8 +204,9 @@ async function refusedBytes(
   if (roll < 0.75) return encodeJson({ schema: 1, note: "not a manifest" }); // JSON, no manifest
   // Another version's manifest (names another version: refused).
   const parsed = parseManifestKey(key);
-  const other = parsed ? await memory.get(manifestKey(parsed.branch, parsed.version + 1)) : null;
-  return other && !world.broken.has(manifestKey(BRANCH, (parsed?.version ?? 0) + 1))
+  const next = parsed ? manifestKey(parsed.branch, parsed.version + 1) : undefined;
+  const other = next ? await memory.get(next) : null;
+  return other && next && !world.broken.has(next)
     ? other.body
-    : encodeJson({ schema: 1, branch: BRANCH, version: -1, files: "none" });
+    : encodeJson({ schema: 1, branch: parsed?.branch ?? BRANCH, version: -1, files: "none" });
 }

@@ -2,15 +2,10 @@ import { cleanup, ORPHAN_GRACE_BELOW_FLOOR } from "@holdfast/cleanup";
 import { decodeJson, isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
 import { COMMIT_INTENT_PREFIX, defaultFormat } from "@holdfast/dataset";
 import { censusReferences } from "@holdfast/refs-lifecycle";
-import {
-  BRANCH,
-  MIN_VERSION_AGE_MS,
-  NEVER_BEATS,
-  ORPHAN_GRACE_MS,
-  OWNERSHIP_BOUND_MS,
-} from "../config.js";
+import { MIN_VERSION_AGE_MS, NEVER_BEATS, ORPHAN_GRACE_MS, OWNERSHIP_BOUND_MS } from "../config.js";
 import { GatedStore } from "../gated-store.js";
 import {
+  floorAboveLatestFormat,
   frozenFormat,
   lateValidationFormat,
   noDropView,
@@ -37,6 +32,8 @@ export interface CleanupRunLog {
   readonly owners: Set<string>;
   /** Commit writes this run sent (its own records, or sealed ones it recovered). */
   commits: number;
+  /** Rewrites this run sent of a committed record it does not own (`cancelReplaced`). */
+  othersRewritten: number;
 }
 
 /**
@@ -60,6 +57,7 @@ export function spawnCleaners(world: SimulationWorld): void {
       records: new Set(),
       owners: new Set(),
       commits: 0,
+      othersRewritten: 0,
     };
     const ctx = world.contextFor(
       name,
@@ -82,14 +80,21 @@ export function spawnCleaners(world: SimulationWorld): void {
       ? frozenFormat(defaultFormat)
       : late
         ? lateValidationFormat(defaultFormat, world.broken)
-        : undefined;
+        : config.plant === "floor-above-latest"
+          ? floorAboveLatestFormat(defaultFormat)
+          : undefined;
     world.spawn(name, async () => {
       for (let r = 0; r < Math.max(1, Math.floor(config.rounds / 2)); r += 1) {
         await sched.sleep(sched.int(500, 6000));
         // Now and then a cleaner asks for a grace below the floor: it must be refused.
         const short = sched.random() < 0.1;
         for (const start of world.cleanupStartWaiters.splice(0)) start();
-        Object.assign(log, { active: true, refusedRead: undefined, commits: 0 });
+        Object.assign(log, {
+          active: true,
+          refusedRead: undefined,
+          commits: 0,
+          othersRewritten: 0,
+        });
         log.records.clear();
         log.owners.clear();
         const lostBefore = ctx.store instanceof GatedStore ? ctx.store.lostAnswers : 0;
@@ -127,6 +132,7 @@ export function spawnCleaners(world: SimulationWorld): void {
           world.tolerate(ctx, error, "cleanupFailed");
           if (world.isRefusedManifest(error) && log.commits === 0) {
             world.bump("refusedBeforeCommit");
+            if (log.othersRewritten > 0) world.bump("refusedAfterRewritingOthersRecord");
             const lost = ctx.store instanceof GatedStore && ctx.store.lostAnswers !== lostBefore;
             if (!lost) await checkNoRecordLeft(world, name, log);
           }
@@ -218,6 +224,9 @@ function runLogView(
           log.records.add(key);
           log.owners.add(owner);
         }
+        if (before?.state === "committed" && owner !== undefined && !log.owners.has(owner)) {
+          log.othersRewritten += 1;
+        }
         // A drain (a new record): written only once every manifest the run keeps or retires
         // was read and validated, so never after a read the format refuses.
         if (drain) {
@@ -228,9 +237,10 @@ function runLogView(
             );
           }
         }
-        if (state !== undefined && branch === BRANCH && versions) {
+        if (state !== undefined && branch !== undefined && versions) {
           world.cleanerWrote(
             state,
+            branch,
             versions.filter((v) => !v.cancelled).map((v) => v.version),
           );
         }

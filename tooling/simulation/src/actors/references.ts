@@ -96,8 +96,9 @@ export function spawnTaggers(world: SimulationWorld): void {
 
 /**
  * Branchers: each round creates a branch (forked from main or from another branch),
- * commits on one of its own, or deletes one; the {@link BranchModel} records what each
- * answer promised.
+ * commits on one of its own, or deletes one; after its rounds it deletes the branch whose
+ * record a cleaner drains next, at once; the {@link BranchModel} records what each answer
+ * promised.
  */
 export function spawnBranchers(world: SimulationWorld): void {
   const { config, sched } = world;
@@ -109,19 +110,7 @@ export function spawnBranchers(world: SimulationWorld): void {
       const committable = mine.filter((m) => m.created && m.state === "active");
       const deletable = mine.filter((m) => m.state === "active" || m.state === "deleting");
       if (deletable.length > 0 && roll < 0.25) {
-        const branch = sched.pick(deletable);
-        const before = branch.state;
-        branch.state = "deleting";
-        try {
-          await deleteBranch(ctx, branch.name, { ownershipBoundMs: OWNERSHIP_BOUND_MS });
-          branch.state = "deleted";
-          world.note(`deleteBranch ${branch.name} ok`);
-          world.bump("branchesDeleted");
-        } catch (error) {
-          world.tolerate(ctx, error, "branchDeleteFailed", `deleteBranch ${branch.name}`);
-          if (isHoldfastError(error, "not-found")) branch.state = "deleted";
-          else if (!isHoldfastError(error, "unresolved", "ambiguous")) branch.state = before;
-        }
+        await remove(sched.pick(deletable), false);
         continue;
       }
       if (committable.length > 0 && (roll < 0.7 || committable.length >= 3)) {
@@ -154,6 +143,40 @@ export function spawnBranchers(world: SimulationWorld): void {
         const what = `createBranch ${branch.name} at ${show(branch.fork)}`;
         world.tolerate(ctx, error, "branchCreateFailed", what);
         if (!isHoldfastError(error, "unresolved", "ambiguous")) branch.state = "never";
+      }
+    }
+    // Then it waits (up to 30 s) for a cleaner to drain a record of one of its branches and
+    // deletes that branch at once (forced: leases do not stop it), so the teardown lands
+    // inside the run retiring its versions (around the seal, the commit and the retired
+    // floor), or before the drain's re-issue when its answer was lost, which then writes
+    // the record again over the torn-down branch (docs/protocol.md §2, F1 "A branch torn
+    // down under a record"). Branch versions are retirable only once older than the
+    // minimum version age, mostly after the brancher's rounds.
+    const drained = await world.nextRecord("draining", 30_000, ({ branch }) =>
+      mine.some((m) => m.name === branch && m.state === "active"),
+    );
+    const torn = mine.find((m) => m.name === drained?.branch && m.state === "active");
+    if (torn) {
+      world.bump("branchesTornDuringCleanup");
+      await remove(torn, true);
+    }
+
+    /** Deletes `branch` (with `force`, even while leases hold its versions). */
+    async function remove(branch: BranchModel, force: boolean): Promise<void> {
+      const before = branch.state;
+      branch.state = "deleting";
+      try {
+        await deleteBranch(ctx, branch.name, {
+          ownershipBoundMs: OWNERSHIP_BOUND_MS,
+          ...(force ? { force } : {}),
+        });
+        branch.state = "deleted";
+        world.note(`deleteBranch ${branch.name} ok`);
+        world.bump("branchesDeleted");
+      } catch (error) {
+        world.tolerate(ctx, error, "branchDeleteFailed", `deleteBranch ${branch.name}`);
+        if (isHoldfastError(error, "not-found")) branch.state = "deleted";
+        else if (!isHoldfastError(error, "unresolved", "ambiguous")) branch.state = before;
       }
     }
   });
