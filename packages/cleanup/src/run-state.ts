@@ -2,7 +2,6 @@ import { CountingStore } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
-  type FormatManifest,
   holdfastDatasetKnown,
   type ProtocolContext,
   requireHoldfastDataset,
@@ -15,6 +14,7 @@ import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import { TaskPool } from "./pool.js";
 import { RetiredLog } from "./ranges.js";
 import { DeleteRate } from "./rate.js";
+import { ManifestSpill, type RetiredManifests } from "./spill.js";
 import { type HeldLock, lockAndClock } from "./start.js";
 import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
 
@@ -77,9 +77,12 @@ export interface RunState {
   /**
    * Manifests of the versions this run's committed records retire, read and validated
    * before the run's first commit (docs/protocol.md, Cleanup "Refuse before the commit"),
-   * by record key: deletion uses them instead of reading each manifest again.
+   * by record key: deletion uses them instead of reading each manifest again. Their file
+   * lists wait in {@link spill}, not in memory.
    */
-  readonly retiredManifests: Map<string, Map<number, FormatManifest | null>>;
+  readonly retiredManifests: Map<string, RetiredManifests>;
+  /** The run's temp files of manifests read before the first drain; removed when the run ends. */
+  readonly spill: ManifestSpill;
   /** Throws the signal's reason when the run was asked to stop; called only at safe points. */
   checkpoint(): void;
   /** True once the run was asked to stop. */
@@ -139,6 +142,7 @@ export async function createRunState(
     ownRecords: new Set(),
     held: new Set(),
     retiredManifests: new Map(),
+    spill: new ManifestSpill(options.spillDir),
     checkpoint: () => signal?.throwIfAborted(),
     stopping: () => signal?.aborted === true,
     stats: {
