@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -90,6 +91,7 @@ class FaultStore:
     capabilities_override: dict[str, object] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
     calls: list[tuple[str, str]] = field(default_factory=list)
+    befores: list[tuple[str, str, Callable[[], object]]] = field(default_factory=list)
 
     @property
     def backend(self) -> str:
@@ -119,6 +121,19 @@ class FaultStore:
                 precondition=str(rule.get("precondition", "any")),
             )
         )
+
+    def before(self, op: str, key_part: str, run: Callable[[], object]) -> None:
+        """Runs ``run`` once, before the next ``op`` on a key containing ``key_part`` is
+        forwarded (the ``before`` step of the TypeScript ``FaultStore``): other writers'
+        work lands while this request is held."""
+        self.befores.append((op, key_part, run))
+
+    def _run_before(self, op: str, key: str) -> None:
+        for i, (o, part, run) in enumerate(self.befores):
+            if o == op and part in key:
+                del self.befores[i]
+                run()
+                return
 
     def count(self, op: str | None = None) -> int:
         return sum(1 for o, _ in self.calls if op is None or o == op)
@@ -162,6 +177,7 @@ class FaultStore:
 
     def get(self, key: str, *, abort: threading.Event | None = None) -> GetResult | None:
         self.calls.append(("get", key))
+        self._run_before("get", key)
         fault = self._fault("get", key)
         if fault is not None:
             raise self._fail(fault, "get", key)
@@ -169,6 +185,7 @@ class FaultStore:
 
     def head(self, key: str, *, abort: threading.Event | None = None) -> ObjectMeta | None:
         self.calls.append(("head", key))
+        self._run_before("head", key)
         fault = self._fault("head", key)
         if fault is not None:
             raise self._fail(fault, "head", key)
@@ -183,6 +200,7 @@ class FaultStore:
         abort: threading.Event | None = None,
     ) -> str:
         self.calls.append(("put", key))
+        self._run_before("put", key)
         fault = self._fault("put", key, precondition)
         if fault is not None:
             if fault.effect == "repeat":
@@ -225,6 +243,7 @@ class FaultStore:
         abort: threading.Event | None = None,
     ) -> ListPage:
         self.calls.append(("list", prefix))
+        self._run_before("list", prefix)
         fault = self._fault("list", prefix)
         if fault is not None:
             raise self._fail(fault, "list", prefix)

@@ -15,6 +15,7 @@ import pytest
 import holdfast
 from helpers import T0, World, make_world
 from holdfast.errors import HoldfastError
+from holdfast.storage_time import is_active_at
 
 
 @pytest.fixture
@@ -189,6 +190,104 @@ class TestAcquire:
         with raises("invalid-input"):
             holdfast.acquire(w.ctx, version=version, branch=branch, ttl_ms=1000)
         assert w.store.calls == []
+
+
+class TestStalledAcquire:
+    """docs/protocol.md, Retirement "Finalization", *A stalled acquire*: admitted only because a
+    committed (or cancelled) record shows the version cancelled, acquire rewrites its lease
+    (1 PUT) before returning it; nowhere else."""
+
+    def finalize_leases_of(self, w: World, version: int, view_ms: int) -> None:
+        """A finalizer's lease deletion (``deleteLeasesOf`` with ``writtenBefore`` = its view
+        W): every lease of the version written a whole precision interval before W goes."""
+        precision = w.local.capabilities.timestamp_precision_ms
+        prefix = f"{holdfast.layout.LEASES_PREFIX}main/{version:020d}/"
+        for meta in holdfast.store.list_all(w.local, prefix):
+            if not is_active_at(meta.last_modified_ms, 0, precision, view_ms):
+                w.local.delete(meta.key)
+
+    def test_l1_an_acquire_stalled_across_commit_and_cancel_replaced_keeps_its_lease(
+        self, w: World
+    ) -> None:
+        # A cleaner sealed versions 1 and 2; its censuses saw no lease. The lease PUT lands
+        # now; the admission read is held while the record is committed, a recovering
+        # cleaner reads it (its view W), and version 2 is cancelled (cancelReplaced).
+        w.retire([1, 2], "sealed")
+        view: list[int] = []
+
+        def commit_then_cancel() -> None:
+            w.storage_clock.advance(2_000)
+            key = w.retire([1, 2], "committed")
+            view.append(w.local.head(key).last_modified_ms)  # type: ignore[union-attr]
+            w.storage_clock.advance(2_000)
+            w.retire([1, 2], "committed", cancelled=(2,))
+
+        w.store.before("list", "_holdfast/retirement/", commit_then_cancel)
+        put_at = int(w.storage_clock())
+        lease = acquire(w, ttl_ms=600_000)
+        calls = [op for op, _ in w.store.calls]
+        assert view[0] >= put_at + 2_000  # W follows the lease PUT
+        self.finalize_leases_of(w, 2, view[0])
+        assert w.leases() == [lease.key]  # kept: rewritten after the cancellation
+        assert calls == ["put", "list", "get", "head", "put"]  # the rare path: +1 PUT
+        assert lease.renewal == 1
+        stored = w.local.head(lease.key)
+        assert stored is not None
+        assert stored.etag == lease.etag
+        assert holdfast.renew(w.ctx, lease).renewal == 2
+
+    def test_a_record_cancelled_after_its_commit_reopens_too(self, w: World) -> None:
+        w.retire([1, 2], "cancelled", cancelled=(1, 2))
+        lease = acquire(w)
+        assert w.store.count("put") == 2
+        assert lease.renewal == 1
+
+    @pytest.mark.parametrize("state", ["draining", "sealed"])
+    def test_a_version_cancelled_before_any_commit_costs_no_rewrite(
+        self, w: World, state: str
+    ) -> None:
+        w.retire([1, 2], state, cancelled=(2,))
+        lease = acquire(w)
+        assert [op for op, _ in w.store.calls] == ["put", "list", "get", "head"]
+        assert lease.renewal == 0
+
+    def test_a_lease_deleted_before_its_rewrite_fails_the_acquire_lease_lost(
+        self, w: World
+    ) -> None:
+        w.retire([1, 2], "committed", cancelled=(2,))
+        deleted: list[str] = []
+
+        def finalizer() -> None:
+            for key in w.leases():
+                w.local.delete(key)
+                deleted.append(key)
+
+        w.store.before("head", "_versions/", finalizer)
+        with pytest.raises(HoldfastError) as caught:
+            acquire(w)
+        assert (caught.value.kind, caught.value.code, caught.value.operation) == (
+            "not-found",
+            "LEASE_LOST",
+            "acquire",
+        )
+        assert len(deleted) == 1
+        assert w.leases() == []
+
+    def test_c5_the_rewrites_lost_answer_is_settled_by_read_back(self, w: World) -> None:
+        w.retire([1, 2], "committed", cancelled=(2,))
+        w.store.lose("put", "_holdfast/leases/", applied=True, precondition="if-match")
+        lease = acquire(w)
+        assert lease.renewal == 1
+        assert w.local.head(lease.key).etag == lease.etag  # type: ignore[union-attr]
+
+    def test_c5_an_unresolved_rewrite_fails_the_acquire_and_removes_the_lease(
+        self, w: World
+    ) -> None:
+        w.retire([1, 2], "committed", cancelled=(2,))
+        w.store.lose("put", "_holdfast/leases/", precondition="if-match", times=5)
+        with raises("unresolved"):
+            acquire(w)
+        assert w.leases() == []
 
 
 class TestRenew:

@@ -19,7 +19,7 @@ import {
   validateName,
   validateVersion,
 } from "@holdfast/dataset";
-import { type AdmissionState, readAdmission } from "@holdfast/retirement";
+import { type Admission, type AdmissionState, readAdmission } from "@holdfast/retirement";
 import { validateLeaseHandle } from "./handle.js";
 import { branchFenceKey, leaseKey } from "./layout.js";
 import { type LeaseBody, LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
@@ -41,7 +41,10 @@ export interface Lease {
   readonly key: string;
   /** ETag of the last write: the next renewal is an if-match on it. */
   readonly etag: string;
-  /** Writes so far minus one (0 after acquire). */
+  /**
+   * Writes so far minus one: 0 after acquire, 1 after an acquire that rewrote its lease
+   * (admitted by a post-commit cancellation, docs/protocol.md, Retirement "Finalization").
+   */
   readonly renewal: number;
   readonly writerId: string;
   /**
@@ -76,8 +79,11 @@ export interface AcquireOptions {
  * retirement that completes entirely before the write leaves no record to see: only a
  * manifest read after the write proves the version outlives it. On a branch other than
  * `main` it also reads the branch's deletion fence after the lease write, and withdraws
- * (`refused`, BRANCH_DELETING) once a deletion has begun. 3 requests when no cleanup is in
- * flight (4 off `main`). Invariant 1.
+ * (`refused`, BRANCH_DELETING) once a deletion has begun. Admitted only because a committed
+ * (or cancelled) record shows the version cancelled, it rewrites its lease (if-match, fresh
+ * bytes) before returning, so no finalizer holding an older view of that record can delete
+ * it. 3 requests when no cleanup is in flight (4 off `main`); +1 PUT for that rewrite.
+ * Invariant 1.
  */
 export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions): Promise<Lease> {
   const branch = validateName(options.branch, "branch");
@@ -111,13 +117,14 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
     throw error;
   }
 
-  let state: AdmissionState;
+  let admission: Admission;
   try {
-    state = (await readAdmission(ctx, branch, version)).state;
+    admission = await readAdmission(ctx, branch, version);
   } catch (error) {
     await removeQuietly(ctx, key);
     throw error;
   }
+  const { state } = admission;
   if (state !== "open") {
     // We lost the race with a cleaner: its census may not count us, so we must not claim
     // protection. Removing our lease lets the cleaner proceed without retaining for us.
@@ -164,7 +171,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
       { key: manifestKey, code: "VERSION_NOT_FOUND" },
     );
   }
-  return {
+  const lease: Lease = {
     leaseId,
     branch,
     version,
@@ -177,6 +184,22 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
     writtenAtLocalMs,
     manifestKey,
   };
+  if (!admission.reopened) return lease;
+  // Admitted only because a committed (or cancelled) record shows the version cancelled. A
+  // finalizer whose view of that record predates the cancellation deletes leases written
+  // before its view, and our PUT may be one (an acquire stalled across the commit and the
+  // cancellation). Rewriting after the read that saw the cancellation stamps the lease
+  // after it, hence a whole precision interval past any such view (docs/protocol.md §3,
+  // Retirement "Finalization"). 1 PUT, only here.
+  const rewrittenAtLocalMs = ctx.clock.now();
+  try {
+    const written = await writeNextLease(ctx, lease, options.signal, "acquireLease");
+    return { ...lease, ...written, writtenAtLocalMs: rewrittenAtLocalMs };
+  } catch (error) {
+    // Gone (a finalizer deleted it) or unknown: the lease may not outlive that view.
+    await removeQuietly(ctx, key);
+    throw error;
+  }
 }
 
 /**
@@ -242,6 +265,26 @@ export async function rewriteLease(
   lease: Omit<Lease, "writtenAtLocalMs">,
   signal: AbortSignal | undefined,
 ): Promise<{ etag: string; renewal: number; writerId: string }> {
+  const written = await writeNextLease(ctx, lease, signal, "renewLease");
+  const { state } = await readAdmission(ctx, lease.branch, lease.version);
+  if (state === "sealed" || state === "committed") {
+    throw refusal("renewLease", lease.branch, lease.version, state, lease.key);
+  }
+  return written;
+}
+
+/**
+ * The next write of a handle's lease: if-match on its ETag with fresh bytes (renewal + 1).
+ * A conflict adopts the stored object only when it is a later write of this very handle
+ * whose answer was lost, and writes once more on its ETag; anything else is `not-found`
+ * LEASE_LOST (docs/protocol.md §4, "Adoption rule"). Renewals and a reopened acquire share it.
+ */
+async function writeNextLease(
+  ctx: ProtocolContext,
+  lease: Omit<Lease, "writtenAtLocalMs">,
+  signal: AbortSignal | undefined,
+  operation: "renewLease" | "acquireLease",
+): Promise<{ etag: string; renewal: number; writerId: string }> {
   let renewal = lease.renewal + 1;
   let { writerId, bytes } = leaseBodyBytes(ctx, lease.secret, lease, renewal);
   let expected = lease.etag;
@@ -275,19 +318,18 @@ export async function rewriteLease(
   if (outcome.status === "conflict") {
     throw holdfastError(
       "not-found",
-      "renewLease",
+      operation,
       `lease ${lease.leaseId} is gone or was rewritten by another writer`,
       {
         key: lease.key,
         precondition: { ifMatch: expected },
         code: "LEASE_LOST",
-        hint: "the version may have been retired or its branch deleted; acquire a new lease",
+        hint:
+          operation === "acquireLease"
+            ? "a finalizer removed it while the acquire was in flight; acquire again"
+            : "the version may have been retired or its branch deleted; acquire a new lease",
       },
     );
-  }
-  const { state } = await readAdmission(ctx, lease.branch, lease.version);
-  if (state === "sealed" || state === "committed") {
-    throw refusal("renewLease", lease.branch, lease.version, state, lease.key);
   }
   return { etag: outcome.etag, renewal, writerId };
 }

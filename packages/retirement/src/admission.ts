@@ -15,6 +15,15 @@ export interface Admission {
   readonly state: AdmissionState;
   /** The record that decided a non-open state. */
   readonly record?: { readonly key: string; readonly etag: string } | undefined;
+  /**
+   * `open` only because a committed record, or a cancelled one (it may have been committed),
+   * names the version cancelled. That cancellation can be newer than a finalizer's view of
+   * the record, which still counts the version retired, so an acquirer that reads this
+   * rewrites its lease before it returns it (docs/protocol.md, Retirement "Finalization").
+   * Never set for a version no record names, nor for a record still draining or sealed
+   * (every committed view of it shows its cancellations).
+   */
+  readonly reopened?: true | undefined;
 }
 
 export interface ReadAdmissionOptions {
@@ -42,6 +51,7 @@ export async function readAdmission(
 ): Promise<Admission> {
   let storageNow = options.storageNow;
   let result: Admission = { state: "open" };
+  let reopened = false;
   for await (const meta of listAll(ctx.store, retirementPrefix(branch))) {
     const parts = parseRetirementKey(meta.key);
     if (!parts || parts.branch !== branch) continue;
@@ -49,9 +59,14 @@ export async function readAdmission(
     const got = await ctx.store.get(meta.key);
     if (!got) continue; // finalized between list and get
     const record = decodeRetirementRecord(got.body, meta.key);
-    if (record.state === "cancelled") continue;
     const entry = record.versions.find((v) => v.version === version);
-    if (!entry || entry.cancelled) continue;
+    if (!entry) continue;
+    if (record.state === "cancelled" || entry.cancelled) {
+      // Cancelled after a commit (`cancelReplaced`, or the last version's cancellation that
+      // made the record cancelled): a finalizer holding the committed view may not show it.
+      if (record.state === "committed" || record.state === "cancelled") reopened = true;
+      continue;
+    }
     let state: AdmissionState = record.state;
     if (state === "draining") {
       storageNow ??= await probeStorageNow(ctx);
@@ -64,5 +79,5 @@ export async function readAdmission(
       result = { state, record: { key: meta.key, etag: got.etag } };
     }
   }
-  return result;
+  return result.state === "open" && reopened ? { ...result, reopened: true } : result;
 }

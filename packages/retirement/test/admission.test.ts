@@ -73,6 +73,39 @@ describe("readAdmission", () => {
     expect((await readAdmission(ctxOf(store, ids), "main", 3)).state).toBe("open");
   });
 
+  it('L1 reopened: open only because a committed or cancelled record names the version cancelled (docs/protocol.md, Retirement "Finalization")', async () => {
+    const { store, ids } = setup();
+    const ctx = ctxOf(store, ids);
+    const key = retirementKey("main", 3, 5, "01OP");
+    // Version 5 is cancelled in the record: reopened once the record is committed or cancelled.
+    for (const state of ["draining", "sealed"] as const) {
+      await store.put(key, encodeJson(record({ state })));
+      expect(await readAdmission(ctx, "main", 5)).toEqual({ state: "open" });
+    }
+    for (const state of ["committed", "cancelled"] as const) {
+      await store.put(key, encodeJson(record({ state })));
+      expect(await readAdmission(ctx, "main", 5)).toEqual({ state: "open", reopened: true });
+    }
+    // Version 3 of a cancelled record (cancelled with it), but not version 4 (not named).
+    expect(await readAdmission(ctx, "main", 3)).toEqual({ state: "open", reopened: true });
+    expect(await readAdmission(ctx, "main", 4)).toEqual({ state: "open" });
+    // A refusing record wins: no reopened beside a non-open state.
+    await store.put(key, encodeJson(record({ state: "committed" })));
+    await store.put(
+      retirementKey("main", 5, 5, "01OQ"),
+      encodeJson(
+        record({
+          opId: "01OQ",
+          state: "sealed",
+          versions: [{ version: 5, manifestEtag: "e5", cancelled: false }],
+        }),
+      ),
+    );
+    const refused = await readAdmission(ctx, "main", 5);
+    expect(refused.state).toBe("sealed");
+    expect(refused.reopened).toBeUndefined();
+  });
+
   it("L5 a drain past its ownership bound in storage time counts as open", async () => {
     const { store, ids, advance } = setup();
     await store.put(retirementKey("main", 3, 5, "01OP"), encodeJson(record()));

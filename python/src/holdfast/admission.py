@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from .context import Context
@@ -47,6 +47,12 @@ class Admission:
     state: AdmissionState
     record_key: str | None = None
     record_etag: str | None = None
+    reopened: bool = False
+    """``open`` only because a committed record, or a cancelled one (it may have been
+    committed), names the version cancelled: that cancellation can be newer than a
+    finalizer's view of the record, so an acquirer rewrites its lease before returning it
+    (docs/protocol.md, Retirement "Finalization"). Never set for a version no record names,
+    nor for a draining or sealed record (every committed view of it shows its cancellations)."""
 
 
 def read_admission(
@@ -63,6 +69,7 @@ def read_admission(
     covers the version and no ``storage_now_ms`` is given."""
     now = storage_now_ms
     result = Admission("open")
+    reopened = False
     for meta in list_all(ctx.store, retirement_prefix(branch), abort=abort):
         parts = parse_retirement_key(meta.key)
         if parts is None or parts.branch != branch:
@@ -73,10 +80,14 @@ def read_admission(
         if got is None:
             continue  # finalized between list and get
         record = decode_retirement_record(got.body, meta.key)
-        if record.state == "cancelled":
-            continue
         entry = next((v for v in record.versions if v.version == version), None)
-        if entry is None or entry.cancelled:
+        if entry is None:
+            continue
+        if record.state == "cancelled" or entry.cancelled:
+            # Cancelled after a commit (cancelReplaced, or the last version's cancellation
+            # that made the record cancelled): a finalizer's committed view may not show it.
+            if record.state in ("committed", "cancelled"):
+                reopened = True
             continue
         state: AdmissionState
         if record.state == "draining":
@@ -92,6 +103,8 @@ def read_admission(
             state = "committed"
         if _SEVERITY[state] > _SEVERITY[result.state]:
             result = Admission(state, meta.key, got.etag)
+    if result.state == "open" and reopened:
+        return replace(result, reopened=True)
     return result
 
 

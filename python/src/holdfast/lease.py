@@ -4,7 +4,9 @@ The same protocol, keys and bytes as ``@holdfast/leases``:
 
 * acquire: create-only PUT of a fresh lease key, THEN read retirement admission, THEN (off
   ``main``) HEAD the branch's deletion fence, THEN HEAD the manifest. A lease that lost any
-  of these races is deleted and the acquire raises (write-then-read; invariant 1);
+  of these races is deleted and the acquire raises (write-then-read; invariant 1). Admitted
+  only because a committed (or cancelled) record shows the version cancelled, it rewrites
+  its lease once (if-match) before returning it;
 * renew: if-match PUT on the handle's ETag (a conflict adopts a stored body only if it is a
   later write of this very handle: its proof verifies under the secret), THEN admission;
 * release: if-match DELETE on the handle's ETag where the store honours it, else an
@@ -245,7 +247,11 @@ def acquire(
     proves the version exists (default: the holdfast format's manifest); with
     ``manifest_etag`` (the ETag of the manifest the caller read and checked before), the
     manifest found after the write must still be that object, else the lease is removed and
-    the acquire raises ``conflict`` (MANIFEST_CHANGED). Invariant 1."""
+    the acquire raises ``conflict`` (MANIFEST_CHANGED). Admitted only because a committed (or
+    cancelled) record shows the version cancelled, it rewrites its lease (if-match, fresh
+    bytes; +1 PUT) before returning it, so no finalizer holding an older view of that record
+    can delete it; a lease gone before that rewrite raises ``not-found`` (LEASE_LOST).
+    Invariant 1."""
     ctx = as_context(store)
     branch = validate_name(branch)
     version = validate_version(version)
@@ -285,10 +291,11 @@ def acquire(
     etag = outcome.etag
 
     try:
-        state = read_admission(ctx, branch, version, abort=abort).state
+        admission = read_admission(ctx, branch, version, abort=abort)
     except HoldfastError:
         _remove_quietly(ctx, key)
         raise
+    state = admission.state
     if state != "open":
         # We lost the race with a cleaner: its census may not count us, so we must not claim
         # protection. Removing our lease lets the cleaner proceed without retaining for us.
@@ -339,7 +346,7 @@ def acquire(
             code="MANIFEST_CHANGED",
             hint="read the version again",
         )
-    return Lease(
+    lease = Lease(
         lease_id=lease_id,
         branch=branch,
         version=version,
@@ -351,6 +358,28 @@ def acquire(
         writer_id=writer_id,
         written_at_local_ms=written_at,
         manifest_key=proof_key,
+    )
+    if not admission.reopened:
+        return lease
+    # Admitted only because a committed (or cancelled) record shows the version cancelled. A
+    # finalizer whose view of that record predates the cancellation deletes leases written
+    # before its view, and our PUT may be one (an acquire stalled across the commit and the
+    # cancellation). Rewriting after the read that saw the cancellation stamps the lease
+    # after it, hence a whole precision interval past any such view (docs/protocol.md §3,
+    # Retirement "Finalization"). 1 PUT, only here.
+    rewritten_at = ctx.clock()
+    try:
+        new_etag, renewal, new_writer = _write_next(ctx, lease, abort, "acquire")
+    except HoldfastError:
+        # Gone (a finalizer deleted it) or unknown: the lease may not outlive that view.
+        _remove_quietly(ctx, key)
+        raise
+    return replace(
+        lease,
+        etag=new_etag,
+        renewal=renewal,
+        writer_id=new_writer,
+        written_at_local_ms=rewritten_at,
     )
 
 
@@ -375,34 +404,8 @@ def renew(
             code="LEASE_EXPIRED",
             hint="acquire a new lease, then re-read the manifest",
         )
-    renewal = lease.renewal + 1
-    writer_id = ctx.ids()
-    body = _body_for(lease, renewal, writer_id)
     written_at = ctx.clock()
-    expected = lease.etag
-    outcome = put_if_match(ctx.store, lease.key, body, expected, _resolve(ctx, abort))
-    if not isinstance(outcome, Applied):
-        # Adopt what is there only if it is a later write of this very handle whose answer
-        # was lost (its proof verifies under our secret and it counts past our renewal);
-        # anything else (gone, rewritten without the secret, an older body put back) means
-        # the lease is not ours any more.
-        current = ctx.store.get(lease.key, abort=abort)
-        adopted = None if current is None else later_own_write(current.body, lease)
-        if current is not None and adopted is not None:
-            expected = current.etag
-            renewal = adopted.renewal + 1
-            writer_id = ctx.ids()
-            body = _body_for(lease, renewal, writer_id)
-            outcome = put_if_match(ctx.store, lease.key, body, expected, _resolve(ctx, abort))
-    if not isinstance(outcome, Applied):
-        raise HoldfastError(
-            "not-found",
-            "renew",
-            f"lease {lease.lease_id} is gone or was rewritten by another writer",
-            key=lease.key,
-            code="LEASE_LOST",
-            hint="the version may have been retired or its branch deleted; acquire a new lease",
-        )
+    etag, renewal, writer_id = _write_next(ctx, lease, abort, "renew")
     state = read_admission(ctx, lease.branch, lease.version, abort=abort).state
     if state in ("sealed", "committed"):
         raise _refusal("renew", lease.branch, lease.version, state, lease.key)
@@ -423,11 +426,51 @@ def renew(
             )
     return replace(
         lease,
-        etag=outcome.etag,
+        etag=etag,
         renewal=renewal,
         writer_id=writer_id,
         written_at_local_ms=written_at,
     )
+
+
+def _write_next(
+    ctx: Context, lease: Lease, abort: threading.Event | None, operation: str
+) -> tuple[str, int, str]:
+    """The next write of a handle's lease: if-match on its ETag with fresh bytes (renewal
+    + 1). A conflict adopts the stored object only when it is a later write of this very
+    handle whose answer was lost, and writes once more on its ETag; anything else raises
+    ``not-found`` (LEASE_LOST). Returns (etag, renewal, writer_id). Renewals and a reopened
+    acquire share it."""
+    renewal = lease.renewal + 1
+    writer_id = ctx.ids()
+    body = _body_for(lease, renewal, writer_id)
+    expected = lease.etag
+    outcome = put_if_match(ctx.store, lease.key, body, expected, _resolve(ctx, abort))
+    if not isinstance(outcome, Applied):
+        # Adopt what is there only if it is a later write of this very handle whose answer
+        # was lost (its proof verifies under our secret and it counts past our renewal);
+        # anything else (gone, rewritten without the secret, an older body put back) means
+        # the lease is not ours any more.
+        current = ctx.store.get(lease.key, abort=abort)
+        adopted = None if current is None else later_own_write(current.body, lease)
+        if current is not None and adopted is not None:
+            expected = current.etag
+            renewal = adopted.renewal + 1
+            writer_id = ctx.ids()
+            body = _body_for(lease, renewal, writer_id)
+            outcome = put_if_match(ctx.store, lease.key, body, expected, _resolve(ctx, abort))
+    if not isinstance(outcome, Applied):
+        raise HoldfastError(
+            "not-found",
+            operation,
+            f"lease {lease.lease_id} is gone or was rewritten by another writer",
+            key=lease.key,
+            code="LEASE_LOST",
+            hint="a finalizer removed it while the acquire was in flight; acquire again"
+            if operation == "acquire"
+            else "the version may have been retired or its branch deleted; acquire a new lease",
+        )
+    return outcome.etag, renewal, writer_id
 
 
 def release(store: ObjectStore | Context, lease: Lease) -> None:

@@ -1,0 +1,168 @@
+import { isHoldfastError, seededIds } from "@holdfast/conditional-store";
+import { recordingSleep } from "@holdfast/conditional-store/testing";
+import { createContext, type ProtocolContext, readManifest } from "@holdfast/dataset";
+import { acquireLease, listLeases, renewLease } from "@holdfast/leases";
+import { cancelReplaced, commit, drain, readAdmission, seal } from "@holdfast/retirement";
+import { describe, expect, it } from "vitest";
+import { commitVersions, world } from "./helpers.js";
+
+// docs/protocol.md, Retirement "Finalization", *A stalled acquire*: an acquire admitted only
+// because a committed (or cancelled) record shows its version cancelled rewrites its lease
+// before returning it (1 PUT), so its Last-Modified follows that cancellation; nowhere else.
+
+type World = ReturnType<typeof world>;
+
+function cleanerOf(w: World): ProtocolContext {
+  return createContext(w.memory, {
+    clock: w.storeTime,
+    sleep: w.storeTime.sleep,
+    ids: seededIds(77),
+  });
+}
+
+/** A committed record of versions 1 and 2 (no lease seen by its censuses). */
+async function committedRecord(w: World) {
+  const cleaner = cleanerOf(w);
+  const versions = [];
+  for (const version of [1, 2]) {
+    versions.push({ version, manifestEtag: (await readManifest(cleaner, "main", version)).etag });
+  }
+  const drained = await drain(cleaner, { branch: "main", versions, owner: cleaner.ids.next() });
+  return { cleaner, committed: await commit(cleaner, await seal(cleaner, drained)) };
+}
+
+const LEASES = "_holdfast/leases/main/";
+
+async function leaseKeys(w: World): Promise<string[]> {
+  const keys = [];
+  for await (const l of listLeases(w.reader, { branch: "main" })) keys.push(l.key);
+  return keys;
+}
+
+describe("an acquire admitted by a post-commit cancellation rewrites its lease", () => {
+  it("L1 cancelReplaced in a committed record: +1 PUT, renewal 1, the stored lease is the rewrite", async () => {
+    const w = world();
+    await commitVersions(w, 3);
+    const { cleaner, committed } = await committedRecord(w);
+    await w.storeTime.advance(1_500);
+    await cancelReplaced(cleaner, committed.key, new Map([[2, "another-etag"]]));
+    expect(await readAdmission(cleaner, "main", 2)).toMatchObject({
+      state: "open",
+      reopened: true,
+    });
+    await acquireLease(w.reader, { branch: "main", version: 3, ttlMs: 30_000 }); // marker HEAD
+    w.fault.resetCounts();
+    const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 });
+    expect(w.fault.requestCounts()).toMatchObject({ put: 2, list: 1, get: 1, head: 1, delete: 0 });
+    expect(lease.renewal).toBe(1);
+    expect((await w.memory.head(lease.key))!.etag).toBe(lease.etag);
+    await expect(renewLease(w.reader, lease)).resolves.toMatchObject({ renewal: 2 });
+  });
+
+  it("L1 a record cancelled after its commit (its last version replaced) reopens too", async () => {
+    const w = world();
+    await commitVersions(w, 2);
+    const { cleaner, committed } = await committedRecord(w);
+    const after = await cancelReplaced(
+      cleaner,
+      committed.key,
+      new Map([
+        [1, "x"],
+        [2, "y"],
+      ]),
+    );
+    expect(after?.record.state).toBe("cancelled");
+    w.fault.resetCounts();
+    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    expect(w.fault.requestCounts().put).toBe(2);
+    expect(lease.renewal).toBe(1);
+  });
+
+  it("L1 a version cancelled before any commit (draining or sealed record) costs no rewrite", async () => {
+    const w = world();
+    await commitVersions(w, 3);
+    const cleaner = cleanerOf(w);
+    const versions = [];
+    for (const version of [1, 2]) {
+      versions.push({ version, manifestEtag: (await readManifest(cleaner, "main", version)).etag });
+    }
+    const drained = await drain(cleaner, { branch: "main", versions, owner: cleaner.ids.next() });
+    await seal(cleaner, drained, { cancel: new Map([[1, "lease"]]) });
+    expect(await readAdmission(cleaner, "main", 1)).toEqual({ state: "open" });
+    await acquireLease(w.reader, { branch: "main", version: 3, ttlMs: 30_000 }); // marker HEAD
+    w.fault.resetCounts();
+    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    expect(w.fault.requestCounts()).toMatchObject({ put: 1, list: 1, get: 1, head: 1 });
+    expect(lease.renewal).toBe(0);
+  });
+
+  it("L1 a lease deleted before its rewrite (a finalizer's view predating the cancellation) fails the acquire: not-found LEASE_LOST", async () => {
+    const w = world();
+    await commitVersions(w, 2);
+    const { cleaner, committed } = await committedRecord(w);
+    await cancelReplaced(cleaner, committed.key, new Map([[2, "another-etag"]]));
+    let rewritten = "";
+    w.fault.on(
+      {
+        operation: "put",
+        precondition: "if-match",
+        key: (k) => {
+          if (!k.startsWith(LEASES)) return false;
+          rewritten = k;
+          return true;
+        },
+      },
+      { type: "before", run: (inner) => inner.delete(rewritten) },
+    );
+    const outcome = await acquireLease(w.reader, {
+      branch: "main",
+      version: 2,
+      ttlMs: 30_000,
+    }).catch((e: unknown) => e);
+    expect(isHoldfastError(outcome, "not-found")).toBe(true);
+    expect(outcome).toMatchObject({
+      code: "LEASE_LOST",
+      operation: "acquireLease",
+      key: rewritten,
+    });
+    expect(await leaseKeys(w)).toEqual([]);
+  });
+
+  it("C5 the rewrite's lost answer is settled by re-issue and read-back: the acquire succeeds", async () => {
+    const w = world();
+    await commitVersions(w, 2);
+    const { cleaner, committed } = await committedRecord(w);
+    await cancelReplaced(cleaner, committed.key, new Map([[2, "another-etag"]]));
+    w.fault.on(
+      { operation: "put", precondition: "if-match", key: (k) => k.startsWith(LEASES) },
+      { type: "apply-then-lose" },
+    );
+    const reader = { ...w.reader, sleep: recordingSleep() };
+    const lease = await acquireLease(reader, { branch: "main", version: 2, ttlMs: 30_000 });
+    expect(lease.renewal).toBe(1);
+    expect((await w.memory.head(lease.key))!.etag).toBe(lease.etag);
+    await expect(renewLease(w.reader, lease)).resolves.toMatchObject({ renewal: 2 });
+  });
+
+  it("C5 a rewrite whose outcome stays unknown fails the acquire as unresolved and removes the lease", async () => {
+    const w = world();
+    await commitVersions(w, 2);
+    const { cleaner, committed } = await committedRecord(w);
+    await cancelReplaced(cleaner, committed.key, new Map([[2, "another-etag"]]));
+    w.fault.on(
+      {
+        operation: "put",
+        precondition: "if-match",
+        key: (k) => k.startsWith(LEASES),
+        times: Number.POSITIVE_INFINITY,
+      },
+      { type: "lose-before-apply" },
+    );
+    const reader = { ...w.reader, sleep: recordingSleep() };
+    const outcome = await acquireLease(reader, { branch: "main", version: 2, ttlMs: 30_000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(isHoldfastError(outcome, "unresolved")).toBe(true);
+    expect(await leaseKeys(w)).toEqual([]);
+  });
+});
