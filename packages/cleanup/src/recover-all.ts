@@ -1,3 +1,4 @@
+import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/dataset";
 import {
   type ReferenceRecoveryKeys,
@@ -21,15 +22,55 @@ export interface RecoveredRun {
  * Finishes or undoes all interrupted work (the CLI's `recover`, the HTTP API's recover):
  * tag and branch operations first (`recoverReferences`: a retirement's recovery censuses
  * references, so their intents are settled before it, R6), then every retirement record
- * (`recover`). Both steps are safe at any time (docs/protocol.md §6).
+ * (`recover`). Both steps are safe at any time (docs/protocol.md §6). A reference recovery
+ * that fails still lets the retirement records be recovered ({@link recoverRetirementsAfter}).
  */
 export async function recoverAll(
   ctx: ProtocolContext,
   options: CleanupOptions = {},
 ): Promise<RecoveredRun & { references: NonNullable<RecoveredRun["references"]> }> {
-  const report = await recoverReferences(ctx, options.format ? { format: options.format } : {});
+  const report = await recoverRetirementsAfter(ctx, options, () =>
+    recoverReferences(ctx, options.format ? { format: options.format } : {}),
+  );
   const { references, referenceKeys } = summarizeReferenceRecovery(report);
   return { references, referenceKeys, stats: await recover(ctx, options) };
+}
+
+/**
+ * Runs the reference recovery; when it fails, the retirement records are recovered anyway
+ * before its error is thrown (docs/protocol.md, Retirement "Ownership and recovery"): an
+ * intent left unsettled only protects more (a recovered sealed record's census counts it),
+ * so deciding the sealed records and finishing the committed ones is safe, and a refusal
+ * among the references no longer keeps a crashed cleaner's sealed record refusing leases.
+ * When that recovery fails too, the error thrown is the retirement one, its message naming
+ * the reference failure (kept as its `cause`).
+ */
+async function recoverRetirementsAfter<T>(
+  ctx: ProtocolContext,
+  options: CleanupOptions,
+  references: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await references();
+  } catch (referenceError) {
+    try {
+      await recover(ctx, options);
+    } catch (retirementError) {
+      if (!isHoldfastError(retirementError)) throw retirementError;
+      throw holdfastError(
+        retirementError.kind,
+        retirementError.operation,
+        `${retirementError.message} (reference recovery failed first: ${referenceError instanceof Error ? referenceError.message : String(referenceError)})`,
+        {
+          key: retirementError.key,
+          code: retirementError.code,
+          hint: retirementError.hint,
+          cause: referenceError,
+        },
+      );
+    }
+    throw referenceError;
+  }
 }
 
 /**
@@ -52,7 +93,9 @@ export async function recoverAndCleanup(
       stats: await planCleanup(ctx, policy, options),
     };
   }
-  const report = await recoverReferences(ctx, options.format ? { format: options.format } : {});
+  const report = await recoverRetirementsAfter(ctx, options, () =>
+    recoverReferences(ctx, options.format ? { format: options.format } : {}),
+  );
   const { references, referenceKeys } = summarizeReferenceRecovery(report);
   return { references, referenceKeys, stats: await cleanup(ctx, policy, options) };
 }
