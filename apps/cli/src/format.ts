@@ -7,11 +7,13 @@ import {
   type LanceDatasetReport,
   type LanceFormat,
   lanceAutoCleanupWarning as lanceReportWarning,
-  type OpenedDataset,
   openDatasetOfFormat,
   resolveDatasetFormat,
-  type ResolvedFormat as SharedResolvedFormat,
 } from "@holdfast/format-lance";
+import type {
+  OpenedDataset,
+  ResolvedFormat as SharedResolvedFormat,
+} from "@holdfast/refs-lifecycle";
 import type { Command } from "commander";
 import type { Output } from "./output.js";
 
@@ -20,7 +22,7 @@ export const FORMAT_NAMES = DATASET_FORMAT_NAMES;
 export type FormatName = DatasetFormatName;
 
 /** The format of an existing dataset, with the Lance details `describe` asked for. */
-export interface ResolvedFormat extends SharedResolvedFormat {
+export interface ResolvedFormat extends SharedResolvedFormat<FormatName> {
   /** Lance details for cleanup, doctor and status (naming, versions, Lance's automatic cleanup). */
   readonly lance?: LanceDetails;
 }
@@ -86,7 +88,7 @@ export async function resolveFormat(
 }
 
 /** An existing dataset of either format, opened. */
-export interface OpenedFormatDataset extends OpenedDataset {
+export interface OpenedFormatDataset extends OpenedDataset<FormatName> {
   readonly resolved: ResolvedFormat;
 }
 
@@ -116,7 +118,7 @@ export function lanceAutoCleanupWarning(resolved: ResolvedFormat): string | null
 
 async function withDetails(
   ctx: ProtocolContext,
-  resolved: SharedResolvedFormat,
+  resolved: SharedResolvedFormat<FormatName>,
   options: { describe?: boolean },
 ): Promise<ResolvedFormat> {
   if (!options.describe || resolved.name !== "lance") return resolved;

@@ -4,7 +4,7 @@ import { createLocalStore } from "@holdfast/backends-local";
 import { isHoldfastError, listAll } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { createContext } from "@holdfast/dataset";
-import { canonicalKey, createTag, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
+import { canonicalKey, createTag, holdfastFormat, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
 import { tempDir } from "@holdfast/test-support";
 import { describe, expect, it } from "vitest";
 import { run } from "./run.js";
@@ -43,7 +43,7 @@ describe("cleanup recovers interrupted reference operations first", () => {
     const created = await createTag(
       createContext(faulty, { sleep: async () => {} }),
       { name: "stuck", target: { branch: "main", version: 1 } },
-      { ownershipBoundMs: 1 },
+      { format: holdfastFormat, ownershipBoundMs: 1 },
     ).catch((error: unknown) => error);
     expect(isHoldfastError(created, "unresolved"), String(created)).toBe(true);
     const intents = async () => {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { commitVersion, createContext, initDataset, listVersions } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
-import { createBranch } from "@holdfast/refs-lifecycle";
+import { createBranch, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, requireBuiltCli } from "./e2e-harness.js";
 
@@ -25,7 +25,11 @@ beforeAll(async () => {
   await initDataset(ctx);
   for (let i = 0; i < MAIN_VERSIONS; i += 1)
     await commitVersion(ctx, { branch: "main", files: [] });
-  await createBranch(ctx, { name: "other", parent: { branch: "main", version: MAIN_VERSIONS } });
+  await createBranch(
+    ctx,
+    { name: "other", parent: { branch: "main", version: MAIN_VERSIONS } },
+    { format: holdfastFormat },
+  );
   for (let i = 0; i < OTHER_VERSIONS; i += 1) {
     await commitVersion(ctx, {
       branch: "other",

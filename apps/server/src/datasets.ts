@@ -1,10 +1,7 @@
 import type { ObjectStore } from "@holdfast/conditional-store";
 import { createContext, type ProtocolContext } from "@holdfast/dataset";
-import {
-  type DatasetFormatName,
-  type OpenedDataset,
-  openDatasetOfFormat,
-} from "@holdfast/format-lance";
+import { type DatasetFormatName, openDatasetOfFormat } from "@holdfast/format-lance";
+import type { OpenedDataset } from "@holdfast/refs-lifecycle";
 import { MeteredStore, type ServerMetrics } from "./metrics.js";
 
 /** A dataset the server serves: its name in URLs and the store holding it (keys relative to its root). */
@@ -47,7 +44,7 @@ export function openDatasets(
  * own layout otherwise. The format found is remembered for the process; a Lance table's
  * manifest naming is still read on every open (a migration to V2 names changes it).
  */
-export async function openServed(ds: DatasetEntry): Promise<OpenedDataset> {
+export async function openServed(ds: DatasetEntry): Promise<OpenedDataset<DatasetFormatName>> {
   const opened = await openDatasetOfFormat(ds.ctx, ds.formatName);
   ds.formatName = opened.resolved.name;
   return opened;

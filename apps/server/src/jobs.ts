@@ -110,9 +110,10 @@ export class JobRunner {
       },
     };
     const run = (async () => {
-      // The dataset's format (a Lance table's manifests and census), as the CLI passes it.
-      const { format, referenceCensus } = (await openServed(dataset)).resolved;
-      const run = { ...options, format, referenceCensus };
+      // The dataset's format (a Lance table's manifests; its codec brings Lance's census), as
+      // the CLI passes it.
+      const { format } = (await openServed(dataset)).resolved;
+      const run = { ...options, format };
       // References are recovered first, by the cleanup package (as the CLI's runs do).
       const done =
         kind === "recover"

@@ -1,6 +1,6 @@
 import { listAll, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext, tryReadManifest } from "@holdfast/dataset";
-import { INTENTS_PREFIX, listTags } from "@holdfast/refs-lifecycle";
+import { holdfastFormat, INTENTS_PREFIX, listTags } from "@holdfast/refs-lifecycle";
 import { CLEANUP_LOCK_KEY, RETIREMENT_ROOT } from "@holdfast/retirement";
 
 /** Whether a version is whole: its manifest and every data file it names are on the store. */
@@ -25,7 +25,7 @@ export async function versionIsWhole(
 export async function auditAfterRecovery(store: ObjectStore): Promise<string[]> {
   const failures: string[] = [];
   const ctx = createContext(store);
-  for (const tag of await listTags(ctx)) {
+  for (const tag of await listTags(ctx, { format: holdfastFormat })) {
     if (!(await versionIsWhole(store, tag.target.branch, tag.target.version))) {
       failures.push(
         `tag ${tag.name} names ${tag.target.branch}@${tag.target.version}, which is not whole`,

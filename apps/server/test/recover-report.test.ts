@@ -2,7 +2,7 @@ import { CleanupJobsShape, JsonShapes } from "@holdfast/api-shapes";
 import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { createContext } from "@holdfast/dataset";
-import { canonicalKey, createTag, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
+import { canonicalKey, createTag, holdfastFormat, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ZodApp } from "../src/index.js";
 import { as, BACKENDS, freshStore, seedDataset, testServer } from "./support.js";
@@ -51,7 +51,7 @@ for (const backend of BACKENDS) {
       const created = await createTag(
         writer,
         { name: "interrupted", target: { branch: "main", version: 1 } },
-        { ownershipBoundMs: 1 },
+        { format: holdfastFormat, ownershipBoundMs: 1 },
       ).catch((error: unknown) => error);
       expect(isHoldfastError(created, "unresolved"), String(created)).toBe(true);
       const left = await intents();

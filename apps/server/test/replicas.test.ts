@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { CleanupJobShape, CleanupJobsShape } from "@holdfast/api-shapes";
 import { commitVersion, writeDataFile } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
-import { createTag } from "@holdfast/refs-lifecycle";
+import { createTag, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { CLEANUP_LOCK_KEY } from "@holdfast/retirement";
 import { afterEach, describe, expect, it } from "vitest";
 import { hashToken, type ZodApp } from "../src/index.js";
@@ -204,7 +204,11 @@ for (const backend of BACKENDS) {
       // Enough versions that the killed run is far from done (remote stores are slower).
       const versions = backend === "local" ? 240 : 60;
       const ctx = await seedDataset(store, versions);
-      await createTag(ctx, { name: "keep", target: { branch: "main", version: 10 } });
+      await createTag(
+        ctx,
+        { name: "keep", target: { branch: "main", version: 10 } },
+        { format: holdfastFormat },
+      );
       await acquireLease(ctx, { branch: "main", version: 20, ttlMs: 600_000 });
       const tokens = join(root, "tokens.json");
       await writeFile(

@@ -1,5 +1,5 @@
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import { defaultFormat, type ProtocolContext } from "@holdfast/dataset";
 import {
   type ReferenceRecoveryKeys,
   recoverReferences,
@@ -30,7 +30,7 @@ export async function recoverAll(
   options: CleanupOptions = {},
 ): Promise<RecoveredRun & { references: NonNullable<RecoveredRun["references"]> }> {
   const report = await recoverRetirementsAfter(ctx, options, () =>
-    recoverReferences(ctx, options.format ? { format: options.format } : {}),
+    recoverReferences(ctx, { format: options.format ?? defaultFormat }),
   );
   const { references, referenceKeys } = summarizeReferenceRecovery(report);
   return { references, referenceKeys, stats: await recover(ctx, options) };
@@ -94,7 +94,7 @@ export async function recoverAndCleanup(
     };
   }
   const report = await recoverRetirementsAfter(ctx, options, () =>
-    recoverReferences(ctx, options.format ? { format: options.format } : {}),
+    recoverReferences(ctx, { format: options.format ?? defaultFormat }),
   );
   const { references, referenceKeys } = summarizeReferenceRecovery(report);
   return { references, referenceKeys, stats: await cleanup(ctx, policy, options) };

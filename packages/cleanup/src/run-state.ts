@@ -3,6 +3,7 @@ import {
   type DatasetFormat,
   defaultFormat,
   holdfastDatasetKnown,
+  markHoldfastDataset,
   type ProtocolContext,
   requireHoldfastDataset,
 } from "@holdfast/dataset";
@@ -108,7 +109,7 @@ export async function createRunState(
   const leaseCensus = options.leaseCensus ?? censusLeases(ctx);
   // The format's own census when it has one (a Lance table's tags and branches).
   const referenceCensus =
-    options.referenceCensus ?? censusReferences(ctx, { format: options.format });
+    options.referenceCensus ?? censusReferences(ctx, { format: options.format ?? defaultFormat });
   // No format given: the default is holdfast's layout, so the store must be a holdfast
   // dataset (one HEAD of its marker, counted, before any write, unless the caller's store
   // showed it before; a Lance table is refused, never cleaned as if its files were
@@ -116,6 +117,9 @@ export async function createRunState(
   if (options.format === undefined && !holdfastDatasetKnown(baseCtx.store)) {
     await requireHoldfastDataset(baseCtx, mode, { via: counting });
   }
+  // The run's counter is a view of the caller's store: a marker that store showed holds for
+  // it, so the run's reference census never asks again (at most one HEAD per run, §1).
+  if (holdfastDatasetKnown(baseCtx.store)) markHoldfastDataset(counting);
   // Last: nothing after the lock is taken may throw before the run's finally releases it.
   const { now, lock } = await lockAndClock(ctx, options, { dryRun, owner, warnings });
   return {

@@ -71,7 +71,7 @@ export async function collectStatus(
     await requireHoldfastDataset(ctx, "status");
   }
   const branches = await collectBranches(ctx, options.format ?? defaultFormat);
-  const tags = (await listTags(ctx, { format: options.format })).map((t) => ({
+  const tags = (await listTags(ctx, { format: options.format ?? defaultFormat })).map((t) => ({
     name: t.name,
     target: t.target,
   }));

@@ -7,7 +7,7 @@ import {
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { commitVersion, writeDataFile } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
-import { censusReferences } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {
   cleanup,
@@ -26,7 +26,10 @@ describe("cleanup", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 2 },
-      { referenceCensus: censusReferences(ctx), onProgress: (p) => progress.push(p.phase) },
+      {
+        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        onProgress: (p) => progress.push(p.phase),
+      },
     );
     expect(versionsOf(store)).toEqual([4, 5]);
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2, 3]);
@@ -140,7 +143,7 @@ describe("cleanup", () => {
     const error = await cleanup(
       ctx,
       { retainVersions: 1, errorIfTaggedOldVersions: true },
-      { referenceCensus: censusReferences(ctx) },
+      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
     ).catch((e) => e);
     expect(isHoldfastError(error, "refused")).toBe(true);
     expect(error.code).toBe(TAGGED_OLD_VERSIONS);
@@ -150,7 +153,7 @@ describe("cleanup", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 1 },
-      { referenceCensus: censusReferences(ctx) },
+      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
     );
     expect(versionsOf(store)).toEqual([1, 3]);
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
@@ -206,7 +209,7 @@ describe("cleanup", () => {
       planCtx,
       { retainVersions: 2 },
       {
-        referenceCensus: censusReferences(planCtx),
+        referenceCensus: censusReferences(planCtx, { format: holdfastFormat }),
         storageNow: new Date(time.now()),
       },
     );
@@ -216,7 +219,7 @@ describe("cleanup", () => {
     const real = await cleanup(
       ctx,
       { retainVersions: 2 },
-      { referenceCensus: censusReferences(ctx) },
+      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
     );
     expect(plan.retired).toEqual(real.retired);
     expect(sortRetained(plan.retained)).toEqual(sortRetained(real.retained));

@@ -2,7 +2,7 @@ import type { MemoryStore } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { manifestKey, readManifest } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
-import { censusReferences } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { commit, drain, readAdmission, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup, recover } from "../src/index.js";
@@ -62,7 +62,7 @@ describe("manifests the format refuses, found before the first retirement write"
         maxVersionsPerRecord?: number;
       };
       const error = await cleanup(rctx, policy, {
-        referenceCensus: censusReferences(rctx),
+        referenceCensus: censusReferences(rctx, { format: holdfastFormat }),
         maxVersionsPerRecord,
       }).catch((e) => e);
       expect(error).toMatchObject({
@@ -104,7 +104,7 @@ describe("manifests the format refuses, found before the first retirement write"
     const stats = await cleanup(
       hctx,
       { retainVersions: 1 },
-      { referenceCensus: censusReferences(hctx) },
+      { referenceCensus: censusReferences(hctx, { format: holdfastFormat }) },
     );
     expect(replaced).toBe(true);
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "changed" });
@@ -134,7 +134,7 @@ describe("manifests the format refuses, found before the first retirement write"
     const stats = await cleanup(
       hctx,
       { retainVersions: 1 },
-      { referenceCensus: censusReferences(hctx) },
+      { referenceCensus: censusReferences(hctx, { format: holdfastFormat }) },
     );
     expect(replaced).toBe(true);
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "changed" });
@@ -152,7 +152,11 @@ describe("a committed record whose manifest changed since it was drained", () =>
     [
       "the next cleanup",
       (c: Parameters<typeof recover>[0]) =>
-        cleanup(c, { retainVersions: 5 }, { referenceCensus: censusReferences(c) }),
+        cleanup(
+          c,
+          { retainVersions: 5 },
+          { referenceCensus: censusReferences(c, { format: holdfastFormat }) },
+        ),
     ],
   ] as const)(
     "invariant 5: %s keeps the version and its files and removes the record; the version is acquirable again",
@@ -243,7 +247,7 @@ describe("a committed record whose manifest was replaced by one the format refus
     const error = await cleanup(
       hctx,
       { retainVersions: 1 },
-      { referenceCensus: censusReferences(hctx) },
+      { referenceCensus: censusReferences(hctx, { format: holdfastFormat }) },
     ).catch((e) => e);
     expect(broken).toBe(true);
     expect(error).toMatchObject({ kind: "invalid-input", code: "MALFORMED_OBJECT", key });
@@ -317,7 +321,11 @@ describe("a committed record whose manifest was replaced by one the format refus
     const later = new RecordingStore(store);
     const lctx = { ...ctx, store: later };
     await expect(
-      cleanup(lctx, { retainVersions: 1 }, { referenceCensus: censusReferences(lctx) }),
+      cleanup(
+        lctx,
+        { retainVersions: 1 },
+        { referenceCensus: censusReferences(lctx, { format: holdfastFormat }) },
+      ),
     ).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
     expect(later.writesUnder(RECORDS)).toEqual([]);
     expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
@@ -331,7 +339,7 @@ describe("a committed record whose manifest was replaced by one the format refus
         cleanup(
           ctx,
           { retainVersions: Number.MAX_SAFE_INTEGER },
-          { referenceCensus: censusReferences(ctx) },
+          { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
         ),
     ],
   ] as const)(
@@ -387,7 +395,11 @@ describe("a committed record whose manifest was replaced by one the format refus
     expect(versionsOf(store)).toEqual([1, 2, 3, 4]);
     await allAcquirable(ctx, [2]);
     await expect(
-      cleanup(ctx, { retainVersions: 1 }, { referenceCensus: censusReferences(ctx) }),
+      cleanup(
+        ctx,
+        { retainVersions: 1 },
+        { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
+      ),
     ).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
     expect(keysUnder(store, RECORDS)).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { HoldfastError, isHoldfastError } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
 import { acquireLease } from "@holdfast/leases";
-import { createTag } from "@holdfast/refs-lifecycle";
+import { createTag, holdfastFormat } from "@holdfast/refs-lifecycle";
 import {
   acquireCleanupLock,
   CLEANUP_LOCK_KEY,
@@ -32,7 +32,12 @@ describe("garbage retirement records fail closed with a typed error (docs/operat
         () => cleanup(ctx, { retainVersions: 1 }),
         () => recover(ctx),
         () => acquireLease(ctx, { branch: "main", version: 2, ttlMs: MINUTE }),
-        () => createTag(ctx, { name: "t", target: { branch: "main", version: 2 } }),
+        () =>
+          createTag(
+            ctx,
+            { name: "t", target: { branch: "main", version: 2 } },
+            { format: holdfastFormat },
+          ),
       ]) {
         const error = await attempt().catch((e: unknown) => e);
         expect(isHoldfastError(error, "invalid-input")).toBe(true);

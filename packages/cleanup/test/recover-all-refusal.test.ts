@@ -1,6 +1,6 @@
 import { readManifest } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
-import { censusReferences, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
 import { drain, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { recoverAll, recoverAndCleanup } from "../src/index.js";
@@ -16,7 +16,11 @@ const runs = [
   [
     "cleanup (recoverAndCleanup)",
     (ctx: Ctx) =>
-      recoverAndCleanup(ctx, { retainVersions: 1 }, { referenceCensus: censusReferences(ctx) }),
+      recoverAndCleanup(
+        ctx,
+        { retainVersions: 1 },
+        { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
+      ),
   ],
 ] as const;
 

@@ -1,6 +1,6 @@
 import { manifestKey, readManifest } from "@holdfast/dataset";
 import { acquireLease, releaseLease, renewLease } from "@holdfast/leases";
-import { censusReferences } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { commit, drain, readRecord, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup, recover } from "../src/index.js";
@@ -50,7 +50,12 @@ const runs = [
   ["recover", (ctx: Ctx) => recover(ctx)],
   [
     "cleanup",
-    (ctx: Ctx) => cleanup(ctx, { retainVersions: 1 }, { referenceCensus: censusReferences(ctx) }),
+    (ctx: Ctx) =>
+      cleanup(
+        ctx,
+        { retainVersions: 1 },
+        { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
+      ),
   ],
 ] as const;
 
@@ -92,7 +97,11 @@ describe("a crashed cleaner's sealed record whose recovery census meets a refusa
       const actx = { ...ctx, store: again };
       expect((await recover(actx)).recovered).toEqual({ committed: 0, cancelled: 0, retained: 0 });
       await expect(
-        cleanup(actx, { retainVersions: 1 }, { referenceCensus: censusReferences(actx) }),
+        cleanup(
+          actx,
+          { retainVersions: 1 },
+          { referenceCensus: censusReferences(actx, { format: holdfastFormat }) },
+        ),
       ).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key: refused });
       expect(again.writesUnder(RECORDS)).toEqual([]);
       await store.put(refused, original);
@@ -101,7 +110,7 @@ describe("a crashed cleaner's sealed record whose recovery census meets a refusa
       const stats = await cleanup(
         ctx,
         { retainVersions: 1 },
-        { referenceCensus: censusReferences(ctx) },
+        { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
       );
       expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
       expect(versionsOf(store)).toEqual([2, 5]);

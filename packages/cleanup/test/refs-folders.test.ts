@@ -1,5 +1,9 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
-import { censusReferences, FOREIGN_REFERENCE_OBJECT } from "@holdfast/refs-lifecycle";
+import {
+  censusReferences,
+  FOREIGN_REFERENCE_OBJECT,
+  holdfastFormat,
+} from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
@@ -18,7 +22,7 @@ describe("objects under _refs/ the census cannot name", () => {
       ctx,
       { retainVersions: 1 },
       {
-        referenceCensus: censusReferences(ctx),
+        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
       },
     );
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
@@ -36,7 +40,7 @@ describe("objects under _refs/ the census cannot name", () => {
       ctx,
       { retainVersions: 1 },
       {
-        referenceCensus: censusReferences(ctx),
+        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
       },
     );
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "branch-lineage" });
@@ -60,7 +64,7 @@ describe("objects under _refs/ the census cannot name", () => {
         ctx,
         { retainVersions: 1 },
         {
-          referenceCensus: censusReferences(ctx),
+          referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
         },
       ).catch((e: unknown) => e);
       expect(isHoldfastError(error, "invalid-input")).toBe(true);

@@ -12,7 +12,7 @@ import {
   readManifest,
 } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
-import { censusReferences } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { RETIREMENT_ROOT } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup, planCleanup } from "../src/index.js";
@@ -55,7 +55,9 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
         },
       },
     );
-    await cleanup({ ...ctx, store: cleaner }, policy, { referenceCensus: censusReferences(ctx) });
+    await cleanup({ ...ctx, store: cleaner }, policy, {
+      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+    });
     expect(restored).toBeDefined();
     if (isHoldfastError(restored)) {
       expect(restored.kind).toBe("refused");
@@ -115,7 +117,9 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
         },
       },
     );
-    await cleanup({ ...ctx, store: cleaner }, policy, { referenceCensus: censusReferences(ctx) });
+    await cleanup({ ...ctx, store: cleaner }, policy, {
+      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+    });
     const result = await writer!;
     expect(result.version).toBe(6);
     expect(await missingFiles(ctx, store, 6)).toEqual([]);
@@ -136,7 +140,9 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
         },
       },
     );
-    await cleanup({ ...ctx, store: cleaner }, policy, { referenceCensus: censusReferences(ctx) });
+    await cleanup({ ...ctx, store: cleaner }, policy, {
+      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+    });
     expect(restored?.version).toBe(6);
     expect(await missingFiles(ctx, store, 6)).toEqual([]);
   });
@@ -155,7 +161,9 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
         },
       },
     );
-    await cleanup({ ...ctx, store: cleaner }, policy, { referenceCensus: censusReferences(ctx) });
+    await cleanup({ ...ctx, store: cleaner }, policy, {
+      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+    });
     expect(isHoldfastError(restored, "refused")).toBe(true);
     expect(versionsOf(store)).toEqual([5]);
   });
@@ -176,7 +184,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
       },
     );
     const stats = await cleanup({ ...ctx, store: cleaner }, policy, {
-      referenceCensus: censusReferences(ctx),
+      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
     });
     await releaseLease(ctx, lease);
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
@@ -195,7 +203,9 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
     expect(isHoldfastError(error, "unresolved")).toBe(true);
     expect(keysUnder(store, COMMIT_INTENT_PREFIX)).toHaveLength(1);
     // Version 1 is retired, but the intent names its files: they stay.
-    const first = await cleanup(ctx, policy, { referenceCensus: censusReferences(ctx) });
+    const first = await cleanup(ctx, policy, {
+      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+    });
     expect(first.retired).toContainEqual({ branch: "main", version: 1 });
     for (const f of manifest.files) expect(await store.head(f.key)).not.toBeNull();
     // Past the bound the intent no longer counts and is removed.
@@ -204,7 +214,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
       ctx,
       { ...policy, orphanGraceMs: 60 * 60_000 },
       {
-        referenceCensus: censusReferences(ctx),
+        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
       },
     );
     expect(later.objectsDeleted.expiredCommitIntents).toBe(1);
@@ -218,7 +228,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
   it("a dry run takes the last look too: files a live commit intent names are kept in the plan, as the run keeps them (docs/protocol.md, Commits that reuse files)", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 5 });
-    const options = { referenceCensus: censusReferences(ctx) };
+    const options = { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) };
     const before = await planCleanup(ctx, policy, options);
     expect(before.lastLook).toEqual({ intents: 0, lateManifests: 0, filesKept: 0 });
     // A restore of version 2 in flight: its intent is written, its manifest not yet.

@@ -2,7 +2,7 @@ import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { listVersions, readManifest } from "@holdfast/dataset";
 import { acquireLease, listLeases, renewLease } from "@holdfast/leases";
-import { createBranch, createTag, getTag } from "@holdfast/refs-lifecycle";
+import { createBranch, createTag, getTag, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { abandon, drain, readAdmission, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup, recover } from "../src/index.js";
@@ -182,10 +182,14 @@ describe("reference scenarios", () => {
       }),
     );
     // The crashed seal refuses new publications; a released client writes the file directly.
-    const refused = await createTag(ctx, {
-      name: "after-seal",
-      target: { branch: "main", version: 1 },
-    }).catch((e) => e);
+    const refused = await createTag(
+      ctx,
+      {
+        name: "after-seal",
+        target: { branch: "main", version: 1 },
+      },
+      { format: holdfastFormat },
+    ).catch((e) => e);
     expect(isHoldfastError(refused, "refused")).toBe(true);
     await store.put(
       "_refs/tags/after-seal.json",
@@ -214,15 +218,19 @@ describe("reference scenarios", () => {
         {
           type: "before",
           run: async () => {
-            published = await createTag(base, {
-              name: "racing",
-              target: { branch: "main", version: 1 },
-            }).catch((e) => e);
+            published = await createTag(
+              base,
+              {
+                name: "racing",
+                target: { branch: "main", version: 1 },
+              },
+              { format: holdfastFormat },
+            ).catch((e) => e);
           },
         },
       );
       await cleanup(ctx, { retainVersions: 1 });
-      const tag = await getTag(base, "racing").catch(() => null);
+      const tag = await getTag(base, "racing", { format: holdfastFormat }).catch(() => null);
       if (nth === 1) {
         // published while draining: the reference census after the seal sees it
         expect(tag?.target).toEqual({ branch: "main", version: 1 });
@@ -240,7 +248,11 @@ describe("reference scenarios", () => {
   it("L10 a recovered retirement still respects a descendant branch under a milder policy", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 2 });
-    await createBranch(ctx, { name: "child", parent: { branch: "main", version: 1 } });
+    await createBranch(
+      ctx,
+      { name: "child", parent: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     await seal(
       ctx,
       await drain(ctx, {
@@ -276,6 +288,7 @@ describe("reference scenarios", () => {
         name: "racing",
         target: { branch: "main", version: 1 },
       },
+      { format: holdfastFormat },
     );
     await time.advance(0);
     let calls = 0;
@@ -351,6 +364,7 @@ describe("reference scenarios", () => {
         name: "slow",
         target: { branch: "main", version: 1 },
       },
+      { format: holdfastFormat },
     );
     await time.advance(0);
     expect(keysUnder(store, "_holdfast/refs/intents/")).toHaveLength(1);

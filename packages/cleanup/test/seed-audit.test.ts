@@ -2,7 +2,13 @@ import { isHoldfastError } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { readManifest } from "@holdfast/dataset";
 import { acquireLease, type Lease, renewLease } from "@holdfast/leases";
-import { canonicalKey, createBranch, createTag, getTag } from "@holdfast/refs-lifecycle";
+import {
+  canonicalKey,
+  createBranch,
+  createTag,
+  getTag,
+  holdfastFormat,
+} from "@holdfast/refs-lifecycle";
 import { readAdmission } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
@@ -58,6 +64,7 @@ describe("lease and reference races at their exact interleavings (cleanup)", () 
     const tag = createTag(
       { ...base, store: publisher },
       { name: "racing", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
     ).catch((e: unknown) => e);
     await time.advance(0);
     expect(keysUnder(store, "_holdfast/refs/intents/")).toHaveLength(1);
@@ -69,7 +76,10 @@ describe("lease and reference races at their exact interleavings (cleanup)", () 
     const published = await tag;
     expect(isHoldfastError(published)).toBe(false);
     // The durable tag points at a version that is still readable, and nothing lingers.
-    expect((await getTag(base, "racing"))?.target).toEqual({ branch: "main", version: 1 });
+    expect((await getTag(base, "racing", { format: holdfastFormat }))?.target).toEqual({
+      branch: "main",
+      version: 1,
+    });
     await readManifest(base, "main", 1);
     expect(versionsOf(store)).toEqual([1, 3]);
     expect(keysUnder(store, "_holdfast/refs/intents/")).toEqual([]);
@@ -79,7 +89,11 @@ describe("lease and reference races at their exact interleavings (cleanup)", () 
   it("L10 a failed read of a descendant branch during the census retires nothing", async () => {
     const { ctx: base, store, time } = world();
     await seedDataset(base, time, { versions: 3 });
-    await createBranch(base, { name: "child", parent: { branch: "main", version: 1 } });
+    await createBranch(
+      base,
+      { name: "child", parent: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     const faulty = new FaultStore(base.store);
     // Once version 1 is sealed, every read of the child's canonical file fails: the
     // reference census after the seal cannot tell whether the child still exists.

@@ -1,6 +1,6 @@
 import { manifestKey, readManifest } from "@holdfast/dataset";
 import { acquireLease, deleteLeasesOf, listLeases, renewLease } from "@holdfast/leases";
-import { censusReferences } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { cancelReplaced, commit, drain, finalize, readRecord, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
@@ -61,7 +61,7 @@ describe("a stale finalizer and a version cancelled after its view", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 1 },
-      { referenceCensus: censusReferences(ctx) },
+      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
     );
     expect(versionsOf(store)).toEqual([2, 5]);
     expect(stats.retained.find((r) => r.version === 2)?.reason).toBe("lease");

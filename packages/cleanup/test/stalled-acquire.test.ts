@@ -1,7 +1,7 @@
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { manifestKey, readManifest } from "@holdfast/dataset";
 import { acquireLease, deleteLeasesOf, listLeases, renewLease } from "@holdfast/leases";
-import { censusReferences } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
 import {
   cancelReplaced,
   commit,
@@ -108,7 +108,7 @@ describe("an acquire stalled across a commit and a cancellation", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 1 },
-      { referenceCensus: censusReferences(ctx) },
+      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
     );
     expect(versionsOf(store)).toEqual([2, 5]);
     expect(stats.retained.find((r) => r.version === 2)?.reason).toBe("lease");

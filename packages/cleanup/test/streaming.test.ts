@@ -1,6 +1,6 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
-import { censusReferences } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup, TAGGED_OLD_VERSIONS } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
@@ -17,7 +17,10 @@ describe("streamed plan", () => {
     const stats = await cleanup(
       { ...ctx, store: fault },
       { retainVersions: 1, minVersionAgeMs: 0 },
-      { maxVersionsPerRecord: 10, referenceCensus: censusReferences(ctx) },
+      {
+        maxVersionsPerRecord: 10,
+        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      },
     );
     expect(stats.retiredRanges).toEqual([{ branch: "main", from: 1, to: 39 }]);
     expect(stats.retired).toHaveLength(39);
@@ -57,7 +60,10 @@ describe("streamed plan", () => {
     const error = await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0, errorIfTaggedOldVersions: true },
-      { maxVersionsPerRecord: 10, referenceCensus: censusReferences(ctx) },
+      {
+        maxVersionsPerRecord: 10,
+        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      },
     ).catch((e) => e);
     expect(isHoldfastError(error, "refused")).toBe(true);
     expect(error.code).toBe(TAGGED_OLD_VERSIONS);

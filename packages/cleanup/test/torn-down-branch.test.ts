@@ -1,6 +1,11 @@
 import { commitVersion, manifestKey, readManifest, writeDataFile } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
-import { censusReferences, createBranch, deleteBranch } from "@holdfast/refs-lifecycle";
+import {
+  censusReferences,
+  createBranch,
+  deleteBranch,
+  holdfastFormat,
+} from "@holdfast/refs-lifecycle";
 import { commit, drain, retirementPrefix, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
@@ -17,7 +22,11 @@ async function worldWithRecordOnTornDownBranch() {
   const w = world();
   const { ctx, store, time } = w;
   await seedDataset(ctx, time, { versions: 5, filesPer: 1 });
-  await createBranch(ctx, { name: "b", parent: { branch: "main", version: 5 } });
+  await createBranch(
+    ctx,
+    { name: "b", parent: { branch: "main", version: 5 } },
+    { format: holdfastFormat },
+  );
   for (let i = 0; i < 3; i += 1) {
     await commitVersion(ctx, { branch: "b", files: [await writeDataFile(ctx, new Uint8Array(4))] });
   }
@@ -28,7 +37,7 @@ async function worldWithRecordOnTornDownBranch() {
   }
   const drained = await drain(ctx, { branch: "b", versions, owner: "01X" });
   const record = (await store.get(drained.key))!.body;
-  await deleteBranch(ctx, "b");
+  await deleteBranch(ctx, "b", { format: holdfastFormat });
   expect(keysUnder(store, retirementPrefix("b"))).toEqual([]);
   // The drain's re-issue lands after the teardown; the cleaner seals and commits it.
   const { etag } = await store.put(drained.key, record, { precondition: { ifNoneMatch: "*" } });
@@ -42,7 +51,7 @@ describe("a committed record on a branch torn down under it", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 1 },
-      { referenceCensus: censusReferences(ctx) },
+      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
     );
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
     expect(versionsOf(store, "main")).toEqual([5]);
@@ -56,10 +65,18 @@ describe("a committed record on a branch torn down under it", () => {
 
   it("invariant 1 a branch re-created under the same name keeps its versions and its lease", async () => {
     const { ctx, store } = await worldWithRecordOnTornDownBranch();
-    await createBranch(ctx, { name: "b", parent: { branch: "main", version: 5 } });
+    await createBranch(
+      ctx,
+      { name: "b", parent: { branch: "main", version: 5 } },
+      { format: holdfastFormat },
+    );
     await commitVersion(ctx, { branch: "b", files: [await writeDataFile(ctx, new Uint8Array(4))] });
     const before = (await store.head(manifestKey("b", 1)))!.etag;
-    await cleanup(ctx, { retainVersions: 1 }, { referenceCensus: censusReferences(ctx) });
+    await cleanup(
+      ctx,
+      { retainVersions: 1 },
+      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
+    );
     // The new incarnation's version 1 is another object than the recorded one: kept.
     expect((await store.head(manifestKey("b", 1)))?.etag).toBe(before);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);

@@ -7,7 +7,7 @@ import {
   type ProtocolContext,
   writeDataFile,
 } from "@holdfast/dataset";
-import { censusReferences } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {
   type CleanupOptions,
@@ -140,7 +140,9 @@ describe("cleanup options are validated before any request", () => {
       const { ctx, time } = world();
       await seedDataset(ctx, time, { versions: 2 });
       const { error, sent } = await refusedWithoutRequests(ctx, (c) =>
-        cleanup(c, bad as CleanupPolicy, { referenceCensus: censusReferences(c) }),
+        cleanup(c, bad as CleanupPolicy, {
+          referenceCensus: censusReferences(c, { format: holdfastFormat }),
+        }),
       );
       expect(error?.kind).toBe("invalid-input");
       expect(sent).toBe(0);

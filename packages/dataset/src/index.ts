@@ -66,11 +66,14 @@ export {
   VersionRefSchema,
 } from "./manifest.js";
 export {
+  FORMAT_REQUIRED,
   type FoundLayout,
   holdfastDatasetKnown,
+  holdfastMarkerUnchecked,
   markHoldfastDataset,
   NOT_A_HOLDFAST_DATASET,
   NotAHoldfastDatasetError,
+  requireFormat,
   requireHoldfastDataset,
 } from "./marker.js";
 export { DEFAULT_BRANCH, validateName } from "./names.js";

@@ -1,5 +1,6 @@
 import { HoldfastError, type ObjectStore } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "./context.js";
+import type { DatasetFormat } from "./format.js";
 import { DATASET_KEY, parseManifestKey, VERSIONS_PREFIX } from "./layout.js";
 
 /** Code of {@link NotAHoldfastDatasetError}. */
@@ -69,6 +70,37 @@ export function holdfastDatasetKnown(store: ObjectStore): boolean {
   return marked.has(store);
 }
 
+/** Code of the `invalid-input` error an operation called without the dataset's format gets. */
+export const FORMAT_REQUIRED = "FORMAT_REQUIRED";
+
+/**
+ * Refuses a call that names no dataset format (a JavaScript caller the types did not
+ * stop): `invalid-input`, code FORMAT_REQUIRED, before any request. Every operation on a
+ * dataset's layout takes the format it was opened with (docs/protocol.md §1, "The format
+ * guard"); none falls back to holdfast's.
+ */
+export function requireFormat(format: unknown, operation: string): asserts format is DatasetFormat {
+  if (typeof format === "object" && format !== null) {
+    if (typeof (format as { name?: unknown }).name === "string") return;
+  }
+  throw new HoldfastError(`${operation} needs the dataset's format; nothing was read or written`, {
+    kind: "invalid-input",
+    operation,
+    code: FORMAT_REQUIRED,
+    hint: "open the dataset (FormatRegistry.open, openDatasetOfFormat) and pass its format, or pass holdfastFormat",
+  });
+}
+
+/**
+ * True when an operation in `format` must still check the store's marker
+ * ({@link requireHoldfastDataset}) before its first write: the format is holdfast's
+ * layout and `store` has not shown the marker. Synchronous, so the known case costs no
+ * request and no await; any other format was bound by its own detection.
+ */
+export function holdfastMarkerUnchecked(store: ObjectStore, format: DatasetFormat): boolean {
+  return format.name === HOLDFAST_FORMAT_NAME && !marked.has(store);
+}
+
 /** Records that `store` showed holdfast's marker (init wrote it, open read it). */
 export function markHoldfastDataset(store: ObjectStore): void {
   marked.add(store);
@@ -77,6 +109,9 @@ export function markHoldfastDataset(store: ObjectStore): void {
 // --- utils ---
 
 const marked = new WeakSet<ObjectStore>();
+
+/** `defaultFormat.name`, repeated: format.ts reaches this module through dataset.ts, so importing it back would be a cycle. */
+const HOLDFAST_FORMAT_NAME = "holdfast";
 
 const LANCE_MANIFEST = /^_versions\/[^/]+\.manifest$/;
 

@@ -1,15 +1,15 @@
 import { holdfastError } from "@holdfast/conditional-store";
+import type { ProtocolContext } from "@holdfast/dataset";
 import {
-  type DatasetFormat,
-  defaultFormat,
-  openDataset,
-  type ProtocolContext,
-} from "@holdfast/dataset";
-import type { FormatEntry } from "@holdfast/refs-lifecycle";
-import type { ReferenceCensus } from "@holdfast/retirement";
+  type FormatEntry,
+  FormatRegistry,
+  holdfastFormatEntry,
+  type OpenedDataset,
+  type ResolvedFormat,
+} from "@holdfast/refs-lifecycle";
 import { LANCE_FORMAT, openLanceFormat } from "./format.js";
 import { classifyVersionsKey, LANCE_VERSIONS_PREFIX } from "./naming.js";
-import { censusLanceReferences, LANCE_MAIN_BRANCH } from "./refs.js";
+import { LANCE_MAIN_BRANCH } from "./refs.js";
 
 /**
  * The dataset formats an application serving existing datasets knows (the CLI and the
@@ -17,23 +17,6 @@ import { censusLanceReferences, LANCE_MAIN_BRANCH } from "./refs.js";
  */
 export const DATASET_FORMAT_NAMES = ["holdfast", "lance"] as const;
 export type DatasetFormatName = (typeof DATASET_FORMAT_NAMES)[number];
-
-/** The format of an existing dataset and what cleanup needs with it. */
-export interface ResolvedFormat {
-  readonly name: DatasetFormatName;
-  readonly format: DatasetFormat;
-  /** Lance tables keep Lance's tags and branch fork points; holdfast's census otherwise. */
-  readonly referenceCensus?: ReferenceCensus | undefined;
-}
-
-/** An existing dataset of either format, opened. */
-export interface OpenedDataset {
-  readonly resolved: ResolvedFormat;
-  /** holdfast's default branch; `main` on a Lance table. */
-  readonly defaultBranch: string;
-  /** holdfast's dataset identity; `null` for a Lance table (which has none). */
-  readonly datasetId: string | null;
-}
 
 /** Code of the `unsupported` error a write of holdfast's own layout into a Lance table gets. */
 export const FORMAT_READ_ONLY = "FORMAT_READ_ONLY";
@@ -52,36 +35,29 @@ export async function detectDatasetFormat(ctx: ProtocolContext): Promise<Dataset
     : "holdfast";
 }
 
-/** Resolves the dataset's format: `forced` (a `--format` flag) or detected. */
+/**
+ * Resolves the dataset's format: `forced` (a `--format` flag) or detected
+ * ({@link datasetFormats}). Its `format` carries the reference codec and census (a Lance
+ * table's tags and branch fork points), so nothing else needs passing.
+ */
 export async function resolveDatasetFormat(
   ctx: ProtocolContext,
   forced?: DatasetFormatName,
-): Promise<ResolvedFormat> {
-  const name = forced ?? (await detectDatasetFormat(ctx));
-  if (name === "holdfast") return { name, format: defaultFormat };
-  return {
-    name,
-    format: await openLanceFormat(ctx),
-    referenceCensus: censusLanceReferences(ctx),
-  };
+): Promise<ResolvedFormat<DatasetFormatName>> {
+  return (await datasetFormats().resolve(ctx, forced)) as ResolvedFormat<DatasetFormatName>;
 }
 
 /**
- * Opens an existing dataset of either format: holdfast's checks its identity object and
- * names its default branch; a Lance table's versions live on `main`. Every command and
- * route that reads or writes an existing dataset opens it here, so the format is
- * honoured everywhere.
+ * Opens an existing dataset of either format ({@link datasetFormats}): holdfast's checks its
+ * identity object and names its default branch; a Lance table's versions live on `main`.
+ * Every command and route that reads or writes an existing dataset opens it here and passes
+ * the handle's format on, so the format is bound once and honoured everywhere.
  */
 export async function openDatasetOfFormat(
   ctx: ProtocolContext,
   forced?: DatasetFormatName,
-): Promise<OpenedDataset> {
-  const resolved = await resolveDatasetFormat(ctx, forced);
-  if (resolved.name === "lance") {
-    return { resolved, defaultBranch: LANCE_MAIN_BRANCH, datasetId: null };
-  }
-  const info = await openDataset(ctx);
-  return { resolved, defaultBranch: info.defaultBranch, datasetId: info.datasetId };
+): Promise<OpenedDataset<DatasetFormatName>> {
+  return (await datasetFormats().open(ctx, forced)) as OpenedDataset<DatasetFormatName>;
 }
 
 /**
@@ -120,3 +96,13 @@ export const lanceFormatEntry: FormatEntry = {
     };
   },
 };
+
+/**
+ * The formats an application serving existing datasets knows ({@link DATASET_FORMAT_NAMES}):
+ * holdfast's own, and Lance tables, detected by one listing of `_versions/`. What the CLI
+ * and the server open datasets with.
+ */
+export function datasetFormats(): FormatRegistry {
+  // A fresh registry per call: an application may register more formats into its own.
+  return new FormatRegistry(holdfastFormatEntry).register(lanceFormatEntry);
+}

@@ -2,12 +2,11 @@ export { type BranchView, describeBranches, resolveForkPoint } from "./branch-li
 export {
   DATASET_FORMAT_NAMES,
   type DatasetFormatName,
+  datasetFormats,
   detectDatasetFormat,
   FORMAT_READ_ONLY,
   lanceFormatEntry,
-  type OpenedDataset,
   openDatasetOfFormat,
-  type ResolvedFormat,
   requireWritableFormat,
   resolveDatasetFormat,
 } from "./dataset-format.js";

@@ -9,6 +9,7 @@ import {
   createBranch,
   createTag,
   deleteTag,
+  holdfastFormat,
   recoverReferences,
 } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
@@ -30,10 +31,10 @@ function snapshot(dir: string, rel = ""): Map<string, string> {
   return out;
 }
 
-// docs/protocol.md §1 "The format guard": an operation whose format defaults to holdfast's
-// refuses a store without holdfast's dataset marker before it writes anything. LanceDB
-// writes the table; holdfast's library is called on it without a format.
-describe("a Lance table given to holdfast's library without a format", () => {
+// docs/protocol.md §1 "The format guard": an operation in holdfast's format refuses a store
+// without holdfast's dataset marker before it writes anything. LanceDB writes the table;
+// holdfast's library is called on it with holdfast's format (a caller that never opened it).
+describe("a Lance table given to holdfast's library in holdfast's format", () => {
   it("invariant 6: cleanup, plan, recover, acquire, tag, branch and the censuses refuse (found: lance) and touch no file; LanceDB still reads every version", {
     timeout: 120_000,
   }, async () => {
@@ -47,6 +48,7 @@ describe("a Lance table given to holdfast's library without a format", () => {
     // A fresh store (and context) per call: nothing is remembered between operations.
     const open = async () => createContext(await site.store(TABLE));
     const target = { branch: "main", version: 1 };
+    const format = holdfastFormat;
     const operations: [string, (ctx: ProtocolContext) => Promise<unknown>][] = [
       ["cleanup", (ctx) => cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 })],
       ["cleanup --concurrent", (ctx) => cleanup(ctx, { retainVersions: 1 }, { concurrent: true })],
@@ -54,11 +56,11 @@ describe("a Lance table given to holdfast's library without a format", () => {
       ["recover", (ctx) => recover(ctx)],
       ["collectStatus", (ctx) => collectStatus(ctx)],
       ["acquireLease", (ctx) => acquireLease(ctx, { ...target, ttlMs: 60_000 })],
-      ["createTag", (ctx) => createTag(ctx, { name: "t", target })],
-      ["createBranch", (ctx) => createBranch(ctx, { name: "b", parent: target })],
-      ["deleteTag", (ctx) => deleteTag(ctx, "keep")],
-      ["recoverReferences", (ctx) => recoverReferences(ctx)],
-      ["censusReferences", (ctx) => censusReferences(ctx)("main", [1, 2, 3])],
+      ["createTag", (ctx) => createTag(ctx, { name: "t", target }, { format })],
+      ["createBranch", (ctx) => createBranch(ctx, { name: "b", parent: target }, { format })],
+      ["deleteTag", (ctx) => deleteTag(ctx, "keep", { format })],
+      ["recoverReferences", (ctx) => recoverReferences(ctx, { format })],
+      ["censusReferences", (ctx) => censusReferences(ctx, { format })("main", [1, 2, 3])],
     ];
     for (const [name, operation] of operations) {
       const error = await operation(await open()).then(

@@ -2,7 +2,6 @@ import { holdfastError } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   DEFAULT_BRANCH,
-  defaultFormat,
   type ProtocolContext,
   type VersionRef,
   validateName,
@@ -70,14 +69,14 @@ function branchInfo(name: string, stored: StoredCanonical<BranchDocument>): Bran
 export async function createBranch(
   ctx: ProtocolContext,
   input: { name: string; parent: VersionRef | null; metadata?: Record<string, string> },
-  options: MutationOptions = {},
+  options: MutationOptions,
 ): Promise<BranchInfo> {
-  const codec = referenceCodecOf(options.format);
-  requireBranchWrites(codec, options.format, "createBranch");
-  const format = options.format ?? defaultFormat;
+  const codec = referenceCodecOf(options?.format);
+  const { format } = options;
+  requireBranchWrites(codec, format, "createBranch");
   const name = validateName(input.name, "branch");
   const parent =
-    input.parent === null ? null : validateTarget(input.parent, "branch parent", options.format);
+    input.parent === null ? null : validateTarget(input.parent, "branch parent", format);
   const metadata = input.metadata === undefined ? undefined : validateMetadata(input.metadata);
   if (name === DEFAULT_BRANCH) {
     throw holdfastError(
@@ -129,9 +128,9 @@ export async function createBranch(
 export async function replaceBranchMetadata(
   ctx: ProtocolContext,
   input: { name: string; metadata: Record<string, string>; expectedEtag?: string },
-  options: MutationOptions = {},
+  options: MutationOptions,
 ): Promise<BranchInfo> {
-  const codec = referenceCodecOf(options.format);
+  const codec = referenceCodecOf(options?.format);
   requireBranchWrites(codec, options.format, "replaceBranchMetadata");
   const name = validateName(input.name, "branch");
   const metadata = validateMetadata(input.metadata);
@@ -149,7 +148,7 @@ async function replaceBranchMetadataAt(
   current: StoredCanonical<BranchDocument>,
   metadata: Record<string, string>,
   expectedEtag: string | undefined,
-  options: MutationOptions = {},
+  options: MutationOptions,
 ): Promise<BranchInfo> {
   const name = current.doc.name;
   if (expectedEtag !== undefined && expectedEtag !== current.etag) {
@@ -178,7 +177,7 @@ async function replaceBranchMetadataAt(
 export async function getBranch(
   ctx: ProtocolContext,
   name: string,
-  options: ReadReferenceOptions = {},
+  options: ReadReferenceOptions,
 ): Promise<BranchInfo | null> {
   return readReference(ctx, "branch", name, options, branchInfo);
 }
@@ -189,7 +188,7 @@ export async function getBranch(
  */
 export async function listBranches(
   ctx: ProtocolContext,
-  options: ReadReferenceOptions = {},
+  options: ReadReferenceOptions,
 ): Promise<BranchInfo[]> {
   return listReferences(ctx, "branch", options, branchInfo);
 }

@@ -1,9 +1,9 @@
 import { holdfastError, listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
-  defaultFormat,
-  holdfastDatasetKnown,
+  holdfastMarkerUnchecked,
   type ProtocolContext,
+  requireFormat,
   requireHoldfastDataset,
   type VersionRef,
 } from "@holdfast/dataset";
@@ -74,15 +74,15 @@ const PARENT_CACHE_LIMIT = 100_000;
 export async function scanReferences(
   ctx: ProtocolContext,
   visit: (ref: VersionRef, reason: ReferenceReason, source: string) => void,
-  options: { skipManifestsOf?: string; cache?: ParentCache; format?: DatasetFormat } = {},
+  options: { format: DatasetFormat; skipManifestsOf?: string; cache?: ParentCache },
 ): Promise<void> {
-  // Default format: lineage is read in holdfast's layout, so only on a holdfast dataset
-  // (docs/protocol.md §1, "The format guard"; one HEAD per store object).
-  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+  const { format } = options;
+  const codec = referenceCodecOf(format);
+  // holdfast's layout: lineage is read there only on a holdfast dataset (docs/protocol.md
+  // §1, "The format guard"; one HEAD per store object).
+  if (holdfastMarkerUnchecked(ctx.store, format)) {
     await requireHoldfastDataset(ctx, "censusReferences");
   }
-  const format = options.format ?? defaultFormat;
-  const codec = referenceCodecOf(options.format);
   await scanIntentTargets(ctx, (ref, source) => visit(ref, "intent", source));
   // Every object under `_refs/` is a reference or stops the census (docs/protocol.md,
   // "Reference census"): nothing there is ever skipped.
@@ -138,14 +138,14 @@ export async function scanIntentTargets(
  * The ReferenceCensus cleanup injects into retirement: for `(branch, versions)`, the
  * versions any admission intent, canonical tag, canonical branch or descendant manifest
  * needs, with the first reason found. Policy-independent; fails closed (throws) on any
- * read error. Lineage comes from `options.format` (default: the holdfast format); a format
- * whose references have a census of their own (Lance's tags and branches) uses that one.
- * Invariant 2.
+ * read error. Lineage comes from the dataset's `format`; a format whose references have a
+ * census of their own (Lance's tags and branches) uses that one. Invariant 2.
  */
 export function censusReferences(
   ctx: ProtocolContext,
-  options: { format?: DatasetFormat | undefined } = {},
+  options: { readonly format: DatasetFormat },
 ): ReferenceCensus {
+  requireFormat(options?.format, "censusReferences");
   const own = referenceCodecOf(options.format).census;
   if (own) return own(ctx);
   const cache: ParentCache = new Map();
@@ -160,7 +160,7 @@ export function censusReferences(
           found.set(ref.version, reason);
         }
       },
-      { skipManifestsOf: branch, cache, ...(format ? { format } : {}) },
+      { format, skipManifestsOf: branch, cache },
     );
     return found;
   };
@@ -169,15 +169,16 @@ export function censusReferences(
 /** Every version a durable reference needs, across all branches (what recovery reports). */
 export async function listReferencedVersions(
   ctx: ProtocolContext,
-  options: { format?: DatasetFormat | undefined } = {},
+  options: { readonly format: DatasetFormat },
 ): Promise<ReferencedVersion[]> {
+  requireFormat(options?.format, "listReferencedVersions");
   const all: ReferencedVersion[] = [];
   await scanReferences(
     ctx,
     (ref, reason, source) => {
       all.push({ branch: ref.branch, version: ref.version, reason, source });
     },
-    options.format ? { format: options.format } : {},
+    { format: options.format },
   );
   return all;
 }

@@ -4,6 +4,7 @@ import {
   defaultFormat,
   type ProtocolContext,
   parseStored,
+  requireFormat,
 } from "@holdfast/dataset";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import {
@@ -86,12 +87,13 @@ export const holdfastReferenceCodec: ReferenceCodec = {
 
 /**
  * The reference codec of `format`: its own when it declares one, holdfast's for the holdfast
- * format (or none given). Any other format is refused (`unsupported`, REFS_UNSUPPORTED)
- * before any request: holdfast never writes or interprets its own reference files inside a
- * dataset whose references it does not know.
+ * format. Any other format is refused (`unsupported`, REFS_UNSUPPORTED), and a call without
+ * one (`invalid-input`, FORMAT_REQUIRED), before any request: holdfast never writes or
+ * interprets its own reference files inside a dataset whose references it does not know.
  */
-export function referenceCodecOf(format: DatasetFormat | undefined): ReferenceCodec {
-  if (format === undefined || format === defaultFormat) return holdfastReferenceCodec;
+export function referenceCodecOf(format: DatasetFormat): ReferenceCodec {
+  requireFormat(format, "references");
+  if (format === defaultFormat) return holdfastReferenceCodec;
   const declared = (format as Partial<ReferenceFormat>).references;
   if (declared) return declared;
   if (format.name === defaultFormat.name) return holdfastReferenceCodec;
@@ -109,14 +111,14 @@ export function referenceCodecOf(format: DatasetFormat | undefined): ReferenceCo
 /** Refuses a branch mutation on a format whose branches holdfast does not write. */
 export function requireBranchWrites(
   codec: ReferenceCodec,
-  format: DatasetFormat | undefined,
+  format: DatasetFormat,
   operation: string,
 ): void {
   if (codec.writesBranches) return;
   throw holdfastError(
     "unsupported",
     operation,
-    `branches of a ${format?.name ?? "this"} dataset are created and deleted by its own tools`,
+    `branches of a ${format.name} dataset are created and deleted by its own tools`,
     {
       code: "REFS_UNSUPPORTED",
       hint: "use the format's own branch commands (LanceDB: table.branches); holdfast reads them and keeps their fork points",

@@ -2,8 +2,7 @@ import { holdfastError } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   DEFAULT_BRANCH,
-  defaultFormat,
-  holdfastDatasetKnown,
+  holdfastMarkerUnchecked,
   type ProtocolContext,
   requireHoldfastDataset,
   storageNow,
@@ -57,7 +56,7 @@ export interface DeleteResult {
 export function deleteTag(
   ctx: ProtocolContext,
   name: string,
-  options: MutationOptions = {},
+  options: MutationOptions,
 ): Promise<DeleteResult> {
   return deleteReference(ctx, "tag", name, options);
 }
@@ -71,7 +70,7 @@ export function deleteTag(
 export function deleteBranch(
   ctx: ProtocolContext,
   name: string,
-  options: DeleteBranchOptions = {},
+  options: DeleteBranchOptions,
 ): Promise<DeleteResult> {
   return deleteReference(ctx, "branch", name, options);
 }
@@ -88,12 +87,12 @@ async function deleteReference(
       code: "DEFAULT_BRANCH",
     });
   }
-  const refs = referencesOf(options.format);
-  if (kind === "branch") requireBranchWrites(refs.codec, options.format, "deleteBranch");
+  const refs = referencesOf(options?.format);
+  if (kind === "branch") requireBranchWrites(refs.codec, refs.format, "deleteBranch");
   const boundMs = intentBound(options);
   requireAtomicUpdate(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
-  // Default format: a holdfast dataset only (docs/protocol.md §1, "The format guard").
-  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+  // holdfast's layout: a holdfast dataset only (docs/protocol.md §1, "The format guard").
+  if (holdfastMarkerUnchecked(ctx.store, refs.format)) {
     await requireHoldfastDataset(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
   }
   const current = await readCanonical(ctx, refs.codec, kind, name);
@@ -401,6 +400,6 @@ export interface References {
 }
 
 /** Resolves {@link References} (refuses a format without a reference codec, before any request). */
-export function referencesOf(format: DatasetFormat | undefined): References {
-  return { format: format ?? defaultFormat, codec: referenceCodecOf(format) };
+export function referencesOf(format: DatasetFormat): References {
+  return { codec: referenceCodecOf(format), format };
 }

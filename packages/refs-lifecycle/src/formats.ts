@@ -18,16 +18,20 @@ export const holdfastFormat: ReferenceFormat = {
   references: holdfastReferenceCodec,
 };
 
-/** A dataset's format bound to its store: its name and the format object to pass on. */
-export interface ResolvedFormat {
+/**
+ * A dataset's format bound to its store: its name and the format object every operation on
+ * the dataset takes (its layout, its reference codec and, through it, its reference census).
+ * `Name` narrows the name to an application's registered ones.
+ */
+export interface ResolvedFormat<Name extends string = string> {
   /** The format's registered name (`holdfast`, `lance`, ...). */
-  readonly name: string;
+  readonly name: Name;
   readonly format: ReferenceFormat;
 }
 
-/** An existing dataset, opened through its format. */
-export interface OpenedDataset {
-  readonly resolved: ResolvedFormat;
+/** An existing dataset, opened through its format: the handle commands and routes pass on. */
+export interface OpenedDataset<Name extends string = string> {
+  readonly resolved: ResolvedFormat<Name>;
   /** The branch a command without `--branch` works on (holdfast's recorded one; `main` on a Lance table). */
   readonly defaultBranch: string;
   /** holdfast's dataset identity; `null` for a format that has none (a Lance table). */

@@ -7,8 +7,7 @@ import {
 } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
-  defaultFormat,
-  holdfastDatasetKnown,
+  holdfastMarkerUnchecked,
   type ProtocolContext,
   requireHoldfastDataset,
   resolverOptions,
@@ -47,10 +46,11 @@ export interface MutationOptions {
    */
   readonly verifyAfterWrite?: boolean | undefined;
   /**
-   * The dataset's format: where a version's manifest lives (the existence check) and how
-   * canonical references are stored (a Lance table's tags are Lance's JSON). @default the holdfast format
+   * The dataset's format, as opening it bound it (`holdfastFormat` for holdfast's own
+   * layout): where a version's manifest lives (the existence check) and how canonical
+   * references are stored (a Lance table's tags are Lance's JSON).
    */
-  readonly format?: DatasetFormat | undefined;
+  readonly format: DatasetFormat;
 }
 
 /** Longest accepted intent bound: a week. */
@@ -134,9 +134,9 @@ export async function publish<D extends CanonicalDocument>(
   };
   // Local timer only: it measures how long this process has held its cover, never
   // compared with another host's clock.
-  // Default format: the store must be holdfast's before the first write (docs/protocol.md
-  // §1, "The format guard").
-  if (plan.options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+  // holdfast's layout: the store must be a holdfast dataset before the first write
+  // (docs/protocol.md §1, "The format guard").
+  if (holdfastMarkerUnchecked(ctx.store, plan.options.format)) {
     await requireHoldfastDataset(ctx, plan.op);
   }
   const startedAt = ctx.clock.now();
@@ -263,7 +263,7 @@ async function checkTarget<D extends CanonicalDocument>(
       );
     }
     // A draining retirement is fine: its census runs after its seal and reads our intent.
-    const format = plan.options.format ?? defaultFormat;
+    const { format } = plan.options;
     const manifest = plan.codec.targetManifest
       ? await plan.codec.targetManifest(ctx, format, plan.target)
       : await ctx.store.head(format.manifestKey(plan.target.branch, plan.target.version));

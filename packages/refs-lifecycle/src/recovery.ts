@@ -2,7 +2,7 @@ import { listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   DEFAULT_BRANCH,
-  holdfastDatasetKnown,
+  holdfastMarkerUnchecked,
   isActiveAt,
   type ProtocolContext,
   requireHoldfastDataset,
@@ -54,11 +54,11 @@ export interface ReferenceRecoveryReport {
  */
 export async function recoverReferences(
   ctx: ProtocolContext,
-  options: { storageNow?: Date; format?: DatasetFormat } = {},
+  options: { readonly format: DatasetFormat; readonly storageNow?: Date },
 ): Promise<ReferenceRecoveryReport> {
-  const refs = referencesOf(options.format);
-  // Default format: a holdfast dataset only (docs/protocol.md §1, "The format guard").
-  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+  const refs = referencesOf(options?.format);
+  // holdfast's layout: a holdfast dataset only (docs/protocol.md §1, "The format guard").
+  if (holdfastMarkerUnchecked(ctx.store, refs.format)) {
     await requireHoldfastDataset(ctx, "recoverReferences");
   }
   const now = options.storageNow ?? (await storageNow(ctx));
@@ -138,9 +138,7 @@ export async function recoverReferences(
     }
   }
 
-  report.referenced.push(
-    ...(await listReferencedVersions(ctx, options.format ? { format: options.format } : {})),
-  );
+  report.referenced.push(...(await listReferencedVersions(ctx, { format: refs.format })));
   return report;
 }
 

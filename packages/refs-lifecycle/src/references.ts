@@ -2,7 +2,6 @@ import { holdfastError } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   DEFAULT_BRANCH,
-  defaultFormat,
   type ProtocolContext,
   type VersionRef,
   validateName,
@@ -36,11 +35,7 @@ export function requireAtomicUpdate(ctx: ProtocolContext, operation: string): vo
  * key the dataset's format can name (a format with `targetManifest`, such as Lance's,
  * whose branches name their manifests in their own scheme, finds it when it checks it).
  */
-export function validateTarget(
-  target: unknown,
-  what: string,
-  format: DatasetFormat | undefined,
-): VersionRef {
+export function validateTarget(target: unknown, what: string, format: DatasetFormat): VersionRef {
   if (typeof target !== "object" || target === null) {
     throw holdfastError("invalid-input", "validate", `${what} must be { branch, version }`);
   }
@@ -48,15 +43,15 @@ export function validateTarget(
   const ref = { branch: validateName(branch, "branch"), version: validateVersion(version) };
   // A format that finds a target's manifest by request (targetManifest) checks it there.
   if (!referenceCodecOf(format).targetManifest) {
-    (format ?? defaultFormat).manifestKey(ref.branch, ref.version);
+    format.manifestKey(ref.branch, ref.version);
   }
   return ref;
 }
 
 /** Options of the reference readers. */
 export interface ReadReferenceOptions {
-  /** The dataset's format (how its references are stored). @default the holdfast format */
-  readonly format?: DatasetFormat | undefined;
+  /** The dataset's format, as opening it bound it (how its references are stored). */
+  readonly format: DatasetFormat;
 }
 
 /**
@@ -96,7 +91,7 @@ export async function readReference<K extends ReferenceKind, I>(
   options: ReadReferenceOptions,
   info: InfoOf<K, I>,
 ): Promise<I | null> {
-  const codec = referenceCodecOf(options.format);
+  const codec = referenceCodecOf(options?.format);
   validateName(name, kind);
   const stored = await readCanonical(ctx, codec, kind, name);
   return stored ? info(name, stored) : null;
@@ -109,7 +104,7 @@ export async function listReferences<K extends ReferenceKind, I>(
   options: ReadReferenceOptions,
   info: InfoOf<K, I>,
 ): Promise<I[]> {
-  const codec = referenceCodecOf(options.format);
+  const codec = referenceCodecOf(options?.format);
   const found: I[] = [];
   for await (const stored of listCanonical(ctx, codec, kind)) found.push(info(stored.name, stored));
   return found;

@@ -64,7 +64,7 @@ function checkTagMutation(
   input: { name: string; target: VersionRef },
   options: MutationOptions,
 ): { codec: ReferenceCodec; name: string; target: VersionRef } {
-  const codec = referenceCodecOf(options.format);
+  const codec = referenceCodecOf(options?.format);
   const name = validateTagName(codec, input.name);
   const target = validateTarget(input.target, "tag target", options.format);
   intentBound(options);
@@ -104,7 +104,7 @@ async function publishTag(
 export async function createTag(
   ctx: ProtocolContext,
   input: { name: string; target: VersionRef },
-  options: MutationOptions = {},
+  options: MutationOptions,
 ): Promise<TagInfo> {
   const { codec, name, target } = checkTagMutation(ctx, "createTag", input, options);
   const dependsOn = await dependencyOf(ctx, codec, target);
@@ -119,7 +119,7 @@ export async function createTag(
 export async function updateTag(
   ctx: ProtocolContext,
   input: { name: string; target: VersionRef; expectedEtag?: string },
-  options: MutationOptions = {},
+  options: MutationOptions,
 ): Promise<TagInfo> {
   const { codec, name, target } = checkTagMutation(ctx, "updateTag", input, options);
   const current = await readCanonical(ctx, codec, "tag", name);
@@ -140,7 +140,7 @@ export async function updateTag(
 export async function getTag(
   ctx: ProtocolContext,
   name: string,
-  options: ReadReferenceOptions = {},
+  options: ReadReferenceOptions,
 ): Promise<TagInfo | null> {
   return readReference(ctx, "tag", name, options, tagInfo);
 }
@@ -148,7 +148,7 @@ export async function getTag(
 /** Lists every canonical tag, including ones written by released clients or the format's own tools (R11). */
 export async function listTags(
   ctx: ProtocolContext,
-  options: ReadReferenceOptions = {},
+  options: ReadReferenceOptions,
 ): Promise<TagInfo[]> {
   return listReferences(ctx, "tag", options, tagInfo);
 }

@@ -6,6 +6,7 @@ import {
   type VersionRef,
 } from "@holdfast/dataset";
 import { getBranch } from "./branches.js";
+import { holdfastFormat } from "./formats.js";
 import { listTags } from "./tags.js";
 
 /** One version of a branch with the tags that name it (the `versions` document's rows). */
@@ -74,7 +75,8 @@ export async function firstCommitParent(
   const { branch, defaultBranch } = options;
   if (branch === defaultBranch) return undefined;
   if ((await latestVersion(ctx, branch)) !== null) return undefined;
-  const info = await getBranch(ctx, branch);
+  // Commits are holdfast's layout only (a Lance table is refused before this, FORMAT_READ_ONLY).
+  const info = await getBranch(ctx, branch, { format: holdfastFormat });
   if (!info) {
     throw holdfastError("not-found", "commit", `branch ${branch} does not exist`, {
       code: "BRANCH_NOT_FOUND",

@@ -2,7 +2,14 @@ import { isHoldfastError } from "@holdfast/conditional-store";
 import { manifestKey } from "@holdfast/dataset";
 import { acquireLease, branchFenceKey, renewLease } from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
-import { canonicalKey, createBranch, deleteBranch, fenceKey, getBranch } from "../src/index.js";
+import {
+  canonicalKey,
+  createBranch,
+  deleteBranch,
+  fenceKey,
+  getBranch,
+  holdfastFormat,
+} from "../src/index.js";
 import { commits, gate, world } from "./support.js";
 
 const MINUTE = 60_000;
@@ -28,7 +35,11 @@ describe("lease admission vs branch deletion (docs/operations.md)", () => {
   it("a lease acquired after the deletion's fence is written is refused, and the deletion completes", async () => {
     const { ctx, faults, memory } = world();
     await commits(ctx, "main", 1);
-    await createBranch(ctx, { name: "dev", parent: { branch: "main", version: 1 } });
+    await createBranch(
+      ctx,
+      { name: "dev", parent: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     await commits(ctx, "dev", 2, { branch: "main", version: 1 });
     // The deletion pauses right after its fence landed, before removing anything.
     const paused = gate();
@@ -36,7 +47,7 @@ describe("lease admission vs branch deletion (docs/operations.md)", () => {
       { operation: "list", key: (k) => k.startsWith("_holdfast/leases/dev/") },
       paused.step,
     );
-    const deleting = deleteBranch(ctx, "dev");
+    const deleting = deleteBranch(ctx, "dev", { format: holdfastFormat });
     await paused.reached;
     expect(await memory.get(fenceKey("dev"))).not.toBeNull();
     const refused = await failure(acquireLease(ctx, { branch: "dev", version: 2, ttlMs: MINUTE }));
@@ -49,16 +60,20 @@ describe("lease admission vs branch deletion (docs/operations.md)", () => {
     paused.release();
     await deleting;
     expect(await memory.get(manifestKey("dev", 2))).toBeNull();
-    expect(await getBranch(ctx, "dev")).toBeNull();
+    expect(await getBranch(ctx, "dev", { format: holdfastFormat })).toBeNull();
   });
 
   it("a branch with a live lease is not deleted unless forced", async () => {
     const { ctx, memory } = world();
     await commits(ctx, "main", 1);
-    await createBranch(ctx, { name: "dev", parent: { branch: "main", version: 1 } });
+    await createBranch(
+      ctx,
+      { name: "dev", parent: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     await commits(ctx, "dev", 2, { branch: "main", version: 1 });
     const lease = await acquireLease(ctx, { branch: "dev", version: 2, ttlMs: MINUTE });
-    const refused = await failure(deleteBranch(ctx, "dev"));
+    const refused = await failure(deleteBranch(ctx, "dev", { format: holdfastFormat }));
     expect(refused).toMatchObject({ kind: "conflict", code: "BRANCH_HAS_LEASES" });
     // Nothing torn down, fence and intent withdrawn: the lease renews, the branch is intact.
     expect(await memory.get(fenceKey("dev"))).toBeNull();
@@ -66,8 +81,8 @@ describe("lease admission vs branch deletion (docs/operations.md)", () => {
     await renewLease(ctx, lease);
     expect(await memory.get(manifestKey("dev", 2))).not.toBeNull();
     expect(await memory.get(canonicalKey("branch", "dev"))).not.toBeNull();
-    await deleteBranch(ctx, "dev", { force: true });
-    expect(await getBranch(ctx, "dev")).toBeNull();
+    await deleteBranch(ctx, "dev", { format: holdfastFormat, force: true });
+    expect(await getBranch(ctx, "dev", { format: holdfastFormat })).toBeNull();
     expect(memory.keys().filter((k) => k.startsWith("_holdfast/leases/"))).toEqual([]);
     expect((await failure(renewLease(ctx, lease))).code).toBe("LEASE_LOST");
   });
@@ -79,7 +94,11 @@ describe("createBranch on a name with stored manifests", () => {
     await commits(ctx, "main", 1);
     await commits(ctx, "left", 1, { branch: "main", version: 1 }); // versions, no reference file
     const refused = await failure(
-      createBranch(ctx, { name: "left", parent: { branch: "main", version: 1 } }),
+      createBranch(
+        ctx,
+        { name: "left", parent: { branch: "main", version: 1 } },
+        { format: holdfastFormat },
+      ),
     );
     expect(refused).toMatchObject({
       kind: "conflict",

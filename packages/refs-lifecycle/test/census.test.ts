@@ -11,6 +11,7 @@ import {
   deleteTag,
   FOREIGN_REFERENCE_OBJECT,
   getTag,
+  holdfastFormat,
   INTENTS_PREFIX,
   REFS_ROOT,
   referenceReasons,
@@ -32,8 +33,16 @@ describe("censusReferences", () => {
   it("reports intents, tags and branch lineage with their reasons, policy-independently", async () => {
     const { ctx, faults } = world();
     await commits(ctx, "main", 6);
-    await createTag(ctx, { name: "t", target: { branch: "main", version: 1 } });
-    await createBranch(ctx, { name: "b", parent: { branch: "main", version: 2 } });
+    await createTag(
+      ctx,
+      { name: "t", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
+    await createBranch(
+      ctx,
+      { name: "b", parent: { branch: "main", version: 2 } },
+      { format: holdfastFormat },
+    );
     // Lineage only in manifests: a branch committed with an explicit parent, no reference file.
     await commits(ctx, "raw", 1, { branch: "main", version: 3 });
     // An admitted publication still in flight: only its intent names version 4.
@@ -42,10 +51,14 @@ describe("censusReferences", () => {
       { operation: "put", key: canonicalKey("tag", "inflight"), precondition: "create" },
       paused.step,
     );
-    const inflight = createTag(ctx, { name: "inflight", target: { branch: "main", version: 4 } });
+    const inflight = createTag(
+      ctx,
+      { name: "inflight", target: { branch: "main", version: 4 } },
+      { format: holdfastFormat },
+    );
     await paused.reached;
 
-    const census = censusReferences(ctx);
+    const census = censusReferences(ctx, { format: holdfastFormat });
     const found = await census("main", [1, 2, 3, 4, 5, 6]);
     expect(Object.fromEntries(found)).toEqual({
       1: "tag",
@@ -71,7 +84,11 @@ describe("censusReferences", () => {
       { operation: "put", key: canonicalKey("tag", "racing"), precondition: "create" },
       paused.step,
     );
-    const publishing = createTag(ctx, { name: "racing", target: { branch: "main", version: 1 } });
+    const publishing = createTag(
+      ctx,
+      { name: "racing", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     await paused.reached; // intent durable, canonical not yet written
     // Between the census's two reads (whichever comes second), the publication completes:
     // canonical written, intent removed. Only intents-then-canonical sees it either way.
@@ -89,7 +106,7 @@ describe("censusReferences", () => {
     // Canonical tags and branches are listed together under _refs/.
     faults.on({ operation: "list", key: REFS_ROOT }, between(REFS_ROOT, INTENTS_PREFIX));
     faults.on({ operation: "list", key: INTENTS_PREFIX }, between(INTENTS_PREFIX, REFS_ROOT));
-    const found = await censusReferences(ctx)("main", [1, 2]);
+    const found = await censusReferences(ctx, { format: holdfastFormat })("main", [1, 2]);
     expect(keysUnder(memory, INTENTS_PREFIX)).toEqual([]); // it did finish in between
     expect(found.get(1)).toBeDefined();
     expect(found.has(2)).toBe(false);
@@ -104,7 +121,11 @@ describe("censusReferences", () => {
       const { ctx, faults } = world();
       await commits(ctx, "main", 2);
       await commits(ctx, "raw", 1, { branch: "main", version: 1 });
-      await createTag(ctx, { name: "t", target: { branch: "main", version: 2 } });
+      await createTag(
+        ctx,
+        { name: "t", target: { branch: "main", version: 2 } },
+        { format: holdfastFormat },
+      );
       // a completed intent left behind (process died before removing it)
       await faults.inner.put(
         `${INTENTS_PREFIX}tags/x/01KZZZZZZZZZZZZZZZZZZZZZZZ.json`,
@@ -123,7 +144,9 @@ describe("censusReferences", () => {
         }),
       );
       faults.on({ operation: "get", key }, { type: "lose-before-apply" });
-      const error = await rejects(censusReferences(ctx)("main", [1, 2]));
+      const error = await rejects(
+        censusReferences(ctx, { format: holdfastFormat })("main", [1, 2]),
+      );
       expect(error.kind).toBe("ambiguous");
     }
   });
@@ -142,7 +165,9 @@ describe("censusReferences", () => {
           : manifest;
       },
     };
-    expect((await censusReferences(ctx)("main", [1, 2, 3])).size).toBe(0);
+    expect((await censusReferences(ctx, { format: holdfastFormat })("main", [1, 2, 3])).size).toBe(
+      0,
+    );
     expect(Object.fromEntries(await censusReferences(ctx, { format })("main", [1, 2, 3]))).toEqual({
       3: "branch-lineage",
     });
@@ -159,7 +184,11 @@ describe("censusReferences", () => {
       `${REFS_ROOT}branches/team/dev.json`,
       encodeJson({ schema: 1, name: "team/dev", parent: { branch: "main", version: 2 } }),
     );
-    expect(Object.fromEntries(await censusReferences(ctx)("main", [1, 2, 3]))).toEqual({
+    expect(
+      Object.fromEntries(
+        await censusReferences(ctx, { format: holdfastFormat })("main", [1, 2, 3]),
+      ),
+    ).toEqual({
       1: "tag",
       2: "branch-lineage",
     });
@@ -170,18 +199,20 @@ describe("censusReferences", () => {
       [`${REFS_ROOT}tags/broken.json`, encodeJson({ schema: 1, what: "?" }), "MALFORMED_OBJECT"],
     ] as const) {
       await memory.put(key, body);
-      const error = await rejects(censusReferences(ctx)("main", [3]));
+      const error = await rejects(censusReferences(ctx, { format: holdfastFormat })("main", [3]));
       expect(error).toMatchObject({ kind: "invalid-input", code, key });
       await memory.delete(key);
     }
-    expect(Object.fromEntries(await censusReferences(ctx)("main", [3]))).toEqual({});
+    expect(
+      Object.fromEntries(await censusReferences(ctx, { format: holdfastFormat })("main", [3])),
+    ).toEqual({});
   });
 
   it("fails closed on a malformed intent", async () => {
     const { ctx, memory } = world();
     await commits(ctx, "main", 1);
     await memory.put(`${INTENTS_PREFIX}tags/x/bad.json`, encodeJson({ schema: 1, what: "?" }));
-    const error = await rejects(censusReferences(ctx)("main", [1]));
+    const error = await rejects(censusReferences(ctx, { format: holdfastFormat })("main", [1]));
     expect(error.code).toBe("MALFORMED_OBJECT");
   });
 
@@ -194,13 +225,17 @@ describe("censusReferences", () => {
       versions: [{ version: 1, manifestEtag: head!.etag }],
       owner: ctx.ids.next(),
     });
-    await createTag(ctx, { name: "during-drain", target: { branch: "main", version: 1 } });
+    await createTag(
+      ctx,
+      { name: "during-drain", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     const sealed = await seal(ctx, drained);
-    const kept = await censusReferences(ctx)("main", [1]);
+    const kept = await censusReferences(ctx, { format: holdfastFormat })("main", [1]);
     expect(kept.get(1)).toBe("tag");
     const committed = await commit(ctx, sealed, { cancel: kept });
     expect(committed.record.state).toBe("cancelled");
-    expect(await getTag(ctx, "during-drain")).not.toBeNull();
+    expect(await getTag(ctx, "during-drain", { format: holdfastFormat })).not.toBeNull();
   });
 
   it("a version whose retirement committed cannot be tagged or forked", async () => {
@@ -214,28 +249,63 @@ describe("censusReferences", () => {
     });
     await commit(ctx, await seal(ctx, drained));
     expect(
-      (await rejects(createTag(ctx, { name: "t", target: { branch: "main", version: 1 } }))).code,
+      (
+        await rejects(
+          createTag(
+            ctx,
+            { name: "t", target: { branch: "main", version: 1 } },
+            { format: holdfastFormat },
+          ),
+        )
+      ).code,
     ).toBe("VERSION_RETIRING");
     expect(
-      (await rejects(createBranch(ctx, { name: "b", parent: { branch: "main", version: 1 } })))
-        .code,
+      (
+        await rejects(
+          createBranch(
+            ctx,
+            { name: "b", parent: { branch: "main", version: 1 } },
+            { format: holdfastFormat },
+          ),
+        )
+      ).code,
     ).toBe("VERSION_RETIRING");
-    await createTag(ctx, { name: "t", target: { branch: "main", version: 2 } });
+    await createTag(
+      ctx,
+      { name: "t", target: { branch: "main", version: 2 } },
+      { format: holdfastFormat },
+    );
     expect(
-      (await rejects(updateTag(ctx, { name: "t", target: { branch: "main", version: 1 } }))).code,
+      (
+        await rejects(
+          updateTag(
+            ctx,
+            { name: "t", target: { branch: "main", version: 1 } },
+            { format: holdfastFormat },
+          ),
+        )
+      ).code,
     ).toBe("VERSION_RETIRING");
-    expect((await getTag(ctx, "t"))?.target.version).toBe(2);
+    expect((await getTag(ctx, "t", { format: holdfastFormat }))?.target.version).toBe(2);
     expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
   });
 
   it("deleting a branch refuses while a manifest-only descendant needs it", async () => {
     const { ctx } = world();
     await commits(ctx, "main", 1);
-    await createBranch(ctx, { name: "p", parent: { branch: "main", version: 1 } });
+    await createBranch(
+      ctx,
+      { name: "p", parent: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     await commits(ctx, "p", 2, { branch: "main", version: 1 });
     await commits(ctx, "raw", 1, { branch: "p", version: 2 });
-    expect((await rejects(deleteBranch(ctx, "p"))).code).toBe("BRANCH_HAS_DEPENDENTS");
-    expect((await censusReferences(ctx)("p", [1, 2])).get(2)).toBe("branch-lineage");
+    expect((await rejects(deleteBranch(ctx, "p", { format: holdfastFormat }))).code).toBe(
+      "BRANCH_HAS_DEPENDENTS",
+    );
+    expect((await censusReferences(ctx, { format: holdfastFormat })("p", [1, 2])).get(2)).toBe(
+      "branch-lineage",
+    );
   });
 });
 
@@ -249,27 +319,53 @@ describe("request counts", () => {
       return Object.values(faults.requestCounts()).reduce((a, b) => a + b, 0);
     };
     expect(
-      await count(() => createTag(ctx, { name: "t", target: { branch: "main", version: 1 } })),
+      await count(() =>
+        createTag(
+          ctx,
+          { name: "t", target: { branch: "main", version: 1 } },
+          { format: holdfastFormat },
+        ),
+      ),
     ).toBe(5);
     expect(
-      await count(() => updateTag(ctx, { name: "t", target: { branch: "main", version: 2 } })),
+      await count(() =>
+        updateTag(
+          ctx,
+          { name: "t", target: { branch: "main", version: 2 } },
+          { format: holdfastFormat },
+        ),
+      ),
     ).toBe(6);
-    expect(await count(() => deleteTag(ctx, "t"))).toBe(5);
+    expect(await count(() => deleteTag(ctx, "t", { format: holdfastFormat }))).toBe(5);
     // createBranch: createTag's 5 + one LIST proving no manifests are stored under the name.
     expect(
-      await count(() => createBranch(ctx, { name: "b", parent: { branch: "main", version: 1 } })),
+      await count(() =>
+        createBranch(
+          ctx,
+          { name: "b", parent: { branch: "main", version: 1 } },
+          { format: holdfastFormat },
+        ),
+      ),
     ).toBe(6);
-    expect(await count(() => replaceBranchMetadata(ctx, { name: "b", metadata: { k: "v" } }))).toBe(
-      4,
-    );
+    expect(
+      await count(() =>
+        replaceBranchMetadata(ctx, { name: "b", metadata: { k: "v" } }, { format: holdfastFormat }),
+      ),
+    ).toBe(4);
     await commits(ctx, "b", 1, { branch: "main", version: 1 });
     // On a branch with a reference file: + GET branch before, GET fence + GET branch after.
     expect(
-      await count(() => createTag(ctx, { name: "on-b", target: { branch: "b", version: 1 } })),
+      await count(() =>
+        createTag(
+          ctx,
+          { name: "on-b", target: { branch: "b", version: 1 } },
+          { format: holdfastFormat },
+        ),
+      ),
     ).toBe(8);
-    expect(await count(() => deleteTag(ctx, "on-b"))).toBe(5);
+    expect(await count(() => deleteTag(ctx, "on-b", { format: holdfastFormat }))).toBe(5);
     faults.resetCounts();
-    await deleteBranch(ctx, "b");
+    await deleteBranch(ctx, "b", { format: holdfastFormat });
     // GET b; W(intent); fence GET + W; LIST leases (none); LIST intents; dependents: LIST + GET intents
     // (our own delete intent); LIST + GET branches; LIST tags;
     // lineage: LIST _versions/ (one per branch + 1: 3), LIST main + GET per manifest (2);

@@ -10,6 +10,7 @@ import {
   deleteTag,
   getBranch,
   getTag,
+  holdfastFormat,
   listBranches,
   listTags,
   recoverReferences,
@@ -43,7 +44,11 @@ describe("random interleavings of reference operations", () => {
         memory: rgw ? { etagMode: "content-md5", conditionalDelete: false } : {},
       });
       await commits(ctx, "main", 4);
-      await createBranch(ctx, { name: "p", parent: { branch: "main", version: 1 } });
+      await createBranch(
+        ctx,
+        { name: "p", parent: { branch: "main", version: 1 } },
+        { format: holdfastFormat },
+      );
       await commits(ctx, "p", 2, { branch: "main", version: 1 });
       // Every request yields a random number of turns, so concurrent operations interleave.
       faults.on(
@@ -81,42 +86,60 @@ describe("random interleavings of reference operations", () => {
               kind: "tag",
               op: "create",
               name: tag,
-              run: () => createTag(ctx, { name: tag, target: target() }),
+              run: () =>
+                createTag(ctx, { name: tag, target: target() }, { format: holdfastFormat }),
             };
           case 1:
             return {
               kind: "tag",
               op: "update",
               name: tag,
-              run: () => updateTag(ctx, { name: tag, target: target() }),
+              run: () =>
+                updateTag(ctx, { name: tag, target: target() }, { format: holdfastFormat }),
             };
           case 2:
-            return { kind: "tag", op: "delete", name: tag, run: () => deleteTag(ctx, tag) };
+            return {
+              kind: "tag",
+              op: "delete",
+              name: tag,
+              run: () => deleteTag(ctx, tag, { format: holdfastFormat }),
+            };
           case 3:
             return {
               kind: "branch",
               op: "create",
               name: fresh,
-              run: () => createBranch(ctx, { name: fresh, parent: parentOf() }),
+              run: () =>
+                createBranch(ctx, { name: fresh, parent: parentOf() }, { format: holdfastFormat }),
             };
           case 4:
             return {
               kind: "branch",
               op: "delete",
               name: branch,
-              run: () => deleteBranch(ctx, branch),
+              run: () => deleteBranch(ctx, branch, { format: holdfastFormat }),
             };
           case 5:
             return {
               kind: "branch",
               op: "metadata",
               name: branch,
-              run: () => replaceBranchMetadata(ctx, { name: branch, metadata: { s: `${seed}` } }),
+              run: () =>
+                replaceBranchMetadata(
+                  ctx,
+                  { name: branch, metadata: { s: `${seed}` } },
+                  { format: holdfastFormat },
+                ),
             };
           case 6:
             return { kind: "tag", op: "cleanup", name: "", run: () => retire(pick(["main", "p"])) };
           default:
-            return { kind: "tag", op: "get", name: tag, run: () => getTag(ctx, tag) };
+            return {
+              kind: "tag",
+              op: "get",
+              name: tag,
+              run: () => getTag(ctx, tag, { format: holdfastFormat }),
+            };
         }
       };
       // A cleaner racing the publications: drain, seal, reference census, commit, delete
@@ -133,7 +156,10 @@ describe("random interleavings of reference operations", () => {
           ctx,
           await drain(ctx, { branch, versions: candidates, owner: ctx.ids.next() }),
         );
-        const kept = await censusReferences(ctx)(branch, activeVersions(sealed.record));
+        const kept = await censusReferences(ctx, { format: holdfastFormat })(
+          branch,
+          activeVersions(sealed.record),
+        );
         const done = await commit(ctx, sealed, { cancel: kept });
         if (done.record.state === "committed") {
           for (const version of activeVersions(done.record)) {
@@ -144,14 +170,14 @@ describe("random interleavings of reference operations", () => {
       };
       // Invariant 2 with branch deletion: no reference names a version that is gone.
       const expectNoDanglingReference = async () => {
-        for (const tag of await listTags(ctx)) {
+        for (const tag of await listTags(ctx, { format: holdfastFormat })) {
           const key = manifestKey(tag.target.branch, tag.target.version);
           expect(
             await memory.head(key),
             `tag ${tag.name} names a version that is gone`,
           ).not.toBeNull();
         }
-        for (const branch of await listBranches(ctx)) {
+        for (const branch of await listBranches(ctx, { format: holdfastFormat })) {
           if (!branch.parent) continue;
           const key = manifestKey(branch.parent.branch, branch.parent.version);
           expect(
@@ -161,7 +187,9 @@ describe("random interleavings of reference operations", () => {
         }
       };
       const present = async (kind: "tag" | "branch", name: string) =>
-        (kind === "tag" ? await getTag(ctx, name) : await getBranch(ctx, name)) !== null;
+        (kind === "tag"
+          ? await getTag(ctx, name, { format: holdfastFormat })
+          : await getBranch(ctx, name, { format: holdfastFormat })) !== null;
       // Names known absent (deleted, or never created) at the end of the previous round.
       const absent = new Set<string>(["tag:a", "tag:b", "tag:c", "branch:x", "branch:y"]);
 
@@ -199,14 +227,14 @@ describe("random interleavings of reference operations", () => {
       // Quiesce, let every intent expire, recover.
       faults.clearScript();
       await time.advance(16 * 60_000);
-      await recoverReferences(ctx);
+      await recoverReferences(ctx, { format: holdfastFormat });
 
       expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
       await releasedReadAll(memory);
       await expectNoDanglingReference();
       // A deleted branch left no incarnation state behind.
       for (const name of branchNames) {
-        if (name !== "p" && (await getBranch(ctx, name)) === null) {
+        if (name !== "p" && (await getBranch(ctx, name, { format: holdfastFormat })) === null) {
           expect(keysUnder(memory, `_holdfast/leases/${name}/`)).toEqual([]);
           expect(keysUnder(memory, `_holdfast/retirement/${name}/`)).toEqual([]);
         }

@@ -14,6 +14,7 @@ import {
   deleteBranch,
   deleteTag,
   getTag,
+  holdfastFormat,
   listTags,
   updateTag,
 } from "../src/index.js";
@@ -37,13 +38,21 @@ describe("references on the local filesystem backend", () => {
   it("R3 local compare-and-swap cannot resurrect a concurrent delete", async () => {
     const { local, faults, ctx } = await localWorld();
     await commits(ctx, "main", 2);
-    await createTag(ctx, { name: "t", target: { branch: "main", version: 1 } });
+    await createTag(
+      ctx,
+      { name: "t", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     const key = canonicalKey("tag", "t");
     const paused = gate();
     faults.on({ operation: "put", key, precondition: "if-match" }, paused.step);
-    const updating = updateTag(ctx, { name: "t", target: { branch: "main", version: 2 } });
+    const updating = updateTag(
+      ctx,
+      { name: "t", target: { branch: "main", version: 2 } },
+      { format: holdfastFormat },
+    );
     await paused.reached; // read the tag, holds its if-match
-    await deleteTag(ctx, "t");
+    await deleteTag(ctx, "t", { format: holdfastFormat });
     paused.release();
     const error = await updating.then(
       () => null,
@@ -51,24 +60,40 @@ describe("references on the local filesystem backend", () => {
     );
     expect(isHoldfastError(error, "conflict")).toBe(true);
     expect(await local.get(key)).toBeNull();
-    expect(await getTag(ctx, "t")).toBeNull();
+    expect(await getTag(ctx, "t", { format: holdfastFormat })).toBeNull();
   });
 
   it("the whole lifecycle runs on a real store", async () => {
     const { local, ctx } = await localWorld();
     await commits(ctx, "main", 3);
-    await createTag(ctx, { name: "v1", target: { branch: "main", version: 1 } });
-    await createBranch(ctx, { name: "dev", parent: { branch: "main", version: 2 } });
+    await createTag(
+      ctx,
+      { name: "v1", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
+    await createBranch(
+      ctx,
+      { name: "dev", parent: { branch: "main", version: 2 } },
+      { format: holdfastFormat },
+    );
     await commits(ctx, "dev", 1, { branch: "main", version: 2 });
-    await updateTag(ctx, { name: "v1", target: { branch: "main", version: 3 } });
-    expect(Object.fromEntries(await censusReferences(ctx)("main", [1, 2, 3]))).toEqual({
+    await updateTag(
+      ctx,
+      { name: "v1", target: { branch: "main", version: 3 } },
+      { format: holdfastFormat },
+    );
+    expect(
+      Object.fromEntries(
+        await censusReferences(ctx, { format: holdfastFormat })("main", [1, 2, 3]),
+      ),
+    ).toEqual({
       2: "branch-lineage",
       3: "tag",
     });
     await releasedReadAll(local);
-    await deleteBranch(ctx, "dev");
-    await deleteTag(ctx, "v1");
-    expect(await listTags(ctx)).toEqual([]);
+    await deleteBranch(ctx, "dev", { format: holdfastFormat });
+    await deleteTag(ctx, "v1", { format: holdfastFormat });
+    expect(await listTags(ctx, { format: holdfastFormat })).toEqual([]);
     const leftovers = await local.list("_holdfast/refs/");
     expect(leftovers.objects).toEqual([]);
   });

@@ -9,6 +9,7 @@ import {
   deleteTag,
   getBranch,
   getTag,
+  holdfastFormat,
   listBranches,
   listTags,
   recoverReferences,
@@ -31,14 +32,27 @@ describe("tags", () => {
   it("create, get, list, update, delete; no sidecar left behind", async () => {
     const { ctx, memory } = world();
     await commits(ctx, "main", 3);
-    const created = await createTag(ctx, { name: "v1", target: { branch: "main", version: 1 } });
+    const created = await createTag(
+      ctx,
+      { name: "v1", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     expect(created.target).toEqual({ branch: "main", version: 1 });
-    expect((await getTag(ctx, "v1"))?.target).toEqual({ branch: "main", version: 1 });
-    const updated = await updateTag(ctx, { name: "v1", target: { branch: "main", version: 2 } });
+    expect((await getTag(ctx, "v1", { format: holdfastFormat }))?.target).toEqual({
+      branch: "main",
+      version: 1,
+    });
+    const updated = await updateTag(
+      ctx,
+      { name: "v1", target: { branch: "main", version: 2 } },
+      { format: holdfastFormat },
+    );
     expect(updated.etag).not.toBe(created.etag);
-    expect((await listTags(ctx)).map((t) => [t.name, t.target.version])).toEqual([["v1", 2]]);
-    await deleteTag(ctx, "v1");
-    expect(await getTag(ctx, "v1")).toBeNull();
+    expect(
+      (await listTags(ctx, { format: holdfastFormat })).map((t) => [t.name, t.target.version]),
+    ).toEqual([["v1", 2]]);
+    await deleteTag(ctx, "v1", { format: holdfastFormat });
+    expect(await getTag(ctx, "v1", { format: holdfastFormat })).toBeNull();
     expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
     expect(keysUnder(memory, "_refs/")).toEqual([]);
   });
@@ -47,7 +61,11 @@ describe("tags", () => {
     const { ctx, faults } = world();
     await commits(ctx, "main", 1);
     faults.resetCounts();
-    await createTag(ctx, { name: "fast", target: { branch: "main", version: 1 } });
+    await createTag(
+      ctx,
+      { name: "fast", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     const counts = faults.requestCounts();
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     expect(total).toBeLessThanOrEqual(5);
@@ -68,7 +86,7 @@ describe("tags", () => {
     await createTag(
       ctx,
       { name: "checked", target: { branch: "main", version: 1 } },
-      { verifyAfterWrite: true },
+      { format: holdfastFormat, verifyAfterWrite: true },
     );
     expect(faults.requests().map((r) => r.operation)).toEqual([
       "put",
@@ -92,16 +110,23 @@ describe("tags", () => {
     );
     faults.on({ operation: "get", key: "_refs/tags/t.json" }, { type: "lose-before-apply" });
     await expectKind(
-      createTag(ctx, { name: "t", target: { branch: "main", version: 1 } }),
+      createTag(
+        ctx,
+        { name: "t", target: { branch: "main", version: 1 } },
+        { format: holdfastFormat },
+      ),
       "unresolved",
     );
     faults.clearScript();
-    expect(await getTag(ctx, "t")).not.toBeNull();
+    expect(await getTag(ctx, "t", { format: holdfastFormat })).not.toBeNull();
     expect(keysUnder(memory, "_holdfast/refs/intents/")).toHaveLength(1); // still covering
     await time.advance(16 * 60_000);
-    const report = await recoverReferences(ctx);
+    const report = await recoverReferences(ctx, { format: holdfastFormat });
     expect(report.reclaimedIntents).toHaveLength(1);
-    expect((await getTag(ctx, "t"))?.target).toEqual({ branch: "main", version: 1 });
+    expect((await getTag(ctx, "t", { format: holdfastFormat }))?.target).toEqual({
+      branch: "main",
+      version: 1,
+    });
     expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
   });
 
@@ -111,8 +136,12 @@ describe("tags", () => {
     const repeating = new FaultStore(memory, { requestMode: "repeating" });
     repeating.on({ operation: "put", key: "_refs/tags/t.json" }, { type: "repeat" });
     const rctx = { ...ctx, store: repeating };
-    const tag = await createTag(rctx, { name: "t", target: { branch: "main", version: 1 } });
-    expect((await getTag(ctx, "t"))?.etag).toBe(tag.etag);
+    const tag = await createTag(
+      rctx,
+      { name: "t", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
+    expect((await getTag(ctx, "t", { format: holdfastFormat }))?.etag).toBe(tag.etag);
     expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
     // Only the setup (dataset marker, manifest, its branch head hint) went through the other wrapper.
     expect(faults.requestCounts().put).toBe(3);
@@ -121,13 +150,21 @@ describe("tags", () => {
   it("a second create of the same name conflicts and leaves the first intact", async () => {
     const { ctx, memory } = world();
     await commits(ctx, "main", 2);
-    await createTag(ctx, { name: "t", target: { branch: "main", version: 1 } });
+    await createTag(
+      ctx,
+      { name: "t", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     await expectKind(
-      createTag(ctx, { name: "t", target: { branch: "main", version: 2 } }),
+      createTag(
+        ctx,
+        { name: "t", target: { branch: "main", version: 2 } },
+        { format: holdfastFormat },
+      ),
       "conflict",
       "REF_EXISTS",
     );
-    expect((await getTag(ctx, "t"))?.target.version).toBe(1);
+    expect((await getTag(ctx, "t", { format: holdfastFormat }))?.target.version).toBe(1);
     expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
   });
 
@@ -135,7 +172,11 @@ describe("tags", () => {
     const { ctx, memory } = world();
     await commits(ctx, "main", 1);
     await expectKind(
-      createTag(ctx, { name: "t", target: { branch: "main", version: 9 } }),
+      createTag(
+        ctx,
+        { name: "t", target: { branch: "main", version: 9 } },
+        { format: holdfastFormat },
+      ),
       "not-found",
       "VERSION_NOT_FOUND",
     );
@@ -148,7 +189,11 @@ describe("tags", () => {
     await commits(ctx, "main", 2);
     await sealVersions(ctx, "main", [1]);
     await expectKind(
-      createTag(ctx, { name: "late", target: { branch: "main", version: 1 } }),
+      createTag(
+        ctx,
+        { name: "late", target: { branch: "main", version: 1 } },
+        { format: holdfastFormat },
+      ),
       "refused",
       "VERSION_RETIRING",
     );
@@ -161,7 +206,11 @@ describe("tags", () => {
     await commits(ctx, "main", 1);
     faults.on({ operation: "list", key: "_holdfast/retirement/main/" }, { type: "refuse" });
     await expectKind(
-      createTag(ctx, { name: "t", target: { branch: "main", version: 1 } }),
+      createTag(
+        ctx,
+        { name: "t", target: { branch: "main", version: 1 } },
+        { format: holdfastFormat },
+      ),
       "refused",
     );
     expect(keysUnder(memory, "_refs/")).toEqual([]);
@@ -183,28 +232,52 @@ describe("tags", () => {
       },
     );
     await expectKind(
-      createTag(ctx, { name: "t", target: { branch: "main", version: 1 } }),
+      createTag(
+        ctx,
+        { name: "t", target: { branch: "main", version: 1 } },
+        { format: holdfastFormat },
+      ),
       "unresolved",
     );
-    expect(await getTag(ctx, "t")).not.toBeNull(); // landed, still covered by its intent
+    expect(await getTag(ctx, "t", { format: holdfastFormat })).not.toBeNull(); // landed, still covered by its intent
     expect(keysUnder(memory, "_holdfast/refs/intents/")).toHaveLength(1);
   });
 
   it("update with a stale expectedEtag conflicts; update of an absent tag is not-found", async () => {
     const { ctx } = world();
     await commits(ctx, "main", 2);
-    const t = await createTag(ctx, { name: "t", target: { branch: "main", version: 1 } });
-    await updateTag(ctx, { name: "t", target: { branch: "main", version: 2 } });
+    const t = await createTag(
+      ctx,
+      { name: "t", target: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
+    await updateTag(
+      ctx,
+      { name: "t", target: { branch: "main", version: 2 } },
+      { format: holdfastFormat },
+    );
     await expectKind(
-      updateTag(ctx, { name: "t", target: { branch: "main", version: 1 }, expectedEtag: t.etag }),
+      updateTag(
+        ctx,
+        { name: "t", target: { branch: "main", version: 1 }, expectedEtag: t.etag },
+        { format: holdfastFormat },
+      ),
       "conflict",
       "REF_CHANGED",
     );
     await expectKind(
-      updateTag(ctx, { name: "nope", target: { branch: "main", version: 1 } }),
+      updateTag(
+        ctx,
+        { name: "nope", target: { branch: "main", version: 1 } },
+        { format: holdfastFormat },
+      ),
       "not-found",
     );
-    await expectKind(deleteTag(ctx, "nope"), "not-found", "REF_NOT_FOUND");
+    await expectKind(
+      deleteTag(ctx, "nope", { format: holdfastFormat }),
+      "not-found",
+      "REF_NOT_FOUND",
+    );
   });
 
   it("invalid names and targets are invalid-input before anything is written", async () => {
@@ -214,53 +287,79 @@ describe("tags", () => {
     faults.resetCounts();
     for (const name of ["", "..", ".hidden", "-x", "a/b", "x".repeat(129), "sp ace", "ü"]) {
       await expectKind(
-        createTag(ctx, { name, target: { branch: "main", version: 1 } }),
+        createTag(
+          ctx,
+          { name, target: { branch: "main", version: 1 } },
+          { format: holdfastFormat },
+        ),
         "invalid-input",
       );
-      await expectKind(createBranch(ctx, { name, parent: null }), "invalid-input");
-      await expectKind(deleteTag(ctx, name), "invalid-input");
-      await expectKind(deleteBranch(ctx, name), "invalid-input");
-      await expectKind(getTag(ctx, name), "invalid-input");
+      await expectKind(
+        createBranch(ctx, { name, parent: null }, { format: holdfastFormat }),
+        "invalid-input",
+      );
+      await expectKind(deleteTag(ctx, name, { format: holdfastFormat }), "invalid-input");
+      await expectKind(deleteBranch(ctx, name, { format: holdfastFormat }), "invalid-input");
+      await expectKind(getTag(ctx, name, { format: holdfastFormat }), "invalid-input");
     }
     await expectKind(
-      createTag(ctx, { name: "ok", target: { branch: "../x", version: 1 } }),
+      createTag(
+        ctx,
+        { name: "ok", target: { branch: "../x", version: 1 } },
+        { format: holdfastFormat },
+      ),
       "invalid-input",
     );
     await expectKind(
-      createTag(ctx, { name: "ok", target: { branch: "main", version: 0 } }),
+      createTag(
+        ctx,
+        { name: "ok", target: { branch: "main", version: 0 } },
+        { format: holdfastFormat },
+      ),
       "invalid-input",
     );
     await expectKind(
-      createTag(ctx, { name: "ok", target: { branch: "main", version: 1.5 } }),
+      createTag(
+        ctx,
+        { name: "ok", target: { branch: "main", version: 1.5 } },
+        { format: holdfastFormat },
+      ),
       "invalid-input",
     );
     await expectKind(
-      createBranch(ctx, {
-        name: "ok",
-        parent: null,
-        metadata: { a: 1 } as unknown as Record<string, string>,
-      }),
+      createBranch(
+        ctx,
+        {
+          name: "ok",
+          parent: null,
+          metadata: { a: 1 } as unknown as Record<string, string>,
+        },
+        { format: holdfastFormat },
+      ),
       "invalid-input",
       "INVALID_METADATA",
     );
-    await expectKind(createBranch(ctx, { name: "main", parent: null }), "invalid-input");
+    await expectKind(
+      createBranch(ctx, { name: "main", parent: null }, { format: holdfastFormat }),
+      "invalid-input",
+    );
     for (const ownershipBoundMs of [0, -1, 1.5, Number.NaN, 1e15]) {
       await expectKind(
         createTag(
           ctx,
           { name: "ok", target: { branch: "main", version: 1 } },
-          { ownershipBoundMs },
+          { format: holdfastFormat, ownershipBoundMs },
         ),
         "invalid-input",
         "INVALID_OPTION",
       );
       await expectKind(
-        deleteTag(ctx, "ok", { ownershipBoundMs }),
+        deleteTag(ctx, "ok", { format: holdfastFormat, ownershipBoundMs }),
         "invalid-input",
         "INVALID_OPTION",
       );
     }
-    await expectKind(deleteBranch(ctx, "main"), "invalid-input");
+    await expectKind(deleteBranch(ctx, "main", { format: holdfastFormat }), "invalid-input");
     expect(memory.keys()).toEqual(before);
     expect(faults.requestCounts().put).toBe(0);
   });
@@ -270,23 +369,33 @@ describe("branches", () => {
   it("create, metadata replacement, list, delete with teardown of the incarnation", async () => {
     const { ctx, memory } = world();
     await commits(ctx, "main", 2);
-    const b = await createBranch(ctx, {
-      name: "dev",
-      parent: { branch: "main", version: 2 },
-      metadata: { owner: "ana" },
-    });
+    const b = await createBranch(
+      ctx,
+      {
+        name: "dev",
+        parent: { branch: "main", version: 2 },
+        metadata: { owner: "ana" },
+      },
+      { format: holdfastFormat },
+    );
     expect(b.incarnation).not.toBeNull();
     await commits(ctx, "dev", 2, { branch: "main", version: 2 });
-    const replaced = await replaceBranchMetadata(ctx, { name: "dev", metadata: { owner: "bo" } });
+    const replaced = await replaceBranchMetadata(
+      ctx,
+      { name: "dev", metadata: { owner: "bo" } },
+      { format: holdfastFormat },
+    );
     expect(replaced.metadata).toEqual({ owner: "bo" });
     expect(replaced.incarnation).toBe(b.incarnation);
-    expect((await listBranches(ctx)).map((x) => x.name)).toEqual(["dev"]);
+    expect((await listBranches(ctx, { format: holdfastFormat })).map((x) => x.name)).toEqual([
+      "dev",
+    ]);
     // operational state of the incarnation
     await acquireLease(ctx, { branch: "dev", version: 2, ttlMs: 60_000 });
     expect(keysUnder(memory, "_holdfast/leases/dev/")).toHaveLength(1);
     await sealVersions(ctx, "dev", [1]);
-    await deleteBranch(ctx, "dev", { force: true }); // the lease above is still active
-    expect(await getBranch(ctx, "dev")).toBeNull();
+    await deleteBranch(ctx, "dev", { format: holdfastFormat, force: true }); // the lease above is still active
+    expect(await getBranch(ctx, "dev", { format: holdfastFormat })).toBeNull();
     expect(keysUnder(memory, "_versions/dev/")).toEqual([]);
     expect(keysUnder(memory, "_holdfast/leases/dev/")).toEqual([]);
     expect(keysUnder(memory, "_holdfast/retirement/dev/")).toEqual([]);
@@ -297,27 +406,55 @@ describe("branches", () => {
   it("a branch with a child branch or a tag cannot be deleted; its fence is withdrawn", async () => {
     const { ctx, memory } = world();
     await commits(ctx, "main", 1);
-    await createBranch(ctx, { name: "p", parent: { branch: "main", version: 1 } });
+    await createBranch(
+      ctx,
+      { name: "p", parent: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     await commits(ctx, "p", 1, { branch: "main", version: 1 });
-    await createTag(ctx, { name: "on-p", target: { branch: "p", version: 1 } });
-    await expectKind(deleteBranch(ctx, "p"), "conflict", "BRANCH_HAS_DEPENDENTS");
-    expect(await getBranch(ctx, "p")).not.toBeNull();
+    await createTag(
+      ctx,
+      { name: "on-p", target: { branch: "p", version: 1 } },
+      { format: holdfastFormat },
+    );
+    await expectKind(
+      deleteBranch(ctx, "p", { format: holdfastFormat }),
+      "conflict",
+      "BRANCH_HAS_DEPENDENTS",
+    );
+    expect(await getBranch(ctx, "p", { format: holdfastFormat })).not.toBeNull();
     expect(keysUnder(memory, "_versions/p/")).toHaveLength(1);
     expect(keysUnder(memory, "_holdfast/refs/")).toEqual([]);
-    await deleteTag(ctx, "on-p");
-    await createBranch(ctx, { name: "c", parent: { branch: "p", version: 1 } });
-    await expectKind(deleteBranch(ctx, "p"), "conflict", "BRANCH_HAS_DEPENDENTS");
-    await deleteBranch(ctx, "c");
-    await deleteBranch(ctx, "p");
-    expect(await listBranches(ctx)).toEqual([]);
+    await deleteTag(ctx, "on-p", { format: holdfastFormat });
+    await createBranch(
+      ctx,
+      { name: "c", parent: { branch: "p", version: 1 } },
+      { format: holdfastFormat },
+    );
+    await expectKind(
+      deleteBranch(ctx, "p", { format: holdfastFormat }),
+      "conflict",
+      "BRANCH_HAS_DEPENDENTS",
+    );
+    await deleteBranch(ctx, "c", { format: holdfastFormat });
+    await deleteBranch(ctx, "p", { format: holdfastFormat });
+    expect(await listBranches(ctx, { format: holdfastFormat })).toEqual([]);
   });
 
   it("a re-created branch is a new incarnation", async () => {
     const { ctx } = world();
     await commits(ctx, "main", 1);
-    const first = await createBranch(ctx, { name: "x", parent: { branch: "main", version: 1 } });
-    await deleteBranch(ctx, "x");
-    const second = await createBranch(ctx, { name: "x", parent: { branch: "main", version: 1 } });
+    const first = await createBranch(
+      ctx,
+      { name: "x", parent: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
+    await deleteBranch(ctx, "x", { format: holdfastFormat });
+    const second = await createBranch(
+      ctx,
+      { name: "x", parent: { branch: "main", version: 1 } },
+      { format: holdfastFormat },
+    );
     expect(second.incarnation).not.toBe(first.incarnation);
   });
 });

@@ -7,7 +7,7 @@ import {
   type VersionRef,
 } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
-import { censusReferences, recoverReferences } from "@holdfast/refs-lifecycle";
+import { censusReferences, holdfastFormat, recoverReferences } from "@holdfast/refs-lifecycle";
 import { isRetiredManifestRewritten } from "@holdfast/retirement";
 import { show } from "./checks.js";
 import { BRANCH, NEVER_BEATS } from "./config.js";
@@ -116,10 +116,10 @@ async function runRecovery(
       ? { format: floorAboveLatestFormat(defaultFormat) }
       : {};
   const steps = [
-    () => recoverReferences(ctx),
+    () => recoverReferences(ctx, { format: holdfastFormat }),
     () =>
       recover(ctx, {
-        referenceCensus: censusReferences(ctx),
+        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
         heartbeatSleep: NEVER_BEATS,
         ...planted,
       }),
@@ -128,7 +128,11 @@ async function runRecovery(
         ctx,
         // Every actor has stopped: no commit can be in flight.
         { retainVersions: Number.MAX_SAFE_INTEGER, orphanGraceMs: 0, noWriterActive: true },
-        { referenceCensus: censusReferences(ctx), heartbeatSleep: NEVER_BEATS, ...planted },
+        {
+          referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+          heartbeatSleep: NEVER_BEATS,
+          ...planted,
+        },
       ),
   ];
   const run = (async () => {

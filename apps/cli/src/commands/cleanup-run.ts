@@ -53,7 +53,6 @@ export function runOptions(
   return {
     onProgress,
     format: resolved.format,
-    referenceCensus: resolved.referenceCensus,
     signal: interrupt,
     concurrent: opts.concurrent === true,
     waitForLock: opts.wait === true,

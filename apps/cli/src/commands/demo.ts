@@ -13,7 +13,7 @@ import {
   tryReadManifest,
   writeDataFile,
 } from "@holdfast/dataset";
-import { createBranch, createTag, listTags } from "@holdfast/refs-lifecycle";
+import { createBranch, createTag, holdfastFormat, listTags } from "@holdfast/refs-lifecycle";
 import { Command } from "commander";
 import { parseCountArg } from "../args.js";
 import { formatBytes, formatDuration } from "../duration.js";
@@ -155,10 +155,18 @@ async function pinVersions(
   }));
   const forkAt = Math.round(versionCount * 0.6);
   for (const t of tagged) {
-    await createTag(ctx, { name: t.name, target: { branch: "main", version: t.version } });
+    await createTag(
+      ctx,
+      { name: t.name, target: { branch: "main", version: t.version } },
+      { format: holdfastFormat },
+    );
     out.line(`   tag ${t.name} -> main@${t.version}`);
   }
-  await createBranch(ctx, { name: BRANCH, parent: { branch: "main", version: forkAt } });
+  await createBranch(
+    ctx,
+    { name: BRANCH, parent: { branch: "main", version: forkAt } },
+    { format: holdfastFormat },
+  );
   for (let v = 1; v <= 5; v += 1) {
     const delta = await writeDataFile(ctx, payload(`${BRANCH} version ${v}`, 256));
     await commitVersion(ctx, {
@@ -352,7 +360,7 @@ async function explainReferences(
   leaseId: string,
   pid: number,
 ): Promise<void> {
-  const tags = await listTags(ctx);
+  const tags = await listTags(ctx, { format: holdfastFormat });
   out.line("   Protected versions, by name:");
   const sorted = [...stats.retained].sort(
     (a, b) => a.branch.localeCompare(b.branch) || a.version - b.version,

@@ -147,7 +147,7 @@ async function planRoute(deps: AppDeps, ds: DatasetEntry, policy: CleanupPolicyB
   const { stats } = await recoverAndCleanup(
     ds.ctx,
     { ...policy, dryRun: true },
-    { format: resolved.format, referenceCensus: resolved.referenceCensus },
+    { format: resolved.format },
   );
   const answer = {
     ok: true as const,

@@ -109,8 +109,13 @@ export function spawnCleaners(world: SimulationWorld): void {
             {
               referenceCensus:
                 config.plant === "no-give-up"
-                  ? refusingCensus(censusReferences(ctx), ctx, defaultFormat, world.broken)
-                  : censusReferences(ctx, format ? { format } : {}),
+                  ? refusingCensus(
+                      censusReferences(ctx, { format: defaultFormat }),
+                      ctx,
+                      defaultFormat,
+                      world.broken,
+                    )
+                  : censusReferences(ctx, { format: format ?? defaultFormat }),
               ownershipBoundMs: OWNERSHIP_BOUND_MS,
               // Cleaners here race on purpose: skip the one-cleanup lock, and keep host
               // timers (the heartbeat) out of the seeded schedule.

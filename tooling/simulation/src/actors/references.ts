@@ -4,6 +4,7 @@ import {
   createTag,
   deleteBranch,
   deleteTag,
+  holdfastFormat,
   updateTag,
 } from "@holdfast/refs-lifecycle";
 import { type BranchModel, show, type TagModel } from "../checks.js";
@@ -31,7 +32,10 @@ export function spawnTaggers(world: SimulationWorld): void {
         tag.state = "deleting";
         tag.settled = false;
         try {
-          await deleteTag(ctx, tag.name, { ownershipBoundMs: OWNERSHIP_BOUND_MS });
+          await deleteTag(ctx, tag.name, {
+            format: holdfastFormat,
+            ownershipBoundMs: OWNERSHIP_BOUND_MS,
+          });
           tag.state = "deleted";
           world.note(`deleteTag ${tag.name} ok`);
           world.bump("tagsDeleted");
@@ -58,7 +62,7 @@ export function spawnTaggers(world: SimulationWorld): void {
           await updateTag(
             ctx,
             { name: tag.name, target },
-            { ownershipBoundMs: OWNERSHIP_BOUND_MS },
+            { format: holdfastFormat, ownershipBoundMs: OWNERSHIP_BOUND_MS },
           );
           tag.promised = target;
           tag.settled = true;
@@ -81,7 +85,11 @@ export function spawnTaggers(world: SimulationWorld): void {
       world.tags.push(tag);
       mine.push(tag);
       try {
-        await createTag(ctx, { name: tag.name, target }, { ownershipBoundMs: OWNERSHIP_BOUND_MS });
+        await createTag(
+          ctx,
+          { name: tag.name, target },
+          { format: holdfastFormat, ownershipBoundMs: OWNERSHIP_BOUND_MS },
+        );
         tag.promised = target;
         tag.settled = true;
         world.note(`createTag ${tag.name} -> ${show(target)} ok`);
@@ -134,7 +142,7 @@ export function spawnBranchers(world: SimulationWorld): void {
         await createBranch(
           ctx,
           { name: branch.name, parent: branch.fork },
-          { ownershipBoundMs: OWNERSHIP_BOUND_MS },
+          { format: holdfastFormat, ownershipBoundMs: OWNERSHIP_BOUND_MS },
         );
         branch.created = true;
         world.note(`createBranch ${branch.name} at ${show(branch.fork)} ok`);
@@ -167,6 +175,7 @@ export function spawnBranchers(world: SimulationWorld): void {
       branch.state = "deleting";
       try {
         await deleteBranch(ctx, branch.name, {
+          format: holdfastFormat,
           ownershipBoundMs: OWNERSHIP_BOUND_MS,
           ...(force ? { force } : {}),
         });
