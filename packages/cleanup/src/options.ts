@@ -50,10 +50,7 @@ export function validateOptions(options: unknown): CleanupOptions {
   if (rate !== undefined && !(typeof rate === "number" && Number.isFinite(rate) && rate > 0)) {
     throw bad(`maxDeletesPerSecond ${String(rate)} is not a positive number`);
   }
-  const { storageNow, signal, format, spillDir } = o;
-  if (spillDir !== undefined && !(typeof spillDir === "string" && spillDir.length > 0)) {
-    throw bad("spillDir is not a non-empty string");
-  }
+  const { storageNow, signal, format } = o;
   if (
     storageNow !== undefined &&
     !(storageNow instanceof Date && Number.isFinite(storageNow.getTime()))

@@ -2,6 +2,7 @@ import { CountingStore } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
+  type FormatManifest,
   holdfastDatasetKnown,
   markHoldfastDataset,
   type ProtocolContext,
@@ -15,7 +16,6 @@ import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import { TaskPool } from "./pool.js";
 import { RetiredLog } from "./ranges.js";
 import { DeleteRate } from "./rate.js";
-import { ManifestSpill, type RetiredManifests } from "./spill.js";
 import { type HeldLock, lockAndClock } from "./start.js";
 import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
 
@@ -78,12 +78,9 @@ export interface RunState {
   /**
    * Manifests of the versions this run's committed records retire, read and validated
    * before the run's first commit (docs/protocol.md, Cleanup "Refuse before the commit"),
-   * by record key: deletion uses them instead of reading each manifest again. Their file
-   * lists wait in {@link spill}, not in memory.
+   * by record key: deletion uses them instead of reading each manifest again.
    */
-  readonly retiredManifests: Map<string, RetiredManifests>;
-  /** The run's temp files of manifests read before the first drain; removed when the run ends. */
-  readonly spill: ManifestSpill;
+  readonly retiredManifests: Map<string, Map<number, FormatManifest | null>>;
   /** Throws the signal's reason when the run was asked to stop; called only at safe points. */
   checkpoint(): void;
   /** True once the run was asked to stop. */
@@ -146,7 +143,6 @@ export async function createRunState(
     ownRecords: new Set(),
     held: new Set(),
     retiredManifests: new Map(),
-    spill: new ManifestSpill(options.spillDir),
     checkpoint: () => signal?.throwIfAborted(),
     stopping: () => signal?.aborted === true,
     stats: {

@@ -71,14 +71,6 @@ export interface CleanupOptions {
    * by the context's clock and sleep. @default no limit
    */
   readonly maxDeletesPerSecond?: number | undefined;
-  /**
-   * Local folder under which the run keeps, in a temp folder of its own removed when the run
-   * ends (also on failure), the file lists of the manifests it read before its first drain
-   * until it deletes them, so memory stays flat in the versions retired (about 150 bytes of
-   * disk per version while the run lasts; nothing a later run needs).
-   * @default `os.tmpdir()`
-   */
-  readonly spillDir?: string | undefined;
 }
 
 /** A version cleanup kept, and why. */
