@@ -7,7 +7,8 @@ import { DEFAULT_SIMULATION, type PlantedFault, runSimulation } from "../src/ind
  * `simulate -- run 400 1 --plant <fault>` (the first failing seed of each whose violation
  * is the one named here; found again when lease attackers, appenders, then manifest
  * breakers joined the default actors, when the deletion mark added a write per record,
- * and when breakers struck branches and forks too, each of which changed every schedule); if the
+ * and when breakers struck branches and forks too, and when an acquire admitted by a cancellation
+ * rewrote its lease, each of which changed every schedule); if the
  * simulation's actors or the protocol's requests change, find them again the same way.
  *
  * - `unprotected-reuse`, `blind-last-look`: either half of the fix for reused files removed
@@ -29,7 +30,7 @@ import { DEFAULT_SIMULATION, type PlantedFault, runSimulation } from "../src/ind
 const CASES: { plant: PlantedFault; seed: number; why: string; seen: RegExp }[] = [
   {
     plant: "unprotected-reuse",
-    seed: 4,
+    seed: 10,
     why: "writers skip the reuse protocol (no intent, no checks)",
     seen: /^the newest version \S+ names a deleted data file /,
   },
