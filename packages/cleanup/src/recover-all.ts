@@ -38,12 +38,12 @@ export async function recoverAll(
 
 /**
  * Runs the reference recovery; when it fails, the retirement records are recovered anyway
- * before its error is thrown (docs/protocol.md, Retirement "Ownership and recovery"): an
- * intent left unsettled only protects more (a recovered sealed record's census counts it),
- * so deciding the sealed records and finishing the committed ones is safe, and a refusal
- * among the references no longer keeps a crashed cleaner's sealed record refusing leases.
- * When that recovery fails too, the error thrown is the retirement one, its message naming
- * the reference failure (kept as its `cause`).
+ * before its error is thrown (docs/protocol.md, Retirement "Ownership and recovery"), with
+ * a reference census that fails the same way: nothing is decided after a refusal, so every
+ * sealed record is given up (always safe before its commit; its versions lease again) and
+ * the committed ones' replaced versions are cancelled, rather than a crashed cleaner's
+ * sealed record refusing leases while the reference refusal lasts. When that recovery fails
+ * otherwise, its error is thrown, naming the reference failure (kept as its `cause`).
  */
 async function recoverRetirementsAfter<T>(
   ctx: ProtocolContext,
@@ -54,9 +54,14 @@ async function recoverRetirementsAfter<T>(
     return await references();
   } catch (referenceError) {
     try {
-      await recover(ctx, options);
+      await recover(ctx, {
+        ...options,
+        referenceCensus: () => Promise.reject(referenceError),
+      });
     } catch (retirementError) {
-      if (!isHoldfastError(retirementError)) throw retirementError;
+      if (retirementError === referenceError || !isHoldfastError(retirementError)) {
+        throw retirementError;
+      }
       throw holdfastError(
         retirementError.kind,
         retirementError.operation,

@@ -63,7 +63,8 @@ export interface RecoveryReport {
  * - a seal whose census fails (the format refuses a manifest or reference the census reads,
  *   or a read fails) cannot be decided: it is given up before its commit (fenced to
  *   `cancelled` and deleted, whatever its owner's bound; nothing of it is deleted, so this is
- *   always safe) and recovery goes on with the other records. The first failure is thrown
+ *   always safe) and recovery goes on with the other records, deciding nothing more: a
+ *   later sealed record is given up as well, never committed. The first failure is thrown
  *   unchanged at the end, after `onCensusFailure`: a refusal leaves no pre-commit record
  *   behind and blocks no lease;
  * - committed records are returned: committed retirement always runs to completion.
@@ -99,6 +100,13 @@ export async function recoverRetirements(
           report.live.push(handle);
           continue;
         }
+        await giveUp(ctx, handle, owner, report);
+        continue;
+      }
+      // After a failure in this pass nothing more is decided (docs/protocol.md, Retirement
+      // "Ownership and recovery": refuse before deciding): a later sealed record is given up
+      // too rather than committed, which is always safe before its commit.
+      if (failed) {
         await giveUp(ctx, handle, owner, report);
         continue;
       }
