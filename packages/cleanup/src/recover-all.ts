@@ -23,7 +23,7 @@ export interface RecoveredRun {
  * tag and branch operations first (`recoverReferences`: a retirement's recovery censuses
  * references, so their intents are settled before it, R6), then every retirement record
  * (`recover`). Both steps are safe at any time (docs/protocol.md §6). A reference recovery
- * that fails still lets the retirement records be recovered ({@link recoverRetirementsAfter}).
+ * that fails still lets the retirement records be recovered (`recoverRetirementsAfter` below).
  */
 export async function recoverAll(
   ctx: ProtocolContext,
