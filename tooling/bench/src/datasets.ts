@@ -9,6 +9,8 @@ export interface DatasetShape {
   readonly branch?: string;
   /** Requests in flight while writing. @default 32 */
   readonly concurrency?: number;
+  /** Called after each version's writes are sent (a long build's progress). */
+  readonly onVersion?: (version: number) => void;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function buildDataset(store: ObjectStore, shape: DatasetShape): Pro
       txnId: ids.next(),
     };
     await send(() => store.put(manifestKey(branch, version), encodeJson(manifest)));
+    shape.onVersion?.(version);
   }
   await Promise.all(pending);
 }

@@ -38,6 +38,7 @@ const stats = await cleanup(
   },
 );
 const ms = performance.now() - started;
+const usage = process.resourceUsage();
 clearInterval(timer);
 sample(); // with the returned stats still alive
 process.stdout.write(
@@ -47,6 +48,7 @@ process.stdout.write(
     heapMaxMiB: heapMax / MiB,
     rssMaxMiB: rssMax / MiB,
     peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    cpu: { userMs: usage.userCPUTime / 1000, systemMs: usage.systemCPUTime / 1000 },
     deleted: stats.objectsDeleted,
     requests: stats.requests,
     retiredRanges: stats.retiredRanges.length,

@@ -5,9 +5,12 @@
 // deleted and the requests against their floor. Checks only what does not depend on the
 // machine: every retired object deleted, one GET per manifest, ceil(objects/1000) batches.
 //   pnpm --filter @holdfast/bench bench:million [-- --versions=100000 --files=1 --rate=3500]
+// --dir=PATH builds into PATH (kept when the cleanup fails) or, when PATH holds a finished
+// build of the same shape, cleans that; --build-only builds and stops (a long build can
+// run ahead of the cleanup it is for).
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -24,20 +27,46 @@ const retain = arg("retain", 10);
 const sampleMs = arg("sample-ms", 5_000);
 const rate = arg("rate", 0);
 const BATCH = 1_000; // the local store's maxBatchDelete
+const dirArg = process.argv.find((x) => x.startsWith("--dir="))?.slice("--dir=".length);
+const buildOnly = process.argv.includes("--build-only");
+if (buildOnly && dirArg === undefined) throw new Error("--build-only needs --dir=PATH");
 
-const root = await mkdtemp(join(process.env.MILLION_DIR ?? tmpdir(), "holdfast-million-"));
+const root = dirArg ?? (await mkdtemp(join(process.env.MILLION_DIR ?? tmpdir(), "holdfast-million-")));
 const out = (line: string) => process.stdout.write(`${line}\n`);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+/** A finished build's shape, written last, so a build killed midway is never cleaned. */
+const marker = join(root, ".million-built.json");
+const shape = JSON.stringify({ versions, files, seed: 1 });
+let removeRoot = dirArg === undefined;
 try {
   out(
     `# million-scale cleanup: ${versions} versions x ${files} file(s), retain ${retain}, local disk ${root}`,
   );
-  const built = performance.now();
-  await buildDataset(createLocalStore({ root, fsync: false }), {
-    versions,
-    filesPerVersion: files,
-    seed: 1,
-  });
-  out(`built in ${((performance.now() - built) / 1000).toFixed(1)} s (fsync off while building)`);
+  const existing = await readFile(marker, "utf8").catch(() => undefined);
+  if (existing === shape) out(`built before (${marker})`);
+  else {
+    if (existing !== undefined) throw new Error(`${root} holds another build: ${existing}`);
+    await mkdir(root, { recursive: true });
+    out(`load average before the build (1/5/15 min): ${load()}`);
+    const built = performance.now();
+    const step = Math.max(1, Math.floor(versions / 20));
+    await buildDataset(createLocalStore({ root, fsync: false }), {
+      versions,
+      filesPerVersion: files,
+      seed: 1,
+      onVersion: (v) => {
+        if (v % step === 0) {
+          out(`  built ${v} / ${versions} in ${((performance.now() - built) / 1000).toFixed(0)} s, load ${load()}`);
+        }
+      },
+    });
+    await writeFile(marker, shape);
+    out(`built in ${((performance.now() - built) / 1000).toFixed(1)} s (fsync off while building)`);
+  }
+  if (buildOnly) process.exit(0);
+  const loadBefore = load();
+  out(`load average before the cleanup (1/5/15 min): ${loadBefore}`);
+  await rm(marker); // the cleanup changes the dataset: no second run of this build
   const child = spawn(
     process.execPath,
     [
@@ -83,6 +112,11 @@ try {
   out(
     `heap after GC: max ${(result.heapMaxMiB as number).toFixed(1)} MiB; RSS max ${(result.rssMaxMiB as number).toFixed(0)} MiB (peak ${(result.peakRssMiB as number).toFixed(0)} MiB)`,
   );
+  const cpu = result.cpu as { userMs: number; systemMs: number };
+  out(
+    `CPU of the cleanup process: ${((cpu.userMs + cpu.systemMs) / 1000).toFixed(1)} s (user ${(cpu.userMs / 1000).toFixed(1)}, system ${(cpu.systemMs / 1000).toFixed(1)}); wall ${(ms / 1000).toFixed(1)} s`,
+  );
+  out(`load average (1/5/15 min): before the cleanup ${loadBefore}, after it ${load()}`);
   out(`requests: ${JSON.stringify(requests)}`);
   const floorBatches =
     Math.ceil(deleted.manifests! / BATCH) + Math.ceil(deleted.dataFiles! / BATCH);
@@ -106,6 +140,7 @@ try {
   }
   out(failures.length === 0 ? "ok: requests at the floor" : `FAILED: ${failures.join("; ")}`);
   if (failures.length > 0) process.exitCode = 1;
+  removeRoot = true;
 } finally {
-  await rm(root, { recursive: true, force: true });
+  if (removeRoot) await rm(root, { recursive: true, force: true });
 }
