@@ -135,6 +135,8 @@ async function run(
     // Records sealed but not committed when the run failed or stopped: given up, so a
     // refusal or an interrupt before the commits blocks nothing (L5).
     await retirer?.abandonSealed();
+    // The manifests spilled before the first drain: nothing a later run reads.
+    await state.spill.remove();
     if (lock.current) await releaseCleanupLock(state.ctx, lock.current).catch(() => {});
   }
 }

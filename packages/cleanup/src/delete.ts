@@ -82,69 +82,79 @@ export async function deleteRetired(
     );
   let complete = true;
   const counted = state.ownRecords.has(handle.key) ? stats.retired : stats.finished;
-  const read = state.retiredManifests.get(handle.key);
+  // This run's record: its manifests as read before the drain, streamed back from the
+  // run's spill in the record's (ascending) order, one line at a time. A spill gone under
+  // the run answers nothing: each manifest is read again, ETag-checked like any other.
+  const retired = state.retiredManifests.get(handle.key);
+  const read = retired?.cursor({ missing: "skip" });
   const listed = present?.get(branch);
   const active = handle.record.versions.filter((entry) => !entry.cancelled);
   let accounted = 0;
-  for (let at = 0; at < active.length && complete; at += DELETE_STEP_VERSIONS) {
-    const step = active.slice(at, at + DELETE_STEP_VERSIONS);
-    const dataKeys: string[] = [];
-    const manifestKeys: string[] = [];
-    let taken = 0;
-    for (const entry of step) {
-      // Interrupted: stop between versions; what is queued is sent, the record stays
-      // committed and the next run or `recover` finishes it.
-      if (state.stopping()) {
-        complete = false;
-        break;
-      }
-      taken += 1;
-      if (!read?.has(entry.version) && listed && !listed.has(entry.version)) {
-        counted.push({ branch, version: entry.version });
-        continue; // deleted by an earlier, interrupted run (its files went first)
-      }
-      await state.pool.run(async () => {
-        const manifest = read?.has(entry.version)
-          ? read.get(entry.version)
-          : await format.readManifest(ctx, branch, entry.version);
-        if (!manifest) {
+  try {
+    for (let at = 0; at < active.length && complete; at += DELETE_STEP_VERSIONS) {
+      const step = active.slice(at, at + DELETE_STEP_VERSIONS);
+      const dataKeys: string[] = [];
+      const manifestKeys: string[] = [];
+      let taken = 0;
+      for (const entry of step) {
+        // Interrupted: stop between versions; what is queued is sent, the record stays
+        // committed and the next run or `recover` finishes it.
+        if (state.stopping()) {
+          complete = false;
+          break;
+        }
+        taken += 1;
+        const known = await read?.get(entry.version);
+        if (!known && listed && !listed.has(entry.version)) {
           counted.push({ branch, version: entry.version });
-          return; // deleted by an earlier, interrupted run
+          continue; // deleted by an earlier, interrupted run (its files went first)
         }
-        if (manifest.etag !== entry.manifestEtag) {
-          // Rewritten after the deletion began: not admitted, not deleted; the run stops.
-          throw new RetiredManifestRewrittenError(handle, entry.version, manifest.etag, {
-            manifestKey: (b, v) => format.manifestKey(b, v),
-          });
-        }
-        counted.push({ branch, version: entry.version });
-        for (const file of manifest.files) {
-          if (retainedFiles.has(file.key) || queuedData.has(file.key)) continue;
-          queuedData.add(file.key);
-          dataKeys.push(file.key);
-          // A plan deletes nothing, so the orphan sweep would see these again.
-          if (dryRun) plannedData.add(file.key);
-          stats.bytesDeleted += file.size;
-        }
-        manifestKeys.push(format.manifestKey(branch, entry.version));
-      });
+        await state.pool.run(async () => {
+          const manifest = known
+            ? known.manifest
+            : await format.readManifest(ctx, branch, entry.version);
+          if (!manifest) {
+            counted.push({ branch, version: entry.version });
+            return; // deleted by an earlier, interrupted run
+          }
+          if (manifest.etag !== entry.manifestEtag) {
+            // Rewritten after the deletion began: not admitted, not deleted; the run stops.
+            throw new RetiredManifestRewrittenError(handle, entry.version, manifest.etag, {
+              manifestKey: (b, v) => format.manifestKey(b, v),
+            });
+          }
+          counted.push({ branch, version: entry.version });
+          for (const file of manifest.files) {
+            if (retainedFiles.has(file.key) || queuedData.has(file.key)) continue;
+            queuedData.add(file.key);
+            dataKeys.push(file.key);
+            // A plan deletes nothing, so the orphan sweep would see these again.
+            if (dryRun) plannedData.add(file.key);
+            stats.bytesDeleted += file.size;
+          }
+          manifestKeys.push(format.manifestKey(branch, entry.version));
+        });
+      }
+      await state.pool.drain();
+      // Every manifest of the step is read before its first delete: the phase's total gains
+      // the step's data files and loses its manifests already gone (progress only).
+      accounted += taken;
+      state.deleteProgress.planned(dataKeys.length + manifestKeys.length - taken);
+      // Manifests go only after every data file of the step is gone: until then they tell
+      // a resumed run what to delete.
+      const dataBatch = batcher();
+      for (const key of dataKeys) await dataBatch.add(key);
+      stats.objectsDeleted.dataFiles += await dataBatch.flush();
+      const manifestBatch = batcher();
+      for (const key of manifestKeys) await manifestBatch.add(key);
+      stats.objectsDeleted.manifests += await manifestBatch.flush();
     }
-    await state.pool.drain();
-    // Every manifest of the step is read before its first delete: the phase's total gains
-    // the step's data files and loses its manifests already gone (progress only).
-    accounted += taken;
-    state.deleteProgress.planned(dataKeys.length + manifestKeys.length - taken);
-    // Manifests go only after every data file of the step is gone: until then they tell
-    // a resumed run what to delete.
-    const dataBatch = batcher();
-    for (const key of dataKeys) await dataBatch.add(key);
-    stats.objectsDeleted.dataFiles += await dataBatch.flush();
-    const manifestBatch = batcher();
-    for (const key of manifestKeys) await manifestBatch.add(key);
-    stats.objectsDeleted.manifests += await manifestBatch.flush();
+  } finally {
+    await read?.close();
   }
   // Versions an interrupt left unread leave the phase's total.
   if (accounted < active.length) state.deleteProgress.planned(accounted - active.length);
   state.retiredManifests.delete(handle.key);
+  await retired?.discard();
   return { complete };
 }

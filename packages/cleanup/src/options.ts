@@ -50,7 +50,16 @@ export function validateOptions(options: unknown): CleanupOptions {
   if (rate !== undefined && !(typeof rate === "number" && Number.isFinite(rate) && rate > 0)) {
     throw bad(`maxDeletesPerSecond ${String(rate)} is not a positive number`);
   }
-  const { storageNow, signal, format } = o;
+  const { storageNow, signal, format, spillDir, spillAboveVersions } = o;
+  if (spillDir !== undefined && !(typeof spillDir === "string" && spillDir.length > 0)) {
+    throw bad("spillDir is not a non-empty string");
+  }
+  if (
+    spillAboveVersions !== undefined &&
+    !(Number.isSafeInteger(spillAboveVersions) && (spillAboveVersions as number) >= 0)
+  ) {
+    throw bad(`spillAboveVersions ${String(spillAboveVersions)} is not a non-negative integer`);
+  }
   if (
     storageNow !== undefined &&
     !(storageNow instanceof Date && Number.isFinite(storageNow.getTime()))

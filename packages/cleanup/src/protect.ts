@@ -2,9 +2,9 @@ import { decodeJson, holdfastError, listAll } from "@holdfast/conditional-store"
 import {
   COMMIT_INTENT_PREFIX,
   CommitIntentSchema,
-  type FormatManifest,
   precisionIntervalMs,
   truncSec,
+  type VersionEntry,
 } from "@holdfast/dataset";
 import {
   cancelReplaced,
@@ -15,6 +15,7 @@ import {
 import type { Plan } from "./plan.js";
 import { VersionSet } from "./ranges.js";
 import type { RunState } from "./run-state.js";
+import { type RetiredManifestCursor, RetiredManifests } from "./spill.js";
 
 /** What the last look before deletion found. */
 export interface LateCommits {
@@ -83,25 +84,29 @@ export async function protectLateCommits(
   // holds another object (ETag). The listing is the one the last look makes anyway; the
   // reads wait until it is complete, so a refused manifest cannot stop the run before the
   // replaced versions are cancelled.
-  const retiring = retiringByKey(state, committed);
+  const retiring = new RetiringLookup(state, committed);
   const reads: { branch: string; version: number; replaced?: Retiring }[] = [];
   const replaced = new Map<string, Map<number, string>>();
   const present = new Map<string, VersionSet>();
-  for (const branch of await format.listBranches(ctx)) {
-    const seen = plan.listed.get(branch);
-    const listed = new VersionSet();
-    present.set(branch, listed);
-    for await (const entry of format.listVersions(ctx, branch)) {
-      listed.add(entry.version);
-      const own = retiring.get(entry.key);
-      if (own && own.etag !== entry.etag) {
-        const seenEtags = replaced.get(own.recordKey) ?? new Map<number, string>();
-        replaced.set(own.recordKey, seenEtags.set(entry.version, entry.etag));
-        reads.push({ branch, version: entry.version, replaced: own });
-        continue;
+  try {
+    for (const branch of await format.listBranches(ctx)) {
+      const seen = plan.listed.get(branch);
+      const listed = new VersionSet();
+      present.set(branch, listed);
+      for await (const entry of format.listVersions(ctx, branch)) {
+        listed.add(entry.version);
+        const own = await retiring.get(branch, entry);
+        if (own && own.etag !== entry.etag) {
+          const seenEtags = replaced.get(own.recordKey) ?? new Map<number, string>();
+          replaced.set(own.recordKey, seenEtags.set(entry.version, entry.etag));
+          reads.push({ branch, version: entry.version, replaced: own });
+          continue;
+        }
+        if (!seen?.has(entry.version)) reads.push({ branch, version: entry.version });
       }
-      if (!seen?.has(entry.version)) reads.push({ branch, version: entry.version });
     }
+  } finally {
+    await retiring.close();
   }
   // The recorded manifest of a replaced version is gone and the one present is not the
   // record's to retire: the version is cancelled in its committed record at once, before
@@ -128,7 +133,7 @@ export async function protectLateCommits(
       if (own) {
         state.stats.retained.push({ branch, version, reason: "changed" });
         // The deletion sees the mismatch (a plan's record, never rewritten) and reads nothing.
-        own.manifests.set(version, manifest);
+        own.manifests.replace(version, manifest);
       } else if (manifest) look.lateManifests += 1;
       for (const file of manifest?.files ?? []) keep(file.key);
     });
@@ -182,7 +187,7 @@ interface Retiring {
   /** The recorded manifest identity. */
   readonly etag: string;
   /** Manifests the deletion uses for the record (read before the drain, or after this look). */
-  readonly manifests: Map<number, FormatManifest | null>;
+  readonly manifests: RetiredManifests;
 }
 
 /**
@@ -212,6 +217,7 @@ async function cancelInRecord(
     return;
   }
   committed.splice(at, 1);
+  await state.retiredManifests.get(recordKey)?.discard();
   state.retiredManifests.delete(recordKey);
   if (after?.record.state === "cancelled") await state.ctx.store.delete(recordKey);
 }
@@ -236,31 +242,62 @@ function refuseRewritten(
 }
 
 /**
- * The versions the committed records retire, by manifest key, with their recorded ETags:
- * this run's (as read before the drain) and recovered ones (from their version lists).
+ * The versions the committed records retire, with their recorded ETags, looked up as the
+ * last look lists them: recovered records' from their version lists (in memory already),
+ * this run's from their spills, one pass per record in the listing's ascending order, so
+ * the look holds no per-version map of this run's retirements.
  */
-function retiringByKey(state: RunState, committed: readonly RetirementHandle[]) {
-  const byKey = new Map<string, Retiring>();
-  for (const handle of committed) {
-    const recordKey = handle.key;
-    const { branch } = handle.record;
-    let manifests = state.retiredManifests.get(recordKey);
-    if (manifests) {
-      // This run's record: what it retires was read before its drain, with the recorded ETag.
-      for (const [version, manifest] of manifests) {
-        if (!manifest) continue;
-        const key = state.format.manifestKey(branch, version);
-        byKey.set(key, { recordKey, etag: manifest.etag, manifests });
+class RetiringLookup {
+  /** Recovered records: branch -> version -> the recorded ETag. */
+  readonly #recovered = new Map<string, Map<number, Retiring>>();
+  /** This run's records per branch, with the version range each spilled. */
+  readonly #own = new Map<
+    string,
+    { recordKey: string; manifests: RetiredManifests; cursor: RetiredManifestCursor }[]
+  >();
+
+  constructor(
+    private readonly state: RunState,
+    committed: readonly RetirementHandle[],
+  ) {
+    for (const handle of committed) {
+      const recordKey = handle.key;
+      const { branch } = handle.record;
+      let manifests = state.retiredManifests.get(recordKey);
+      if (manifests) {
+        // This run's record: what it retires was read before its drain, with the recorded ETag.
+        const own = this.#own.get(branch) ?? [];
+        this.#own.set(branch, own);
+        own.push({ recordKey, manifests, cursor: manifests.cursor() });
+        continue;
       }
-      continue;
-    }
-    manifests = new Map();
-    state.retiredManifests.set(recordKey, manifests);
-    for (const v of handle.record.versions) {
-      if (v.cancelled) continue;
-      const key = state.format.manifestKey(branch, v.version);
-      byKey.set(key, { recordKey, etag: v.manifestEtag, manifests });
+      manifests = RetiredManifests.recovered();
+      state.retiredManifests.set(recordKey, manifests);
+      const versions = this.#recovered.get(branch) ?? new Map<number, Retiring>();
+      this.#recovered.set(branch, versions);
+      for (const v of handle.record.versions) {
+        if (v.cancelled) continue;
+        versions.set(v.version, { recordKey, etag: v.manifestEtag, manifests });
+      }
     }
   }
-  return byKey;
+
+  /** The committed record retiring the listed manifest's key, if any. */
+  async get(branch: string, entry: VersionEntry): Promise<Retiring | undefined> {
+    if (this.state.format.manifestKey(branch, entry.version) !== entry.key) return undefined;
+    let found = this.#recovered.get(branch)?.get(entry.version);
+    for (const own of this.#own.get(branch) ?? []) {
+      if (!own.manifests.covers(entry.version)) continue;
+      const read = await own.cursor.get(entry.version);
+      // Absent at the read: nothing of it to compare (as before the spill).
+      if (read?.manifest) {
+        found = { recordKey: own.recordKey, etag: read.manifest.etag, manifests: own.manifests };
+      }
+    }
+    return found;
+  }
+
+  async close(): Promise<void> {
+    for (const own of [...this.#own.values()].flat()) await own.cursor.close();
+  }
 }

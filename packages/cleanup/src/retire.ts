@@ -1,4 +1,4 @@
-import type { FormatManifest, ProtocolContext, VersionEntry } from "@holdfast/dataset";
+import type { FormatManifest, ProtocolContext } from "@holdfast/dataset";
 import {
   abandon,
   activeVersions,
@@ -14,6 +14,7 @@ import {
 } from "@holdfast/retirement";
 import type { BranchCandidates, Interrupted } from "./plan.js";
 import { merge, type RunState } from "./run-state.js";
+import type { RetiredManifests } from "./spill.js";
 
 /** A sealed record of this run waiting for the run's commits, with what its censuses kept. */
 interface Sealed {
@@ -21,16 +22,20 @@ interface Sealed {
   readonly held: HeldRecord;
   /** Versions census 2 and the reference census kept (cancelled in the commit write). */
   readonly late: Map<number, string>;
-  /** Manifests of the versions the commit will retire, read before it. */
-  readonly manifests: Map<number, FormatManifest | null>;
+  /** Manifests of the versions the commit will retire, read before it (spilled). */
+  readonly manifests: RetiredManifests;
 }
 
 /** One record's candidates, read and validated, waiting for the plan to complete. */
 interface Queued {
   readonly branch: string;
-  readonly entries: VersionEntry[];
-  /** Every candidate's manifest as read before any retirement write (`null`: absent). */
-  readonly manifests: Map<number, FormatManifest | null>;
+  /** How many candidates the plan gave. */
+  readonly count: number;
+  /**
+   * Every candidate's listed ETag and manifest as read before any retirement write
+   * (`null`: absent), spilled once the record's last read answered.
+   */
+  manifests?: RetiredManifests;
 }
 
 /**
@@ -63,19 +68,32 @@ export class Retirer {
    * Reads, through the read pool, the manifest of every candidate of one record (the plan's
    * sink): the format validates each, so a refusal fails the pool, and so the plan, before
    * anything is written. The record waits, unwritten, for {@link retireAll}; the deletion
-   * uses these reads (each retired manifest is read once).
+   * uses these reads (each retired manifest is read once). The record's manifests are in
+   * memory only until its last read answers: then they go to the run's spill (one file per
+   * record, in the plan's order), so the heap does not grow with the versions retired.
    */
   async read({ branch, entries }: BranchCandidates): Promise<void> {
     const { state } = this;
     state.checkpoint();
-    const manifests = new Map<number, FormatManifest | null>();
-    this.#queued.push({ branch, entries, manifests });
-    for (const entry of entries) {
+    const queued: Queued = { branch, count: entries.length };
+    this.#queued.push(queued);
+    const read: (FormatManifest | null)[] = new Array(entries.length).fill(null);
+    let pending = entries.length;
+    // The task of the record's last read writes the spill: the pool's drain waits for it.
+    const spill = () =>
+      state.spill.write(
+        entries.map((entry, i) => ({
+          version: entry.version,
+          listedEtag: entry.etag,
+          manifest: read[i] ?? null,
+        })),
+      );
+    if (pending === 0) queued.manifests = await spill();
+    for (const [i, entry] of entries.entries()) {
       await state.pool.run(async () => {
-        manifests.set(
-          entry.version,
-          await state.format.readManifest(state.ctx, branch, entry.version),
-        );
+        read[i] = await state.format.readManifest(state.ctx, branch, entry.version);
+        pending -= 1;
+        if (pending === 0) queued.manifests = await spill();
       });
     }
   }
@@ -90,23 +108,27 @@ export class Retirer {
   }
 
   /** Retires one record's candidates up to its seal; their manifests were read before. */
-  async #retire({ branch, entries: listed, manifests }: Queued): Promise<void> {
+  async #retire({ branch, count, manifests: spilled }: Queued): Promise<void> {
     const { state } = this;
     const { ctx, stats } = state;
     const { committed } = this.interrupted;
+    if (!spilled) throw new Error("a queued record's manifests were not spilled"); // retireAll drained the reads
+    const manifests = spilled;
     // The record this run is moving, until it is sealed and queued for commit (or given up).
     let current: HeldRecord | undefined;
+    // Whether a committed record (or a plan's) goes on with the spilled manifests.
+    let used = false;
     try {
       state.checkpoint();
       // A manifest replaced between the listing and the read is not the one the plan
       // judged: kept (reason `changed`), never drained. The record names the ETag read.
+      // One record's candidates in memory (the record holds them anyway).
       const changed = new Map<number, string>();
-      const entries = listed.filter((e) => {
-        const manifest = manifests.get(e.version);
-        if (!manifest || manifest.etag === e.etag) return true;
-        changed.set(e.version, "changed");
-        return false;
-      });
+      const entries: { version: number; etag: string }[] = [];
+      for await (const { version, listedEtag, manifest } of manifests.versions()) {
+        if (!manifest || manifest.etag === listedEtag) entries.push({ version, etag: listedEtag });
+        else changed.set(version, "changed");
+      }
       const versions = entries.map((e) => e.version);
       let kept: Map<number, string>;
       if (versions.length === 0) {
@@ -128,10 +150,9 @@ export class Retirer {
         state.ownRecords.add(planRecord.key);
         if (activeVersions(planRecord.record).length > 0) {
           committed.push(planRecord);
-          state.retiredManifests.set(
-            planRecord.key,
-            new Map(activeVersions(planRecord.record).map((v) => [v, manifests.get(v) ?? null])),
-          );
+          // Kept and changed versions leave it below, once their files are retained.
+          state.retiredManifests.set(planRecord.key, manifests);
+          used = true;
         }
       } else {
         kept = new Map();
@@ -163,10 +184,9 @@ export class Retirer {
             rest = rest.filter((v) => !late.has(v));
             // 4. reference census: intents, canonical refs, lineage; throws on read errors.
             if (rest.length > 0) merge(late, await state.referenceCensus(branch, rest));
-            const inRecord = new Map<number, FormatManifest | null>();
-            for (const v of activeVersions(handle.record))
-              inRecord.set(v, manifests.get(v) ?? null);
-            this.#sealed.push({ branch, held: current, late, manifests: inRecord });
+            // What the seal cancelled and the changed versions leave it below.
+            this.#sealed.push({ branch, held: current, late, manifests });
+            used = true;
             current = undefined; // committed or given up by finish / abandonSealed
           }
         } catch (error) {
@@ -180,13 +200,14 @@ export class Retirer {
         }
       }
       merge(kept, changed);
-      for (const [version, reason] of kept) {
-        stats.retained.push({ branch, version, reason });
-        for (const file of manifests.get(version)?.files ?? []) this.retainedFiles.add(file.key);
-      }
-      this.#retiredCount += listed.length - kept.size;
+      for (const [version, reason] of kept) stats.retained.push({ branch, version, reason });
+      await this.#retainFiles(manifests, kept);
+      // The record retires the rest: what the deletion and the last look see of it.
+      manifests.except(kept.keys());
+      this.#retiredCount += count - kept.size;
       state.progress({ phase: "retire", done: this.#retiredCount });
     } finally {
+      if (!used) await manifests.discard();
       // A drain or seal this run could not carry to its seal (an error, an interrupt) is
       // given up at once, in-process (L5): nothing it named stays blocked.
       if (current) {
@@ -212,13 +233,13 @@ export class Retirer {
       state.checkpoint();
       // 5. commit: the irreversible boundary.
       let kept: Map<number, string> = late;
+      let retiring = false;
       try {
         const handle = await held.update((h) => commitOrStop(ctx, h, late));
         if (handle.record.state === "committed") {
           this.interrupted.committed.push(withoutVersions(handle));
-          const retiring = new Map(manifests);
-          for (const version of late.keys()) retiring.delete(version);
-          state.retiredManifests.set(handle.key, retiring);
+          state.retiredManifests.set(handle.key, manifests);
+          retiring = true;
         } else await ctx.store.delete(handle.key); // every version kept: cancelled
       } catch (error) {
         // Any other failure leaves the record queued: abandonSealed gives it up.
@@ -226,16 +247,32 @@ export class Retirer {
         // Taken over by a recovering cleaner: what it commits it deletes itself, what it
         // cancels must stay, so every version of the record keeps its files.
         stats.warnings.push(`${branch}: retirement taken over by another cleaner`);
-        kept = new Map([...manifests.keys()].map((v) => [v, late.get(v) ?? "retiring"]));
+        kept = new Map();
+        for await (const { version } of manifests.versions()) {
+          kept.set(version, late.get(version) ?? "retiring");
+        }
       }
       state.held.delete(held);
       this.#sealed.shift();
-      for (const [version, reason] of kept) {
-        stats.retained.push({ branch, version, reason });
-        for (const file of manifests.get(version)?.files ?? []) this.retainedFiles.add(file.key);
-      }
+      for (const [version, reason] of kept) stats.retained.push({ branch, version, reason });
+      await this.#retainFiles(manifests, kept);
+      // The late versions are cancelled in the commit: not the deletion's.
+      manifests.except(kept.keys());
+      if (!retiring) await manifests.discard();
       this.#retiredCount -= kept.size;
       state.progress({ phase: "retire", done: this.#retiredCount });
+    }
+  }
+
+  /** Adds the files of the kept versions' manifests (as read before the drain) to the retained set: one pass over the spill. */
+  async #retainFiles(
+    manifests: RetiredManifests,
+    kept: ReadonlyMap<number, string>,
+  ): Promise<void> {
+    if (kept.size === 0) return;
+    for await (const { version, manifest } of manifests.versions()) {
+      if (!kept.has(version)) continue;
+      for (const file of manifest?.files ?? []) this.retainedFiles.add(file.key);
     }
   }
 

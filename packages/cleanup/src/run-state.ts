@@ -2,7 +2,6 @@ import { CountingStore } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   defaultFormat,
-  type FormatManifest,
   holdfastDatasetKnown,
   markHoldfastDataset,
   type ProtocolContext,
@@ -16,6 +15,7 @@ import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import { TaskPool } from "./pool.js";
 import { RetiredLog } from "./ranges.js";
 import { DeleteRate } from "./rate.js";
+import { ManifestSpill, type RetiredManifests } from "./spill.js";
 import { type HeldLock, lockAndClock } from "./start.js";
 import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
 
@@ -78,9 +78,12 @@ export interface RunState {
   /**
    * Manifests of the versions this run's committed records retire, read and validated
    * before the run's first commit (docs/protocol.md, Cleanup "Refuse before the commit"),
-   * by record key: deletion uses them instead of reading each manifest again.
+   * by record key: deletion uses them instead of reading each manifest again. Their file
+   * lists wait in {@link spill}: in memory up to `spillAboveVersions` versions, on disk beyond.
    */
-  readonly retiredManifests: Map<string, Map<number, FormatManifest | null>>;
+  readonly retiredManifests: Map<string, RetiredManifests>;
+  /** The run's temp files of manifests read before the first drain; removed when the run ends. */
+  readonly spill: ManifestSpill;
   /** Throws the signal's reason when the run was asked to stop; called only at safe points. */
   checkpoint(): void;
   /** True once the run was asked to stop. */
@@ -143,6 +146,7 @@ export async function createRunState(
     ownRecords: new Set(),
     held: new Set(),
     retiredManifests: new Map(),
+    spill: new ManifestSpill(options.spillDir, options.spillAboveVersions),
     checkpoint: () => signal?.throwIfAborted(),
     stopping: () => signal?.aborted === true,
     stats: {

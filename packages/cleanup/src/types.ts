@@ -71,6 +71,22 @@ export interface CleanupOptions {
    * by the context's clock and sleep. @default no limit
    */
   readonly maxDeletesPerSecond?: number | undefined;
+  /**
+   * Local folder under which a large run keeps, in a temp folder of its own (unique name,
+   * mode 0700) removed when the run ends (also on failure or abort), the file lists of the
+   * manifests it read before its first drain beyond the first `spillAboveVersions`
+   * versions, until it deletes them, so memory stays flat in the versions retired (about
+   * 150 bytes of disk per version while the run lasts; nothing a later run needs).
+   * @default `os.tmpdir()`
+   */
+  readonly spillDir?: string | undefined;
+  /**
+   * Most retired versions whose manifests (as read before the first drain) the run holds
+   * in memory; a record that would pass it is kept in `spillDir` instead. A run retiring
+   * fewer touches no disk; 0 spills every record.
+   * @default 20000
+   */
+  readonly spillAboveVersions?: number | undefined;
 }
 
 /** A version cleanup kept, and why. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,7 +27,11 @@ import {
 } from "@holdfast/dataset";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
-import { KILL_RESUME_OPTIONS, KILL_RESUME_POLICY } from "./fixtures/kill-shared.js";
+import {
+  KILL_RESUME_OPTIONS,
+  KILL_RESUME_POLICY,
+  KILL_RESUME_SPILL,
+} from "./fixtures/kill-shared.js";
 
 // A cleanup SIGKILLed at a random point (seeded), then resumed: nothing finished before the
 // kill is read or deleted again, nothing retained is lost, and the resumed runs finish the
@@ -115,11 +119,19 @@ function runChild(
   root: string,
   killAt: number | null,
   delayMs = 0,
+  spillDir?: string,
 ): Promise<{ events: number; completed: boolean }> {
   return new Promise((resolve, reject) => {
     const child: ChildProcess = spawn(
       process.execPath,
-      ["--import", "tsx", "--conditions=@holdfast/source", childScript, root],
+      [
+        "--import",
+        "tsx",
+        "--conditions=@holdfast/source",
+        childScript,
+        root,
+        ...(spillDir ? [spillDir] : []),
+      ],
       { cwd: packageDir, stdio: ["ignore", "pipe", "inherit"] },
     );
     let events = 0;
@@ -172,18 +184,33 @@ beforeAll(async () => {
 }, 120_000);
 
 const seeds = (process.env.HOLDFAST_KILL_SEEDS ?? "1,2,3,4,5,6").split(",").map(Number);
+/** Spill folders each spill seed's killed run left (SIGKILL: 1 when it was spilling). */
+const spillFoldersLeft: number[] = [];
 
-describe("a cleanup SIGKILLed at any point resumes without redoing finished work", () => {
+// The spill variant (docs/protocol.md, Cleanup "Memory"): the killed run and every resumed
+// one keep the manifests of all but their first record in a spill folder; a killed run's
+// folder (SIGKILL leaves it) is never read by the runs after it, each of which removes its own.
+describe.each([
+  ["manifests in memory", false],
+  ["manifests spilled past the first record", true],
+])("a cleanup SIGKILLed at any point resumes without redoing finished work (%s)", (_, spill) => {
   it.each(seeds)(
     "seed %i",
     async (seed) => {
       const rng = mulberry32(seed);
       const killAt = 1 + Math.floor(rng() * eventsOfFullRun);
       const delayMs = Math.floor(rng() * 4);
-      const root = copyOfTemplate(`seed-${seed}`);
-      const where = `seed ${seed}: killed after progress event ${killAt} of ${eventsOfFullRun} + ${delayMs} ms`;
-      const killed = await runChild(root, killAt, delayMs);
+      const name = `${spill ? "spill-" : ""}seed-${seed}`;
+      const root = copyOfTemplate(name);
+      const spillDir = spill ? join(base, `${name}-spill`) : undefined;
+      if (spillDir) mkdirSync(spillDir);
+      const where = `seed ${seed}${spill ? " (spill)" : ""}: killed after progress event ${killAt} of ${eventsOfFullRun} + ${delayMs} ms`;
+      const killed = await runChild(root, killAt, delayMs, spillDir);
       const atKill = await keysOf(root);
+      // What the killed run left in its spill folder (SIGKILL runs no cleanup).
+      const leftByKill = spillDir ? readdirSync(spillDir) : [];
+      if (spill) spillFoldersLeft.push(leftByKill.length);
+      if (killed.completed) expect(leftByKill, where).toEqual([]);
       const finished = [...manifestOf].filter(([, key]) => !atKill.has(key)).map(([v]) => v);
       // A version is finished once its manifest is gone, and its files went before it.
       for (const v of finished) {
@@ -198,12 +225,13 @@ describe("a cleanup SIGKILLed at any point resumes without redoing finished work
       for (let attempt = 0; attempt < 12; attempt += 1) {
         // Storage time is judged in whole seconds: the bound plus up to two seconds.
         await new Promise((r) => setTimeout(r, 500));
-        const resumed = await cleanup(ctx, KILL_RESUME_POLICY, KILL_RESUME_OPTIONS).catch(
-          (error: unknown) => {
-            if (isHoldfastError(error, "conflict") && error.code === "CLEANUP_RUNNING") return null;
-            throw error;
-          },
-        );
+        const resumed = await cleanup(ctx, KILL_RESUME_POLICY, {
+          ...KILL_RESUME_OPTIONS,
+          ...(spillDir ? { spillDir, ...KILL_RESUME_SPILL } : {}),
+        }).catch((error: unknown) => {
+          if (isHoldfastError(error, "conflict") && error.code === "CLEANUP_RUNNING") return null;
+          throw error;
+        });
         if (resumed === null) continue; // the killed run's lock is not stale yet
         const keys = await keysOf(root);
         const records = [...keys].filter((k) => k.startsWith(RETIREMENT_RECORDS_PREFIX));
@@ -241,7 +269,15 @@ describe("a cleanup SIGKILLed at any point resumes without redoing finished work
         where,
       ).toEqual([]);
       if (killed.completed) expect(finished.length, where).toBe(VERSIONS - KEPT);
+      // The resumed runs removed their spill folders; only the killed run's may be left.
+      if (spillDir) expect(readdirSync(spillDir), where).toEqual(leftByKill);
     },
     60_000,
   );
+  if (spill) {
+    it("the spill was active: some seeds were killed while their run had a spill folder", () => {
+      expect(spillFoldersLeft).toHaveLength(seeds.length);
+      expect(spillFoldersLeft.some((n) => n === 1)).toBe(true);
+    });
+  }
 });

@@ -31,9 +31,13 @@ const dirArg = process.argv.find((x) => x.startsWith("--dir="))?.slice("--dir=".
 const buildOnly = process.argv.includes("--build-only");
 if (buildOnly && dirArg === undefined) throw new Error("--build-only needs --dir=PATH");
 
-const root = dirArg ?? (await mkdtemp(join(process.env.MILLION_DIR ?? tmpdir(), "holdfast-million-")));
+const root =
+  dirArg ?? (await mkdtemp(join(process.env.MILLION_DIR ?? tmpdir(), "holdfast-million-")));
 const out = (line: string) => process.stdout.write(`${line}\n`);
-const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
 /** A finished build's shape, written last, so a build killed midway is never cleaned. */
 const marker = join(root, ".million-built.json");
 const shape = JSON.stringify({ versions, files, seed: 1 });
@@ -56,7 +60,9 @@ try {
       seed: 1,
       onVersion: (v) => {
         if (v % step === 0) {
-          out(`  built ${v} / ${versions} in ${((performance.now() - built) / 1000).toFixed(0)} s, load ${load()}`);
+          out(
+            `  built ${v} / ${versions} in ${((performance.now() - built) / 1000).toFixed(0)} s, load ${load()}`,
+          );
         }
       },
     });
