@@ -234,7 +234,8 @@ class TestStalledAcquire:
         stored = w.local.head(lease.key)
         assert stored is not None
         assert stored.etag == lease.etag
-        assert holdfast.renew(w.ctx, lease).renewal == 2
+        # The record still names version 2 cancelled: the renewal writes twice.
+        assert holdfast.renew(w.ctx, lease).renewal == 3
 
     def test_a_record_cancelled_after_its_commit_reopens_too(self, w: World) -> None:
         w.retire([1, 2], "cancelled", cancelled=(1, 2))
@@ -287,6 +288,54 @@ class TestStalledAcquire:
         w.store.lose("put", "_holdfast/leases/", precondition="if-match", times=5)
         with raises("unresolved"):
             acquire(w)
+        assert w.leases() == []
+
+
+class TestStalledRenewal:
+    """docs/protocol.md, Retirement "Finalization", *A stalled renewal*: admitted only because
+    a committed (or cancelled) record shows the version cancelled, renew writes its lease once
+    more (1 PUT) after that read; nowhere else."""
+
+    def test_l1_a_renewal_stalled_across_commit_and_cancel_replaced_keeps_its_lease(
+        self, w: World
+    ) -> None:
+        lease = acquire(w, ttl_ms=600_000)
+        # A cleaner sealed versions 1 and 2; its censuses counted the lease expired. The
+        # renewal's PUT lands now; its admission read is held while the record is committed,
+        # a recovering cleaner reads it (its view W), and version 2 is cancelled.
+        w.retire([1, 2], "sealed")
+        view: list[int] = []
+
+        def commit_then_cancel() -> None:
+            w.storage_clock.advance(2_000)
+            key = w.retire([1, 2], "committed")
+            view.append(w.local.head(key).last_modified_ms)  # type: ignore[union-attr]
+            w.storage_clock.advance(2_000)
+            w.retire([1, 2], "committed", cancelled=(2,))
+
+        w.store.calls.clear()
+        w.store.before("list", "_holdfast/retirement/", commit_then_cancel)
+        put_at = int(w.storage_clock())
+        renewed = holdfast.renew(w.ctx, lease)
+        assert [op for op, _ in w.store.calls] == ["put", "list", "get", "put"]
+        assert view[0] >= put_at + 2_000  # W follows the first PUT
+        TestStalledAcquire().finalize_leases_of(w, 2, view[0])
+        assert w.leases() == [lease.key]  # kept: written again after the cancellation
+        assert renewed.renewal == lease.renewal + 2
+        stored = w.local.head(lease.key)
+        assert stored is not None
+        assert stored.etag == renewed.etag
+
+    def test_a_lease_deleted_before_the_second_write_fails_the_renewal_lease_lost(
+        self, w: World
+    ) -> None:
+        lease = acquire(w)
+        w.retire([1, 2], "committed", cancelled=(2,))
+        # A finalizer deletes the lease between the admission LIST and the record's GET.
+        w.store.before("get", "_holdfast/retirement/", lambda: w.local.delete(lease.key))
+        with pytest.raises(HoldfastError) as caught:
+            holdfast.renew(w.ctx, lease)
+        assert (caught.value.kind, caught.value.code) == ("not-found", "LEASE_LOST")
         assert w.leases() == []
 
 

@@ -257,8 +257,10 @@ export async function renewLease(
 /**
  * One renewal write of a checked handle, whatever clock judges its term: if-match rewrite
  * (adopting a later write of this very handle whose answer was lost), THEN read admission
- * (refused from sealed on). Shared by `renewLease` (local clock) and `renewLeaseHandle`
- * (store clock); not exported from the package.
+ * (refused from sealed on). Admitted only because a committed (or cancelled) record names
+ * the version cancelled, it writes once more, as a reopened acquire does (docs/protocol.md,
+ * Retirement "Finalization", *A stalled renewal*). Shared by `renewLease` (local clock) and
+ * `renewLeaseHandle` (store clock); not exported from the package.
  */
 export async function rewriteLease(
   ctx: ProtocolContext,
@@ -266,11 +268,17 @@ export async function rewriteLease(
   signal: AbortSignal | undefined,
 ): Promise<{ etag: string; renewal: number; writerId: string }> {
   const written = await writeNextLease(ctx, lease, signal, "renewLease");
-  const { state } = await readAdmission(ctx, lease.branch, lease.version);
-  if (state === "sealed" || state === "committed") {
-    throw refusal("renewLease", lease.branch, lease.version, state, lease.key);
+  const admission = await readAdmission(ctx, lease.branch, lease.version);
+  if (admission.state === "sealed" || admission.state === "committed") {
+    throw refusal("renewLease", lease.branch, lease.version, admission.state, lease.key);
   }
-  return written;
+  if (!admission.reopened) return written;
+  // A renewal whose write landed before a finalizer's view of a committed record, and whose
+  // admission read came only after a cancellation of that record, is older than the view by
+  // the stamps: the view still counts the version retired and deletes it. Writing after the
+  // read that saw the cancellation stamps the lease after it (docs/protocol.md §3). 1 PUT,
+  // only here; a lease gone meanwhile is LEASE_LOST.
+  return writeNextLease(ctx, { ...lease, ...written }, signal, "renewLease");
 }
 
 /**

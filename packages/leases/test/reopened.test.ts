@@ -56,7 +56,8 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
     expect(w.fault.requestCounts()).toMatchObject({ put: 2, list: 1, get: 1, head: 1, delete: 0 });
     expect(lease.renewal).toBe(1);
     expect((await w.memory.head(lease.key))!.etag).toBe(lease.etag);
-    await expect(renewLease(w.reader, lease)).resolves.toMatchObject({ renewal: 2 });
+    // Its renewals write twice while the record still names the version cancelled.
+    await expect(renewLease(w.reader, lease)).resolves.toMatchObject({ renewal: 3 });
   });
 
   it("L1 a record cancelled after its commit (its last version replaced) reopens too", async () => {
@@ -141,7 +142,7 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
     const lease = await acquireLease(reader, { branch: "main", version: 2, ttlMs: 30_000 });
     expect(lease.renewal).toBe(1);
     expect((await w.memory.head(lease.key))!.etag).toBe(lease.etag);
-    await expect(renewLease(w.reader, lease)).resolves.toMatchObject({ renewal: 2 });
+    await expect(renewLease(w.reader, lease)).resolves.toMatchObject({ renewal: 3 });
   });
 
   it("C5 a rewrite whose outcome stays unknown fails the acquire as unresolved and removes the lease", async () => {
@@ -163,6 +164,55 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
       (e: unknown) => e,
     );
     expect(isHoldfastError(outcome, "unresolved")).toBe(true);
+    expect(await leaseKeys(w)).toEqual([]);
+  });
+});
+
+// docs/protocol.md, Retirement "Finalization", *A stalled renewal*: a renewal admitted only
+// because a committed (or cancelled) record shows its version cancelled writes its lease once
+// more after that read (1 PUT); a renewal no record names still costs 2 requests.
+describe("a renewal admitted by a post-commit cancellation writes once more", () => {
+  it("L1 cancelReplaced in a committed record: 2 PUTs, renewal + 2, the stored lease is the second write", async () => {
+    const w = world();
+    await commitVersions(w, 3);
+    const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 });
+    const { cleaner, committed } = await committedRecord(w);
+    await cancelReplaced(cleaner, committed.key, new Map([[2, "another-etag"]]));
+    w.fault.resetCounts();
+    const renewed = await renewLease(w.reader, lease);
+    expect(w.fault.requestCounts()).toMatchObject({ put: 2, list: 1, get: 1, head: 0, delete: 0 });
+    expect(renewed.renewal).toBe(lease.renewal + 2);
+    expect((await w.memory.head(lease.key))!.etag).toBe(renewed.etag);
+    await expect(renewLease(w.reader, renewed)).resolves.toMatchObject({
+      renewal: lease.renewal + 4,
+    });
+  });
+
+  it("L1 a renewal no record names costs 2 requests (no second write)", async () => {
+    const w = world();
+    await commitVersions(w, 3);
+    const lease = await acquireLease(w.reader, { branch: "main", version: 3, ttlMs: 30_000 });
+    await committedRecord(w);
+    w.fault.resetCounts();
+    const renewed = await renewLease(w.reader, lease);
+    expect(w.fault.requestCounts()).toMatchObject({ put: 1, list: 1, get: 0, head: 0 });
+    expect(renewed.renewal).toBe(lease.renewal + 1);
+  });
+
+  it("L1 a lease deleted before the second write fails the renewal: not-found LEASE_LOST", async () => {
+    const w = world();
+    await commitVersions(w, 2);
+    const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 });
+    const { cleaner, committed } = await committedRecord(w);
+    await cancelReplaced(cleaner, committed.key, new Map([[2, "another-etag"]]));
+    // A finalizer deletes the lease between the renewal's admission read and its second write.
+    w.fault.on(
+      { operation: "get", key: (k) => k.startsWith("_holdfast/retirement/") },
+      { type: "before", run: (inner) => inner.delete(lease.key) },
+    );
+    const outcome = await renewLease(w.reader, lease).catch((e: unknown) => e);
+    expect(isHoldfastError(outcome, "not-found")).toBe(true);
+    expect(outcome).toMatchObject({ code: "LEASE_LOST", operation: "renewLease", key: lease.key });
     expect(await leaseKeys(w)).toEqual([]);
   });
 });

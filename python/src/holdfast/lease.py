@@ -406,9 +406,16 @@ def renew(
         )
     written_at = ctx.clock()
     etag, renewal, writer_id = _write_next(ctx, lease, abort, "renew")
-    state = read_admission(ctx, lease.branch, lease.version, abort=abort).state
-    if state in ("sealed", "committed"):
-        raise _refusal("renew", lease.branch, lease.version, state, lease.key)
+    admission = read_admission(ctx, lease.branch, lease.version, abort=abort)
+    if admission.state in ("sealed", "committed"):
+        raise _refusal("renew", lease.branch, lease.version, admission.state, lease.key)
+    if admission.reopened:
+        # Admitted only because a committed (or cancelled) record names the version
+        # cancelled: the write above may be older than a finalizer's view that lacks the
+        # cancellation, so write once more after the read that saw it (docs/protocol.md,
+        # Retirement "Finalization", *A stalled renewal*). 1 PUT, only here.
+        written = replace(lease, etag=etag, renewal=renewal, writer_id=writer_id)
+        etag, renewal, writer_id = _write_next(ctx, written, abort, "renew")
     if ctx.clock() >= lease.written_at_local_ms + lease.ttl_ms:
         # The previous term ran out while this renewal was in flight, so a cleaner may have
         # counted the lease as expired and finished a whole retirement before our admission
