@@ -25,6 +25,8 @@ export interface DeleteTarget {
  * a compare-and-swap that compared before the unlink renames after it, and would
  * resurrect the key (R3; test "R3 delete honours the lock of a compare-and-swap that has
  * compared"). The lock costs one open, two fcntl and one close on a permanent lock file.
+ * A delete that need not be durable (`durable: false`) skips the folder sync: a power loss
+ * may bring the object back, as if the delete had not been made.
  */
 export async function deleteOne(
   disk: LocalDisk,
@@ -32,12 +34,13 @@ export async function deleteOne(
   paths: KeyPaths,
   precondition: { ifMatch: string } | undefined,
   signal: AbortSignal | undefined,
+  durable = true,
 ): Promise<void> {
   const folder = await disk.withLock(key, "delete", precondition, signal, () =>
     unlinkObject(key, paths, precondition),
   );
   if (folder === null) return;
-  await disk.syncDir(folder, "delete", key, precondition);
+  if (durable) await disk.syncDir(folder, "delete", key, precondition);
   await removeEmptyDirs(disk.root, [folder]);
 }
 
@@ -115,7 +118,7 @@ export async function deleteBatch(
     unlinkedIn,
     async ([folder, folderKeys]) => {
       try {
-        await disk.syncDir(folder, "deleteMany", folderKeys[0]!, undefined);
+        await disk.syncDir(folder, "deleteMany", folderKeys[0]!, undefined, folderKeys);
         deleted.push(...folderKeys);
       } catch (error) {
         for (const key of folderKeys) {

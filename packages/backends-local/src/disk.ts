@@ -12,6 +12,19 @@ import { etagOf, LOCAL_INTERNAL_PREFIX } from "./layout.js";
 import { type LockRequest, lockPathOf, withKeyLock } from "./locks.js";
 
 /**
+ * One fsync the store made for a write (`LocalStoreOptions.onSync`): the temp file that
+ * becomes the object (`file`) or a folder whose entries the write changed (`folder`).
+ */
+export interface LocalSync {
+  readonly operation: StorageOperation;
+  /** The key whose write the sync makes durable (each key of a batch delete's folder). */
+  readonly key: string;
+  readonly target: "file" | "folder";
+  /** The synced path, relative to the root (`""` for the root itself). */
+  readonly path: string;
+}
+
+/**
  * One store root as the write and delete steps use it: temp files written and synced
  * before they become objects, directory syncs that make a change durable, and the
  * per-key locks with the store's lock timeout.
@@ -22,20 +35,32 @@ export class LocalDisk {
   readonly #fsync: boolean;
   readonly #clock: Clock;
   readonly #lockTimeoutMs: number;
+  readonly #onSync: ((sync: LocalSync) => void) | undefined;
   #tmpReady: Promise<unknown> | undefined;
 
-  constructor(root: string, options: { fsync: boolean; clock: Clock; lockTimeoutMs: number }) {
+  constructor(
+    root: string,
+    options: {
+      fsync: boolean;
+      clock: Clock;
+      lockTimeoutMs: number;
+      onSync?: ((sync: LocalSync) => void) | undefined;
+    },
+  ) {
     this.root = root;
     this.tmpDir = join(root, LOCAL_INTERNAL_PREFIX, "tmp");
     this.#fsync = options.fsync;
     this.#clock = options.clock;
     this.#lockTimeoutMs = options.lockTimeoutMs;
+    this.#onSync = options.onSync;
   }
 
   /**
    * Writes the body to a fresh temp file under `_holdfast/.local/tmp/`, stamps its mtime
-   * with the clock reading and (with `fsync`) syncs it. Its stat after that is the
-   * object's ETag: linking or renaming it into place keeps inode, size and mtime.
+   * with the clock reading and (with `fsync`) syncs it, whatever the write's durability:
+   * its bytes are on disk before its name is, so no crash leaves a torn object. Its stat
+   * after that is the object's ETag: linking or renaming it into place keeps inode, size
+   * and mtime.
    */
   async writeTemp(
     body: Uint8Array,
@@ -62,7 +87,10 @@ export class LocalDisk {
         // millisecond and makes the mtime (part of the ETag) differ between writes.
         const stamp = (Math.floor(this.#clock.now()) + randomInt(1, 1000) / 1000) / 1000;
         await handle.utimes(stamp, stamp);
-        if (this.#fsync) await handle.sync();
+        if (this.#fsync) {
+          await handle.sync();
+          this.#notify("put", [key], "file", temp);
+        }
         return { temp, etag: etagOf(await handle.stat({ bigint: true })) };
       } finally {
         await handle.close();
@@ -94,24 +122,32 @@ export class LocalDisk {
     }
   }
 
+  /**
+   * Syncs a folder whose entries a write of `key` changed (for a batch: of every key in
+   * `keys`), so the change survives a power loss.
+   */
   async syncDir(
     dir: string,
     operation: StorageOperation,
     key: string,
     precondition: Precondition | undefined,
+    keys: readonly string[] = [key],
   ): Promise<void> {
     if (!this.#fsync) return;
     let handle: FileHandle | undefined;
+    let synced = dir;
     try {
       // A concurrent delete may have emptied and removed the folder meanwhile: then its
       // removal is what must be durable, recorded in the nearest folder still there.
       for (let current = dir; handle === undefined; current = dirname(current)) {
+        synced = current;
         handle = await open(current, "r").catch((error: unknown) => {
           if (errnoCode(error) === "ENOENT" && current !== this.root) return undefined;
           throw error;
         });
       }
       await handle.sync();
+      this.#notify(operation, keys, "folder", synced);
     } catch (error) {
       // The change is already visible; only its durability is in doubt.
       throw holdfastError("ambiguous", operation, `could not sync directory of ${key}`, {
@@ -123,6 +159,17 @@ export class LocalDisk {
     } finally {
       await handle?.close();
     }
+  }
+
+  #notify(
+    operation: StorageOperation,
+    keys: readonly string[],
+    target: LocalSync["target"],
+    path: string,
+  ): void {
+    if (!this.#onSync) return;
+    const rel = relative(this.root, path).split(sep).join("/");
+    for (const key of keys) this.#onSync({ operation, key, target, path: rel });
   }
 
   /** What a wait for `key`'s lock file reports when it times out or is aborted. */

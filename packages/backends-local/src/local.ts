@@ -21,7 +21,7 @@ import {
   validatePrefix,
 } from "@holdfast/conditional-store";
 import { deleteBatch, deleteOne } from "./deletes.js";
-import { LocalDisk } from "./disk.js";
+import { LocalDisk, type LocalSync } from "./disk.js";
 import { checkSignal, toHoldfastError } from "./errors.js";
 import { locateObject, openObject, readExactly } from "./files.js";
 import { assertNotOldLayout, etagOf, keyPaths, lastModifiedOf } from "./layout.js";
@@ -37,7 +37,9 @@ export interface LocalStoreOptions {
   root: string;
   /**
    * fsync each written file before it becomes visible, and its directory after, so a
-   * write that answered survives a power loss. Turn off only for scratch data.
+   * write that answered survives a power loss (a write or delete with `durable: false`
+   * skips the directory sync: docs/protocol.md §1, "On a local file system"). Turn off
+   * only for scratch data.
    * @default true
    */
   fsync?: boolean;
@@ -64,6 +66,11 @@ export interface LocalStoreOptions {
    * @default 30_000
    */
   lockTimeoutMs?: number;
+  /**
+   * Called after every fsync the store makes (with `fsync` on): which write's file or
+   * folder was synced. For tests and diagnostics that check which writes are durable.
+   */
+  onSync?: ((sync: LocalSync) => void) | undefined;
 }
 
 /**
@@ -94,6 +101,7 @@ export class LocalStore implements ObjectStore {
       fsync: options.fsync ?? true,
       clock: options.clock ?? systemClock,
       lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+      onSync: options.onSync,
     });
     this.#createRoot = options.createRoot ?? true;
     this.#pageSize = positiveInteger(options.pageSize ?? 1000, "pageSize");
@@ -167,12 +175,16 @@ export class LocalStore implements ObjectStore {
     if (precondition !== undefined && !isPrecondition(precondition)) {
       throw holdfastError("invalid-input", "put", `malformed precondition on ${key}`, { key });
     }
+    const durable = options.durable ?? true;
+    if (typeof durable !== "boolean") {
+      throw holdfastError("invalid-input", "put", `durable of ${key} is not a boolean`, { key });
+    }
     await this.#ensureRoot("put", precondition);
     const { temp, etag } = await this.#disk.writeTemp(body, key, precondition);
     let consumed = false;
     try {
       if (precondition && "ifNoneMatch" in precondition) {
-        await linkIfAbsent(this.#disk, temp, paths, key, precondition);
+        await linkIfAbsent(this.#disk, temp, paths, key, precondition, durable);
         return { etag };
       }
       const replaced = await replaceLocked(
@@ -182,6 +194,7 @@ export class LocalStore implements ObjectStore {
         key,
         precondition,
         options.signal,
+        durable,
       );
       consumed = true; // renamed into place: the temp name is gone
       return replaced;
@@ -197,9 +210,13 @@ export class LocalStore implements ObjectStore {
     const paths = keyPaths(this.#root, key, "delete");
     const precondition = options.ifMatch === undefined ? undefined : { ifMatch: options.ifMatch };
     checkSignal(options.signal, "delete", key, precondition);
+    const durable = options.durable ?? true;
+    if (typeof durable !== "boolean") {
+      throw holdfastError("invalid-input", "delete", `durable of ${key} is not a boolean`, { key });
+    }
     await this.#ensureRoot("delete", precondition);
     try {
-      await deleteOne(this.#disk, key, paths, precondition, options.signal);
+      await deleteOne(this.#disk, key, paths, precondition, options.signal, durable);
     } catch (error) {
       throw toHoldfastError(error, "delete", key, precondition);
     }

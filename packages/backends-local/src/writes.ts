@@ -23,7 +23,8 @@ const MAX_PATH_RETRIES = 64;
  * atomically across processes, so there is no check-then-write window. When the path is
  * a directory (other keys live below the key), the object goes to its self file by the
  * same link; a directory and a file can never share the path, so the key never exists
- * in both places. A parent directory removed meanwhile is made again.
+ * in both places. A parent directory removed meanwhile is made again. A write that need
+ * not be durable skips the folder sync after the link (folders it makes are synced still).
  */
 export async function linkIfAbsent(
   disk: LocalDisk,
@@ -31,6 +32,7 @@ export async function linkIfAbsent(
   paths: KeyPaths,
   key: string,
   precondition: Precondition,
+  durable: boolean,
 ): Promise<void> {
   let target = paths.path;
   for (let attempt = 0; ; attempt += 1) {
@@ -56,7 +58,7 @@ export async function linkIfAbsent(
       }
       continue;
     }
-    await disk.syncDir(dirname(target), "put", key, precondition);
+    if (durable) await disk.syncDir(dirname(target), "put", key, precondition);
     return;
   }
 }
@@ -72,10 +74,11 @@ export async function replaceLocked(
   key: string,
   precondition: { ifMatch: string } | undefined,
   signal: AbortSignal | undefined,
+  durable: boolean,
 ): Promise<{ etag: string }> {
   for (let attempt = 0; ; attempt += 1) {
     const outcome = await disk.withLock(key, "put", precondition, signal, () =>
-      replace(disk, temp, paths, key, precondition),
+      replace(disk, temp, paths, key, precondition, durable),
     );
     if (outcome !== "needs-folders") return outcome;
     // Folders are made outside the key's lock: making one may take another key's
@@ -87,7 +90,8 @@ export async function replaceLocked(
 
 /**
  * Unconditional put or compare-and-swap, under the key's lock: rename the temp into place
- * (the plain path, or the self file while the path is a directory).
+ * (the plain path, or the self file while the path is a directory), then (when durable)
+ * sync the folder.
  */
 async function replace(
   disk: LocalDisk,
@@ -95,6 +99,7 @@ async function replace(
   paths: KeyPaths,
   key: string,
   precondition: { ifMatch: string } | undefined,
+  durable: boolean,
 ): Promise<{ etag: string } | "needs-folders"> {
   let target = paths.path;
   const current = await locateObject(paths);
@@ -130,7 +135,7 @@ async function replace(
       }
       continue;
     }
-    await disk.syncDir(dirname(target), "put", key, precondition);
+    if (durable) await disk.syncDir(dirname(target), "put", key, precondition);
     return { etag };
   }
 }

@@ -20,6 +20,12 @@ export interface ResolveOptions {
   readonly signal?: AbortSignal | undefined;
   /** Called for each re-issue, for logs and stats. */
   readonly onReissue?: ((attempt: number, error: unknown) => void) | undefined;
+  /**
+   * `false`: passed on to the store as `durable: false` (PutOptions, DeleteOptions): a
+   * power loss may undo the write, which the caller's protocol treats as a crash before it.
+   * @default true
+   */
+  readonly durable?: boolean | undefined;
 }
 
 /**
@@ -72,7 +78,11 @@ export async function resolveConditionalPut(
     }
     try {
       // C9: the one conditional put call site.
-      const { etag } = await store.put(key, body, { precondition, signal: options.signal });
+      const { etag } = await store.put(key, body, {
+        precondition,
+        signal: options.signal,
+        ...(options.durable === false ? { durable: false } : {}),
+      });
       return { status: "applied", etag };
     } catch (error) {
       lastError = error;
@@ -219,7 +229,11 @@ export async function deleteIfMatch(
       throw unresolvedDelete(key, etag, lastError);
     }
     try {
-      await store.delete(key, { ifMatch: etag, signal: options.signal });
+      await store.delete(key, {
+        ifMatch: etag,
+        signal: options.signal,
+        ...(options.durable === false ? { durable: false } : {}),
+      });
       return { status: "applied" };
     } catch (error) {
       lastError = error;

@@ -19,6 +19,16 @@ export interface GetResult extends ObjectMeta {
 export interface PutOptions {
   readonly precondition?: Precondition | undefined;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * `false`: the caller does not need this write to survive a crash of the machine that
+   * holds the data (power loss, kernel crash). The write stays atomic and visible to every
+   * reader at once; only waiting for its durability may be skipped. A backend whose writes
+   * are durable when they answer (every object store) ignores it; the local backend skips
+   * the folder sync that makes the file's name durable. Protocol code passes it only for
+   * writes whose loss looks like a crash before them (docs/protocol.md, "Durability").
+   * @default true
+   */
+  readonly durable?: boolean | undefined;
 }
 
 /** What a successful `put` answers. */
@@ -32,6 +42,8 @@ export interface DeleteOptions {
   /** Delete only if the object is at this ETag. Only on stores with `atomicConditionalDelete`. */
   readonly ifMatch?: string | undefined;
   readonly signal?: AbortSignal | undefined;
+  /** As {@link PutOptions.durable}: `false` lets a local store skip the folder sync. @default true */
+  readonly durable?: boolean | undefined;
 }
 
 export interface DeleteManyOptions {

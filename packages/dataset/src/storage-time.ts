@@ -79,7 +79,8 @@ export function storePrecisionMs(ctx: ProtocolContext): number {
 /**
  * The store's "now": writes a probe `_holdfast/clock/{ulid}`, heads it, deletes it, and
  * returns the Last-Modified the store gave it (at the store's precision). Costs 3
- * requests. A probe left behind by a crash is harmless and swept by cleanup.
+ * requests. A probe left behind by a crash is harmless and swept by cleanup. Neither write
+ * needs to survive a power loss (docs/protocol.md, "Durability"): `durable: false`.
  */
 export async function storageNow(
   ctx: ProtocolContext,
@@ -88,10 +89,10 @@ export async function storageNow(
   const { writerId, bytes } = writerPayload({ schema: 1, purpose: "storage-time probe" }, ctx.ids);
   const key = clockProbeKey(writerId);
   // Unconditional: the probe key is fresh, and only its timestamp matters.
-  await ctx.store.put(key, bytes, { signal: options.signal });
+  await ctx.store.put(key, bytes, { signal: options.signal, durable: false });
   const meta = await ctx.store.head(key, { signal: options.signal });
   try {
-    await ctx.store.delete(key, { signal: options.signal });
+    await ctx.store.delete(key, { signal: options.signal, durable: false });
   } catch {
     // A leftover probe costs nothing but a key; cleanup removes old probes.
   }

@@ -86,7 +86,7 @@ export async function acquireCleanupLock(
   };
   for (;;) {
     const { writerId, bytes } = writerPayload(fields, ctx.ids);
-    const created = await putIfAbsent(ctx.store, CLEANUP_LOCK_KEY, bytes, resolverOptions(ctx));
+    const created = await putIfAbsent(ctx.store, CLEANUP_LOCK_KEY, bytes, lockWriteOptions(ctx));
     if (created.status !== "conflict") {
       return { key: CLEANUP_LOCK_KEY, etag: created.etag, body: { ...fields, writerId } };
     }
@@ -103,7 +103,7 @@ export async function acquireCleanupLock(
         CLEANUP_LOCK_KEY,
         next.bytes,
         held.etag,
-        resolverOptions(ctx),
+        lockWriteOptions(ctx),
       );
       if (taken.status === "conflict") continue;
       return {
@@ -140,7 +140,7 @@ export async function renewCleanupLock(
 ): Promise<CleanupLock> {
   const { writerId: _old, ...fields } = lock.body;
   const { writerId, bytes } = writerPayload(fields, ctx.ids);
-  const outcome = await putIfMatch(ctx.store, lock.key, bytes, lock.etag, resolverOptions(ctx));
+  const outcome = await putIfMatch(ctx.store, lock.key, bytes, lock.etag, lockWriteOptions(ctx));
   if (outcome.status === "conflict") throw lockLost(lock);
   return { key: lock.key, etag: outcome.etag, body: { ...fields, writerId } };
 }
@@ -154,12 +154,12 @@ export async function renewCleanupLock(
  */
 export async function releaseCleanupLock(ctx: RetirementContext, lock: CleanupLock): Promise<void> {
   if (ctx.store.capabilities.atomicConditionalDelete) {
-    await deleteIfMatch(ctx.store, lock.key, lock.etag, resolverOptions(ctx));
+    await deleteIfMatch(ctx.store, lock.key, lock.etag, lockWriteOptions(ctx));
     return;
   }
   const current = await ctx.store.get(lock.key);
   if (!current || current.etag !== lock.etag) return;
-  await ctx.store.delete(lock.key);
+  await ctx.store.delete(lock.key, { durable: false });
 }
 
 /**
@@ -195,6 +195,16 @@ export function isCleanupLockLost(error: unknown): boolean {
 }
 
 // --- utils ---
+
+/**
+ * Every write of the lock (take, takeover, renewal, release) is `durable: false`: no
+ * safety rests on the lock, and a power loss that undoes one looks like a crash before it
+ * (docs/protocol.md, "Durability": a lost take or renewal leaves the lock as it was, a lost
+ * release leaves a lock that goes stale after its bound).
+ */
+function lockWriteOptions(ctx: RetirementContext) {
+  return { ...resolverOptions(ctx), durable: false };
+}
 
 /** An unreadable lock still holds for the default bound after its last write, then goes stale. */
 function readHolder(body: Uint8Array): Pick<CleanupLockBody, "owner" | "boundMs" | "since"> {

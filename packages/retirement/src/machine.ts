@@ -91,7 +91,9 @@ export async function drain(
     versions,
   };
   const { writerId, bytes } = writerPayload(fields, ctx.ids);
-  const outcome = await putIfAbsent(ctx.store, key, bytes, resolveOptions(ctx));
+  // Not durable: a power loss that undoes the drain looks like a crash before it
+  // (docs/protocol.md, "Durability").
+  const outcome = await putIfAbsent(ctx.store, key, bytes, resolveOptions(ctx, "draining"));
   if (outcome.status === "conflict") {
     throw holdfastError("conflict", "drain", `retirement record ${key} already exists`, { key });
   }
@@ -483,7 +485,13 @@ async function transition(
   const { writerId, bytes } = writerPayload(fields, ctx.ids);
   let outcome: Awaited<ReturnType<typeof putIfMatch>>;
   try {
-    outcome = await putIfMatch(ctx.store, handle.key, bytes, handle.etag, resolveOptions(ctx));
+    outcome = await putIfMatch(
+      ctx.store,
+      handle.key,
+      bytes,
+      handle.etag,
+      resolveOptions(ctx, finalState),
+    );
   } catch (error) {
     if (isUnresolved(error)) {
       throw new UnresolvedTransitionError(handle.key, finalState, writerId, error);
@@ -516,6 +524,14 @@ function requireState(
   }
 }
 
-function resolveOptions(ctx: RetirementContext): ResolveOptions {
-  return { policy: ctx.reissue, sleep: ctx.sleep };
+/**
+ * Which record writes must survive a power loss (docs/protocol.md, "Durability"): every
+ * write that leaves the record committed or cancelled. A draining or sealed write (drain,
+ * cancelVersions, seal, heartbeat) is not: nothing is deleted before a durable commit and
+ * mark of the same key, and a power loss that undoes it (ending every process that saw it)
+ * leaves the record as an earlier write made it, a state recovery already handles.
+ */
+function resolveOptions(ctx: RetirementContext, writes: RetirementState): ResolveOptions {
+  const durable = writes === "committed" || writes === "cancelled";
+  return { policy: ctx.reissue, sleep: ctx.sleep, ...(durable ? {} : { durable: false }) };
 }

@@ -144,6 +144,24 @@ export function describeBasics(current: () => ObjectStore, settings: ContractSet
       expect((await store.head("same"))?.etag).toBe(second.etag);
     });
 
+    it("durable: false writes and deletes like any other (stores durable on answer ignore it)", async () => {
+      const store = current();
+      const created = await store.put("quick/a", text("one"), {
+        precondition: { ifNoneMatch: "*" },
+        durable: false,
+      });
+      const swapped = await store.put("quick/a", text("two"), {
+        precondition: { ifMatch: created.etag },
+        durable: false,
+      });
+      await store.put("quick/b", text("three"), { durable: false });
+      const got = await store.get("quick/a");
+      expect(decode(got!.body)).toBe("two");
+      expect(got!.etag).toBe(swapped.etag);
+      await store.delete("quick/b", { durable: false });
+      expect(await listKeys(store, "quick/")).toEqual(["quick/a"]);
+    });
+
     it("delete removes the object from get, head and list", async () => {
       const store = current();
       await store.put("gone/soon", text("x"));
