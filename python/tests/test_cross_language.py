@@ -30,7 +30,7 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> holdfast.Object
     TypeScript GCS backend's probe refuses the test fake-gcs-server at the moment."""
     s = open_store(str(request.param), tmp_path)
     # The dataset marker, as the TypeScript initDataset writes it: a holdfast-format operation
-    # refuses a store without it (docs/protocol.md, the format guard).
+    # refuses a store without it (docs/protocol.md §1.1).
     marker = {
         "schema": 1,
         "format": "holdfast",

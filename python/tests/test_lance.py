@@ -1,5 +1,6 @@
-"""Lance tables held by leases (docs/lance.md): the seed failure reproduced with pylance, and
-the same reader safe with ``holdfast.lance.checkout`` and holdfast's cleanup."""
+"""Lance tables held by leases (docs/lance.md): the failure of "The failure this prevents"
+reproduced with pylance, and the same reader safe with ``holdfast.lance.checkout`` and
+holdfast's cleanup."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def test_naming_is_detected_from_the_table(tmp_path: Path, v2: bool) -> None:
     assert hl.detect_naming(holdfast.LocalStore(uri)) == ("v2" if v2 else "v1")
 
 
-def test_seed_lances_own_cleanup_deletes_the_version_under_a_pylance_reader(tmp_path: Path) -> None:
+def test_lances_own_cleanup_deletes_the_version_under_a_pylance_reader(tmp_path: Path) -> None:
     uri = str(tmp_path / "t.lance")
     table(uri)
     reader = lance.dataset(uri, version=1)

@@ -1,5 +1,6 @@
-"""The seed failure, solved: a pylance reader holding an old version through
-``holdfast.lance.checkout`` while holdfast's cleanup (the TypeScript CLI) runs."""
+"""The failure of docs/lance.md, "The failure this prevents", solved: a pylance reader
+holding an old version through ``holdfast.lance.checkout`` while holdfast's cleanup (the
+TypeScript CLI) runs."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def holdfast_cleanup(uri: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("v2", [True, False])
-def test_seed_with_checkout_and_holdfasts_cleanup_the_read_succeeds(
+def test_with_checkout_and_holdfasts_cleanup_the_read_succeeds(
     tmp_path: Path, v2: bool
 ) -> None:
     uri = str(tmp_path / "t.lance")

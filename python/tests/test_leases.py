@@ -193,7 +193,7 @@ class TestAcquire:
 
 
 class TestStalledAcquire:
-    """docs/protocol.md, Retirement "Finalization", *A stalled acquire*: admitted only because a
+    """docs/protocol.md §5.4, *A stalled acquire*: admitted only because a
     committed (or cancelled) record shows the version cancelled, acquire rewrites its lease
     (1 PUT) before returning it; nowhere else."""
 

@@ -5,8 +5,8 @@ import { CLEANUP_LOCK_KEY, CLEANUP_RUNNING, readCleanupLock } from "@holdfast/re
 /**
  * What the dataset's cleanup lock says about its holder, judged in storage time only: the
  * lock's Last-Modified is its holder's last heartbeat (every renewal rewrites it), and it
- * clears `boundMs` plus one precision interval after that (docs/protocol.md, "One cleanup
- * at a time"). No host clock is compared with the store's.
+ * clears `boundMs` plus one precision interval after that (docs/protocol.md §5.9). No host clock is
+ * compared with the store's.
  */
 export interface CleanupLockHolder {
   readonly owner: string;

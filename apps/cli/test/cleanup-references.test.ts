@@ -11,7 +11,7 @@ import { run } from "./run.js";
 
 // A cleanup that writes recovers interrupted tag and branch operations first (the cleanup
 // package's recoverAndCleanup, as the server's cleanup jobs): an expired intent no longer
-// keeps its version (docs/protocol.md §6, R6).
+// keeps its version (docs/protocol.md §7.8, R6).
 describe("cleanup recovers interrupted reference operations first", () => {
   it("R6 an expired tag intent is fenced before the plan, so its version is retired; a dry run writes nothing", async () => {
     await using temp = await tempDir("holdfast-cli-refs-");

@@ -9,9 +9,9 @@ import { CLI_VERSION, main } from "../src/index.js";
 import type { Registrar } from "../src/program.js";
 import { BIN, cli, requireBuiltCli } from "./e2e-harness.js";
 
-// Start-up cost (issue: CLI start): `--version` loads no command module, and a backend's
-// SDK loads only when a URL names that backend. Checked on the built CLI with a module
-// loader hook that reports every module URL Node loads.
+// Start-up cost: `--version` loads no command module, and a backend's SDK loads only when a URL
+// names that backend. Checked on the built CLI with a module loader hook that reports every module
+// URL Node loads.
 const HOOKS = `export async function load(url, context, next) {
   process.stderr.write("LOADED " + url + "\\n");
   return next(url, context);

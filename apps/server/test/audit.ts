@@ -19,7 +19,7 @@ export async function versionIsWhole(
 }
 
 /**
- * The invariant audit after a run (docs/protocol.md, invariants): every tagged version is
+ * The invariant audit after a run (docs/guarantees.md, invariants): every tagged version is
  * whole, and after recovery no retirement record, reference intent or cleanup lock is left.
  */
 export async function auditAfterRecovery(store: ObjectStore): Promise<string[]> {

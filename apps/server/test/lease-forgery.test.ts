@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashToken, type ZodApp } from "../src/index.js";
 import { as, BACKENDS, freshStore, seedDataset, TOKEN_ENTRIES, testServer } from "./support.js";
 
-// docs/protocol.md §4, "Lease secrets": through the server too, a lease handle is a
+// docs/protocol.md §4.2: through the server too, a lease handle is a
 // capability. Another reader token sees the lease listing (ids, keys, expiry) but never the
 // secret, and cannot release, shorten or stretch a lease it did not take.
 const OTHER_READER = "hf_test_reader_two_token";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ZodApp } from "../src/index.js";
 import { as, freshStore, seedDataset, testServer } from "./support.js";
 
-// Leases over HTTP stay storage-timed (docs/protocol.md, leases): the handle is all a
+// Leases over HTTP stay storage-timed (docs/protocol.md §4): the handle is all a
 // replica needs, and only the store's Last-Modified stamps decide expiry.
 describe("leases through several replicas", () => {
   let a: ZodApp;
@@ -64,7 +64,8 @@ describe("leases through several replicas", () => {
 
   it("L-HTTP2 a client that stops renewing loses its lease: a renewal after the storage-time term is refused and the lease removed", async () => {
     const held = await acquire(a, 100);
-    // Expiry is truncSec(stamp) + TTL + 1 s of precision: 2.5 s later the term is over in storage time.
+    // Expiry is truncSec(stamp) + TTL + 1 s of precision: 2.5 s later the term is over in storage
+    // time.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     const late = await call(b, "renew", held.handle);
     expect(late.statusCode).toBe(409);

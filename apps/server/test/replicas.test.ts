@@ -159,7 +159,7 @@ for (const backend of BACKENDS) {
           if (done.state === "failed" && done.error?.kind === "unresolved") {
             // A store answer lost under load (a timed-out conditional write) leaves that
             // write's outcome unknown, and the job says so instead of guessing
-            // (docs/protocol.md, unknown outcomes); the recovery and audit below must
+            // (docs/protocol.md §5.6); the recovery and audit below must
             // still find every invariant intact. Any other failure fails the test.
             tally.unresolved += 1;
             continue;

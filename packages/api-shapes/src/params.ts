@@ -23,7 +23,7 @@ export const LEASE_TTL_RANGE_MS = { min: 100, max: 24 * 60 * 60 * 1000 } as cons
  * renewing replica needs, so any replica can serve the next call. Its `secret` is the
  * capability: only acquire and renew answers carry it (never a listing, status or
  * metric), the lease key is bound to it, and the server refuses a handle whose key is
- * not its fields' and secret's (docs/protocol.md §4, "Lease secrets"). Keep it private.
+ * not its fields' and secret's (docs/protocol.md §4.2). Keep it private.
  */
 export const LeaseHandleShape = z.strictObject({
   leaseId: UlidParam,

@@ -89,12 +89,11 @@ function checkLocalKey(key: string, operation: StorageOperation): string[] {
  * changes a file in place; it fills a fresh temp file and then links or renames it into
  * place, and that temp file is created while the file it replaces still exists, so the
  * two cannot share an inode number. A compare-and-swap therefore always sees the ETag
- * change, and a fencing rewrite of the same bytes fences (docs/protocol.md, local
- * backend). The mtime is the writer's clock reading plus a random sub-millisecond part,
- * so an older ETag could only come back if the filesystem reused a freed inode number
- * for an object of the same size stamped in the same millisecond with the same random
- * part. ctime is left out on purpose: linking and unlinking the temp name changes it
- * after the object is visible, which would change an ETag without a write.
+ * change, and a fencing rewrite of the same bytes fences (docs/protocol.md §1.2). The mtime is the
+ * writer's clock reading plus a random sub-millisecond part, so an older ETag could only come back
+ * if the filesystem reused a freed inode number for an object of the same size stamped in the same
+ * millisecond with the same random part. ctime is left out on purpose: linking and unlinking the
+ * temp name changes it after the object is visible, which would change an ETag without a write.
  */
 export function etagOf(stats: BigIntStats): string {
   return `${stats.ino.toString(36)}-${stats.size.toString(36)}-${stats.mtimeNs.toString(36)}`;

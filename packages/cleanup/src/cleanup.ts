@@ -64,8 +64,9 @@ export function recover(ctx: ProtocolContext, options: CleanupOptions = {}): Pro
 }
 
 /**
- * One run, as named steps: (lock) → recover → plan → (tag check) → retire → last look →
- * delete + finalize → sweep. A heartbeat renews the lock and the pre-commit record in flight; an
+ * One run, as the steps of docs/protocol.md §6: Cleanup 1 lock → 2 recover → 3 plan →
+ * (4 tag check) → 5 retire → 6 last look → 7 floor → per record 8 mark → 9 delete →
+ * 10 finalize → 11 sweep. A heartbeat renews the lock and the pre-commit record in flight; an
  * abort of `options.signal` ends the run at the next safe point with
  * {@link CleanupInterruptedError}.
  */
@@ -76,20 +77,20 @@ async function run(
   mode: Mode,
 ): Promise<CleanupStats> {
   const startedAt = baseCtx.clock.now();
-  // Takes the cleanup lock (not for a plan or a concurrent run) and the run's "now".
+  // Cleanup 1 lock: the cleanup lock (not for a plan or a concurrent run) and the run's "now".
   const state = await createRunState(baseCtx, policy, options, mode);
   const lock = state.lock;
   const heartbeat = startRunHeartbeat(state, lock);
   let retirer: Retirer | undefined;
   try {
-    const interrupted = await resolveInterrupted(state);
+    const interrupted = await resolveInterrupted(state); // Cleanup 2 recover
     // Before any manifest is read: a refusal met by the plan must not keep a recovered
-    // record's replaced version refused to leases (docs/protocol.md, Cleanup 1).
+    // record's replaced version refused to leases (docs/protocol.md §6, Cleanup 2 recover).
     await cancelReplacedBeforeReads(state, interrupted.committed);
     state.checkpoint();
-    // Tags must fail the run before any retirement write: a first pass over the plan
-    // checks them (only when asked), then the plan streams each record's candidates to
-    // the reads that validate them.
+    // Cleanup 4 tag check, then Cleanup 3 plan. Tags must fail the run before any
+    // retirement write: a first pass over the plan checks them (only when asked), then the
+    // plan streams each record's candidates to the reads that validate them.
     if (state.policy.errorIfTaggedOldVersions) {
       await planCandidates(state, interrupted, {
         checkOnly: true,
@@ -102,12 +103,12 @@ async function run(
       retainedFiles: retiring.retainedFiles,
       sink: (batch) => retiring.read(batch),
     });
-    // Every manifest the run keeps or retires is read and validated: only now is the
-    // first record drained, so a refusal writes no retirement record (docs/protocol.md,
-    // Cleanup "Refuse before the commit"). Each record goes up to its seal, then all commit.
+    // Cleanup 5 retire. Every manifest the run keeps or retires is read and validated: only
+    // now is the first record drained, so a refusal writes no retirement record
+    // (docs/protocol.md §6.1). Each record goes up to its seal, then all commit.
     await retiring.retireAll();
     await retiring.finish();
-    // The last look, after every commit of this run and before any deletion. A dry run
+    // Cleanup 6 last look, after every commit of this run and before any deletion. A dry run
     // looks too (reads only), so its plan keeps what the run would keep.
     const late: LateCommits =
       mode === "recover" && interrupted.committed.length === 0
@@ -122,6 +123,7 @@ async function run(
       late.present,
     );
     state.checkpoint();
+    // Cleanup 11 sweep.
     await sweepOrphans(state, plan.retainedFiles, plannedData, late.expiredIntents);
     return summarize(state, baseCtx.clock.now() - startedAt);
   } catch (error) {
@@ -163,7 +165,7 @@ function startRunHeartbeat(state: RunState, lock: HeldLock) {
   });
 }
 
-/** Steps 5 and 6 per committed record, in order: delete, then finalize a complete record. */
+/** Cleanup 7 floor, then per committed record Cleanup 8 mark → 9 delete → 10 finalize. */
 async function deleteAndFinalize(
   state: RunState,
   committed: readonly RetirementHandle[],
@@ -174,7 +176,7 @@ async function deleteAndFinalize(
   // The phase's total before its first delete: every retired manifest (a record of this run
   // is held with its count only); each record adds its data files once its manifests are read.
   state.deleteProgress.start(committed.reduce((n, h) => n + retiredManifestCount(h), 0));
-  await retireVersionNumbers(state, committed);
+  await retireVersionNumbers(state, committed); // Cleanup 7 floor
   for (const held of committed) {
     state.checkpoint();
     const handle = await fullRecord(state, held);
@@ -183,8 +185,8 @@ async function deleteAndFinalize(
       state.deleteProgress.planned(-retiredManifestCount(held));
       continue;
     }
-    // Marked before its first delete: from here a rewritten manifest rescues nothing
-    // (docs/protocol.md, Retirement "A recorded manifest that was replaced").
+    // Cleanup 8 mark, before its first delete: from here a rewritten manifest rescues nothing
+    // (docs/protocol.md §5.5).
     const marked = state.dryRun
       ? handle
       : await startDeletion(state.ctx, handle, { at: state.now });
@@ -192,6 +194,7 @@ async function deleteAndFinalize(
       state.deleteProgress.planned(-retiredManifestCount(held));
       continue;
     }
+    // Cleanup 9 delete, then Cleanup 10 finalize once the record's deletion is complete.
     const { complete } = await deleteRetired(state, marked, retainedFiles, plannedData, present);
     if (!state.dryRun && complete) await finalizeRetired(state, marked);
   }

@@ -11,11 +11,11 @@ import type { RunState } from "./run-state.js";
 export type PlannedDeletions = Set<string>;
 
 /**
- * Step 5 begins here, before anything of the committed records is deleted: per branch,
- * the format records that the numbers up to the highest one in the records' keys are
- * retired (docs/protocol.md §2, F1: the holdfast format raises the head hint's floor, so
- * a commit that skips listing never lands on a freed number). One call per branch, not
- * per record; a throw stops the deletions (the records stay committed for the next run).
+ * Cleanup 7 floor (docs/protocol.md §6), before anything of the committed records is deleted: per
+ * branch, the format records that the numbers up to the highest one in the records' keys are
+ * retired (docs/protocol.md §2.1, F1: the holdfast format raises the head hint's floor, so a commit
+ * that skips listing never lands on a freed number). One call per branch, not per record; a throw
+ * stops the deletions (the records stay committed for the next run).
  */
 export async function retireVersionNumbers(
   state: RunState,
@@ -46,17 +46,17 @@ export interface RecordDeletion {
 export const DELETE_STEP_VERSIONS = 1_000;
 
 /**
- * Step 5, delete one committed record, {@link DELETE_STEP_VERSIONS} versions at a time:
- * their manifests are read, their data files no retained version names are deleted, then
- * their manifests. This run's own records use the manifests read before their commit;
- * records of earlier runs are read here, except versions the last look did not list
- * (`present`): an earlier run deleted their manifest, and it deletes a version's data files
- * before its manifest, so nothing of them is left and nothing is read or deleted again. A
- * run killed mid-record redoes at most one step's data-file deletes. The record is marked
- * (`startDeletion`) before this runs, so a version whose manifest is not the recorded one
- * (another ETag, written after the last look) may have lost files to an earlier run: the
- * deletion stops before the step's first delete with `RETIRED_MANIFEST_REWRITTEN`, and the
- * record stays committed (docs/protocol.md, Retirement "A recorded manifest that was replaced").
+ * Cleanup 9 delete (Retirement 8 delete): one committed record, marked (Cleanup 8 mark),
+ * {@link DELETE_STEP_VERSIONS} versions at a time: their manifests are read, their data files no
+ * retained version names are deleted, then their manifests. This run's own records use the
+ * manifests read before their commit; records of earlier runs are read here, except versions the
+ * last look did not list (`present`): an earlier run deleted their manifest, and it deletes a
+ * version's data files before its manifest, so nothing of them is left and nothing is read or
+ * deleted again. A run killed mid-record redoes at most one step's data-file deletes. The record is
+ * marked (`startDeletion`) before this runs, so a version whose manifest is not the recorded one
+ * (another ETag, written after the last look) may have lost files to an earlier run: the deletion
+ * stops before the step's first delete with `RETIRED_MANIFEST_REWRITTEN`, and the record stays
+ * committed (docs/protocol.md §5.5).
  */
 export async function deleteRetired(
   state: RunState,

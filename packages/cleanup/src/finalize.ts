@@ -9,18 +9,18 @@ import {
 import type { RunState } from "./run-state.js";
 
 /**
- * Step 6, finalize a record whose deletion is complete: no metadata left (L3). The record's
- * deletion began (it is marked), so a recorded key holding another object than the recorded
- * manifest is not absent: the run stops with `RETIRED_MANIFEST_REWRITTEN` and the record
- * stays (docs/protocol.md, Retirement "A recorded manifest that was replaced"). Any other
- * failure is a warning: recovery retries it on the next run.
+ * Cleanup 10 finalize (Retirement 9 finalize, docs/protocol.md §5.4), a record whose deletion is
+ * complete: no metadata left (L3). The record's deletion began (it is marked), so a recorded key
+ * holding another object than the recorded manifest is not absent: the run stops with
+ * `RETIRED_MANIFEST_REWRITTEN` and the record stays (docs/protocol.md §5.5). Any other failure is a
+ * warning: recovery retries it on the next run.
  */
 export async function finalizeRetired(state: RunState, handle: RetirementHandle): Promise<void> {
   try {
     await finalize(state.ctx, handle, {
       deleteLeases: (branch, versions, options) => state.deleteLeases(branch, versions, options),
       // The run's census time: every lease deleted was listed by a census that judged it
-      // expired, whatever the handle's age (docs/protocol.md, Retirement "Finalization").
+      // expired, whatever the handle's age (docs/protocol.md §5.4).
       leasesWrittenBefore: state.now,
       presentManifests: formatPresentManifests(state.ctx, state.format, handle),
     });

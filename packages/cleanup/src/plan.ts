@@ -40,7 +40,10 @@ export interface Plan {
   readonly listed: Map<string, VersionSet>;
 }
 
-/** Step 1, recovery: resolve what earlier runs left (committed work always completes). */
+/**
+ * Cleanup 2 recover (docs/protocol.md §6): resolve what earlier runs left (committed work
+ * always completes).
+ */
 export async function resolveInterrupted(state: RunState): Promise<Interrupted> {
   const { ctx, stats } = state;
   state.progress({ phase: "recover", done: 0 });
@@ -62,7 +65,7 @@ export async function resolveInterrupted(state: RunState): Promise<Interrupted> 
       storageNow: state.now,
       // A census failure gives up the sealed records it could not decide; before it is
       // thrown, the committed records' replaced versions are cancelled (a listing, no
-      // manifest read), as after a recovery that succeeds (docs/protocol.md, Cleanup 1).
+      // manifest read), as after a recovery that succeeds (docs/protocol.md §6, Cleanup 2 recover).
       onCensusFailure: (partial) => cancelReplacedBeforeReads(state, partial.committed),
     });
     committed.push(...report.committed);
@@ -107,7 +110,7 @@ export interface PlanOptions {
   readonly retainedFiles?: Set<string> | undefined;
 }
 
-/** Step 2, plan: keep the latest / newest N / non-matching; read retained manifests only. */
+/** Cleanup 3 plan: keep the latest / newest N / non-matching; read retained manifests only. */
 export async function planCandidates(
   state: RunState,
   interrupted: Interrupted,
@@ -175,7 +178,7 @@ export async function planCandidates(
   return { candidates, retainedFiles, listed };
 }
 
-/** Step 3, policy checks that must fail before any new retirement write (one record's candidates). */
+/** Cleanup 4 tag check: must fail before any new retirement write (one record's candidates). */
 export async function refuseTaggedCandidates(
   state: RunState,
   { branch, entries }: BranchCandidates,

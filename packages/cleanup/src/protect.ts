@@ -31,13 +31,12 @@ export interface LateCommits {
 }
 
 /**
- * Step 5a, the last look before any deletion, AFTER every retirement of this run is
- * committed (docs/protocol.md, "Commits that reuse files"): R(commit intents), then
- * R(manifests added since the plan, on every branch, new branches included). Every data
- * file a live intent or such a manifest names joins the retained set, so neither the
- * retirement deletions nor the orphan sweep can remove a file a commit in flight (or
- * just landed) names. Intents are read first: an intent is removed only after its
- * manifest landed, so whatever the order of events, one of the two reads sees it.
+ * Cleanup 6 last look (docs/protocol.md §6), before any deletion, AFTER every retirement of this
+ * run is committed (docs/protocol.md §2.5): R(commit intents), then R(manifests added since the
+ * plan, on every branch, new branches included). Every data file a live intent or such a manifest
+ * names joins the retained set, so neither the retirement deletions nor the orphan sweep can remove
+ * a file a commit in flight (or just landed) names. Intents are read first: an intent is removed
+ * only after its manifest landed, so whatever the order of events, one of the two reads sees it.
  */
 export async function protectLateCommits(
   state: RunState,
@@ -111,7 +110,7 @@ export async function protectLateCommits(
   // The recorded manifest of a replaced version is gone and the one present is not the
   // record's to retire: the version is cancelled in its committed record at once, before
   // its new manifest is read, so it is acquirable even if the format refuses that manifest
-  // (docs/protocol.md, Retirement "A recorded manifest that was replaced").
+  // (docs/protocol.md §5.5).
   // A record whose deletion began cancels nothing: the run stops naming the version
   // (RETIRED_MANIFEST_REWRITTEN), once every other record's cancellations are written.
   let rewritten: unknown;
@@ -143,14 +142,13 @@ export async function protectLateCommits(
 }
 
 /**
- * Step 1, after recovery and before the plan reads any manifest: the versions the recovered
- * committed records retire whose manifest key now holds another object (ETag) are cancelled
- * in their records (`cancelReplaced`), as the last look does (docs/protocol.md, Retirement
- * "A recorded manifest that was replaced"). The plan reads every manifest it keeps, so a
- * manifest the format refuses anywhere (another version, another branch) stops the run
- * before its last look: without this step a replaced version stayed refused to leases until
- * every refusal of the dataset was gone. One listing of each branch such a record retires
- * versions of (1 LIST page per 1,000 versions), only when committed records were recovered;
+ * The end of Cleanup 2 recover, before the plan reads any manifest: the versions the recovered
+ * committed records retire whose manifest key now holds another object (ETag) are cancelled in
+ * their records (`cancelReplaced`), as the last look does (docs/protocol.md §5.5). The plan reads
+ * every manifest it keeps, so a manifest the format refuses anywhere (another version, another
+ * branch) stops the run before its last look: without this step a replaced version stayed refused
+ * to leases until every refusal of the dataset was gone. One listing of each branch such a record
+ * retires versions of (1 LIST page per 1,000 versions), only when committed records were recovered;
  * nothing is read. A plan writes nothing: its last look reports what the run would do.
  */
 export async function cancelReplacedBeforeReads(

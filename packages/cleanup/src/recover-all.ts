@@ -22,7 +22,7 @@ export interface RecoveredRun {
  * Finishes or undoes all interrupted work (the CLI's `recover`, the HTTP API's recover):
  * tag and branch operations first (`recoverReferences`: a retirement's recovery censuses
  * references, so their intents are settled before it, R6), then every retirement record
- * (`recover`). Both steps are safe at any time (docs/protocol.md §6). A reference recovery
+ * (`recover`). Both steps are safe at any time (docs/protocol.md §5.3, §7.8). A reference recovery
  * that fails still lets the retirement records be recovered (`recoverRetirementsAfter` below).
  */
 export async function recoverAll(
@@ -38,7 +38,7 @@ export async function recoverAll(
 
 /**
  * Runs the reference recovery; when it fails, the retirement records are recovered anyway
- * before its error is thrown (docs/protocol.md, Retirement "Ownership and recovery"), with
+ * before its error is thrown (docs/protocol.md §5.3), with
  * a reference census that fails the same way: nothing is decided after a refusal, so every
  * sealed record is given up (always safe before its commit; its versions lease again) and
  * the committed ones' replaced versions are cancelled, rather than a crashed cleaner's

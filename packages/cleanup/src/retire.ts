@@ -39,16 +39,15 @@ interface Queued {
 }
 
 /**
- * Step 4, retire: the retirement protocol (docs/protocol.md) per record, all before any
- * deletion. While the plan streams, every candidate's manifest is read and validated
- * ({@link Retirer.read}); only once the plan is complete, so every manifest the run keeps
- * or retires has been read, is the first record drained ({@link Retirer.retireAll}): a
- * manifest the format refuses stops the run before any retirement write (docs/protocol.md,
- * Cleanup "Refuse before the commit"). Then per record: drain → lease census → seal →
- * lease census → reference census, and the record waits sealed; {@link Retirer.finish}
- * commits them. Committed records are appended to `interrupted.committed` without their
- * version list (re-read at deletion); kept versions' files join the retained set. A plan
- * runs the censuses only and writes nothing.
+ * Cleanup 5 retire: Retirement 2–6 (docs/protocol.md §5) per record, all before any deletion. While
+ * the plan streams, every candidate's manifest is read and validated ({@link Retirer.read}); only
+ * once the plan is complete, so every manifest the run keeps or retires has been read, is the first
+ * record drained ({@link Retirer.retireAll}): a manifest the format refuses stops the run before
+ * any retirement write (docs/protocol.md §6.1). Then per record: drain → census 1 → seal → census 2
+ * (leases, then references), and the record waits sealed; {@link Retirer.finish} commits them.
+ * Committed records are appended to `interrupted.committed` without their version list (re-read at
+ * deletion); kept versions' files join the retained set. A plan runs the censuses only and writes
+ * nothing.
  */
 export class Retirer {
   #retiredCount = 0;

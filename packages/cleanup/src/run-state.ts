@@ -77,7 +77,7 @@ export interface RunState {
   readonly held: Set<HeldRecord>;
   /**
    * Manifests of the versions this run's committed records retire, read and validated
-   * before the run's first commit (docs/protocol.md, Cleanup "Refuse before the commit"),
+   * before the run's first commit (docs/protocol.md §6.1),
    * by record key: deletion uses them instead of reading each manifest again. Their file
    * lists wait in {@link spill}: in memory up to `spillAboveVersions` versions, on disk beyond.
    */
@@ -113,7 +113,7 @@ export async function createRunState(
   // No format given: the default is holdfast's layout, so the store must be a holdfast
   // dataset (one HEAD of its marker, counted, before any write, unless the caller's store
   // showed it before; a Lance table is refused, never cleaned as if its files were
-  // orphans). docs/protocol.md §1 "The format guard".
+  // orphans). docs/protocol.md §1.1.
   if (options.format === undefined && !holdfastDatasetKnown(baseCtx.store)) {
     await requireHoldfastDataset(baseCtx, mode, { via: counting });
   }

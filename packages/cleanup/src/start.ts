@@ -14,16 +14,16 @@ export interface HeldLock {
 }
 
 /**
- * The run's cleanup lock and its storage "now", before any other request of the run.
+ * Cleanup 1 lock (Retirement 1 lock): the run's cleanup lock and its storage "now", before any
+ * other request of the run.
  *
- * A run that takes the lock reads "now" as the Last-Modified of its own lock write (one
- * HEAD) instead of a separate probe (PUT, HEAD, DELETE of `_holdfast/clock/`): both are
- * stamps the store put on a write of this run that completed before the run's first read
- * of the dataset (recovery, plan, censuses, the intents of the last look), which is all
- * docs/protocol.md asks of the run's "now" (§3 "Storage time"; "Cleanup", step 1:
- * no later than the drain's and seal's stamps, and before the orphan sweep's R(intents)).
- * A plan and a `concurrent` run take no lock and probe; an injected `storageNow` (tests)
- * replaces both.
+ * A run that takes the lock reads "now" as the Last-Modified of its own lock write (one HEAD)
+ * instead of a separate probe (PUT, HEAD, DELETE of `_holdfast/clock/`): both are stamps the store
+ * put on a write of this run that completed before the run's first read of the dataset (recovery,
+ * plan, censuses, the intents of the last look), which is all docs/protocol.md asks of the run's
+ * "now" (§3; §6, Cleanup 1 lock: no later than the drain's and seal's stamps, and before the orphan
+ * sweep's R(intents)). A plan and a `concurrent` run take no lock and probe; an injected
+ * `storageNow` (tests) replaces both.
  */
 export async function lockAndClock(
   ctx: ProtocolContext,

@@ -9,8 +9,8 @@ import { type RunState, truncSec } from "./run-state.js";
 const PROBE_LEFTOVER_MS = 60 * 60 * 1000;
 
 /**
- * Step 7, sweep: data files no manifest names older than the grace (storage time),
- * leftover clock probes, and leases of crashed readers.
+ * Cleanup 11 sweep (docs/protocol.md §6): data files no manifest names older than the grace
+ * (storage time), leftover clock probes, and leases of crashed readers.
  */
 export async function sweepOrphans(
   state: RunState,

@@ -14,8 +14,8 @@ export type CleanupPhase = "recover" | "plan" | "retire" | "delete" | "orphans";
  * leases). The `delete` phase has a `total` from its first event on: the retired manifests of
  * every committed record; once a record's manifests are read (before any of its deletes)
  * the total gains its data files and loses its manifests already gone, so it is exact when
- * the last record is read. The `orphans` phase has a `total` only in its last event (the sweep streams a listing).
- * Observation only: a run sends the same requests with or without `onProgress`.
+ * the last record is read. The `orphans` phase has a `total` only in its last event (the sweep
+ * streams a listing). Observation only: a run sends the same requests with or without `onProgress`.
  */
 export interface CleanupProgress {
   readonly phase: CleanupPhase;
@@ -126,7 +126,7 @@ export interface CleanupStats {
   };
   readonly bytesDeleted: number;
   /**
-   * Cleanup's last look before deleting (docs/protocol.md, "Commits that reuse files"):
+   * Cleanup's last look before deleting (docs/protocol.md §2.5):
    * live commit intents and manifests added since the plan that it read, and the data files
    * they name that it kept although the plan would have deleted them. A dry run looks too,
    * so its plan never lists a file a commit in flight names.

@@ -40,7 +40,7 @@ async function cleanupWith(
   return { outcome, stats, requests: cleaner.requests().length };
 }
 
-describe("appends without sources while a cleanup deletes (docs/protocol.md §2, rule H)", () => {
+describe("appends without sources while a cleanup deletes (docs/protocol.md §2.5, rule H)", () => {
   it("invariant 7: an append committed inside the delete phase (a committed record present, data files not yet deleted) lands with every file it names", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 5 });

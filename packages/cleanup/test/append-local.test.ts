@@ -48,7 +48,7 @@ async function keysUnder(store: ReturnType<typeof createLocalStore>, prefix: str
 // Versions are seconds old here: the policy retires them at once (minVersionAgeMs 0).
 const policy = { retainVersions: 1, minVersionAgeMs: 0 };
 
-describe("appends without sources on the local filesystem backend (docs/protocol.md §2, rule H)", () => {
+describe("appends without sources on the local filesystem backend (docs/protocol.md §2.5, rule H)", () => {
   it("invariant 7: an append committed inside the delete phase lands with every file it names; a restore of a retired version is refused", async () => {
     const { local, ctx } = await localDataset();
     const { manifest: retired } = await readManifest(ctx, "main", 2);

@@ -10,7 +10,7 @@ import {
 } from "@holdfast/dataset";
 
 /**
- * An appending writer (docs/protocol.md §2, "Commits that reuse files", rule H): reads the
+ * An appending writer (docs/protocol.md §2.5, rule H): reads the
  * latest manifest, writes one new file, commits the latest's files (copies: reused) plus
  * the new one, naming no sources.
  */

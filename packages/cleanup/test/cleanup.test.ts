@@ -236,9 +236,9 @@ describe("cleanup", () => {
       { maxVersionsPerRecord: 3 },
     );
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    // 3 records x (drain, seal, commit, deletion mark before its first delete: docs/protocol.md,
-    // Retirement "A recorded manifest that was replaced") + the cleanup lock (its stamp is the
-    // run's "now") + the head hint's retired floor, raised once for the branch (§2, F1)
+    // 3 records x (drain, seal, commit, deletion mark before its first delete: docs/protocol.md
+    // §5.5) + the cleanup lock (its stamp is the run's "now") + the head hint's retired floor,
+    // raised once for the branch (§2, F1)
     expect(counting.requestCounts().put).toBe(3 * 4 + 1 + 1);
     expect(versionsOf(store)).toEqual([8]);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);

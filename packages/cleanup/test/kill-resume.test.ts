@@ -35,7 +35,7 @@ import {
 
 // A cleanup SIGKILLed at a random point (seeded), then resumed: nothing finished before the
 // kill is read or deleted again, nothing retained is lost, and the resumed runs finish the
-// work (docs/protocol.md, Cleanup: committed records complete, pre-commit ones are given up
+// work (docs/protocol.md §6: committed records complete, pre-commit ones are given up
 // after their ownership bound; step 5 deletes a version's data files before its manifest).
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));

@@ -39,7 +39,7 @@ async function replace(store: MemoryStore, key: string) {
   await store.put(key, body);
 }
 
-// docs/protocol.md, Cleanup "Refuse before the commit": every manifest a run retires or keeps
+// docs/protocol.md §6.1: every manifest a run retires or keeps
 // is read and validated by the format before its first retirement record (the drain); a
 // refusal writes no `_holdfast/retirement/` object at all and releases the cleanup lock.
 describe("manifests the format refuses, found before the first retirement write", () => {
@@ -145,7 +145,7 @@ describe("manifests the format refuses, found before the first retirement write"
   });
 });
 
-// docs/protocol.md, Retirement "A recorded manifest that was replaced".
+// docs/protocol.md §5.5.
 describe("a committed record whose manifest changed since it was drained", () => {
   it.each([
     ["recover", (c: Parameters<typeof recover>[0]) => recover(c)],
@@ -215,7 +215,7 @@ async function committedRecord(ctx: Parameters<typeof drain>[0], versions: numbe
   );
 }
 
-// docs/protocol.md, Retirement "A recorded manifest that was replaced" (committed →
+// docs/protocol.md §5.5 (committed →
 // committed: `cancelReplaced`): a version whose manifest key holds another object than the
 // recorded one is cancelled in its committed record before that manifest is read, so a
 // manifest the format refuses blocks no lease; the run then stops with the refusal and
@@ -405,7 +405,7 @@ describe("a committed record whose manifest was replaced by one the format refus
   });
 });
 
-// docs/protocol.md, Retirement "A recorded manifest that was replaced": a replaced manifest
+// docs/protocol.md §5.5: a replaced manifest
 // rescues its version only before its record's deletion began (the record's mark).
 describe("a manifest rewritten after its record's deletion began", () => {
   it("invariant 1: the version is not admitted again; recover stops with RETIRED_MANIFEST_REWRITTEN, the record stays, until the operator removes that manifest", async () => {

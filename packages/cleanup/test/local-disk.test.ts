@@ -47,7 +47,7 @@ describe("cleanup on the local filesystem backend", () => {
     expect(lockFiles() - before).toBeLessThanOrEqual(4);
   });
 
-  it("the commit and the deletion mark are durable before the first file is deleted; drain, seal and lock are not (docs/protocol.md, Durability)", async () => {
+  it("the commit and the deletion mark are durable before the first file is deleted; drain, seal and lock are not (docs/protocol.md §5.10)", async () => {
     const root = await mkdtemp(join(tmpdir(), "holdfast-cleanup-durable-"));
     roots.push(root);
     const log: LogEntry[] = [];

@@ -151,9 +151,8 @@ describe("one cleanup at a time per dataset", () => {
     await seedDataset(ctx, time, { versions: 3 });
     const run = await cleanup(ctx, { retainVersions: 1 });
     expect(run.retired.map((r) => r.version)).toEqual([1, 2]);
-    // lock + drain + seal + commit + the deletion mark (docs/protocol.md, Retirement "A
-    // recorded manifest that was replaced") + the retired floor (§2, F1); the lock's HEAD
-    // gave the run its "now"
+    // lock + drain + seal + commit + the deletion mark (docs/protocol.md §5.5) + the retired floor
+    // (§2.1, F1); the lock's HEAD gave the run its "now"
     expect(run.requests.put).toBe(6);
     await seedDataset(ctx, time, { versions: 2 });
     // A store whose HEAD of the lock shows no write of this run: the run probes instead.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RetiredLog, VersionSet } from "../src/ranges.js";
 
-// Memory flat in the number of versions (docs/protocol.md, cleanup "Memory"): the
+// Memory flat in the number of versions (docs/protocol.md §6.2): the
 // versions a run listed and retired are kept as ranges. They must answer exactly what a
 // plain set or list would.
 

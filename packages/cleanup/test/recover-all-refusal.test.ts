@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { recoverAll, recoverAndCleanup } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 
-// docs/protocol.md, Retirement "Ownership and recovery": the apps' recover and cleanup run
+// docs/protocol.md §5.3: the apps' recover and cleanup run
 // the reference recovery first; when it fails (here an intent object that does not parse),
 // the retirement records are still recovered before the failure is thrown, so a crashed
 // cleaner's sealed record does not keep refusing leases while the reference refusal lasts.

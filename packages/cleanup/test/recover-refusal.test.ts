@@ -59,7 +59,7 @@ const runs = [
   ],
 ] as const;
 
-// docs/protocol.md, Retirement "Ownership and recovery": a sealed record whose census meets a
+// docs/protocol.md §5.3: a sealed record whose census meets a
 // refusal is given up before its commit (cancelled, then deleted); the refusal is thrown
 // unchanged, naming the file.
 describe("a crashed cleaner's sealed record whose recovery census meets a refusal", () => {

@@ -11,7 +11,7 @@ import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 const tagBody = (name: string, version: number) =>
   encodeJson({ schema: 1, name, target: { branch: "main", version } });
 
-// docs/protocol.md "Reference census": every object under _refs/ is read as a reference or
+// docs/protocol.md §7.9: every object under _refs/ is read as a reference or
 // stops the cleanup with an error naming it (invariant 8).
 describe("objects under _refs/ the census cannot name", () => {
   it("invariant 8: a released-format tag in a subfolder (_refs/tags/release/1.0.json) protects its version", async () => {

@@ -38,8 +38,8 @@ async function restore(ctx: ProtocolContext, from: number, withSources = true) {
 
 const policy = { retainVersions: 1 };
 
-// docs/protocol.md "Commits that reuse files": a commit that returns success never names a
-// file a cleanup deletes (docs/protocol.md, "Commits that reuse files").
+// docs/protocol.md §2.5: a commit that returns success never names a
+// file a cleanup deletes (docs/protocol.md §2.5).
 describe("commits that reuse files vs a cleanup retiring their source", () => {
   it("invariant 7: a restore committed between the retirement commit and the deletions is refused, never lands naming deleted files", async () => {
     const { ctx, store, time } = world();
@@ -225,7 +225,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
     expect(RETIREMENT_RECORDS_PREFIX).toBe(RETIREMENT_ROOT);
   });
 
-  it("a dry run takes the last look too: files a live commit intent names are kept in the plan, as the run keeps them (docs/protocol.md, Commits that reuse files)", async () => {
+  it("a dry run takes the last look too: files a live commit intent names are kept in the plan, as the run keeps them (docs/protocol.md §2.5)", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 5 });
     const options = { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) };

@@ -7,7 +7,7 @@ import { cleanup } from "../src/index.js";
 import { DEFAULT_MIN_VERSION_AGE_MS } from "../src/policy.js";
 import { MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
 
-// docs/protocol.md, Retirement "Finalization": a finalizer holding a stale handle (read
+// docs/protocol.md §5.4: a finalizer holding a stale handle (read
 // before another cleaner's `cancelReplaced`, as concurrent cleanups without the lock do)
 // deletes only leases written before its view of the record, so a lease admitted after the
 // cancellation keeps its version through the next cleanup (invariant 1, L1).

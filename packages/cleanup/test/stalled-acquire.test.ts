@@ -17,7 +17,7 @@ import { cleanup } from "../src/index.js";
 import { DEFAULT_MIN_VERSION_AGE_MS } from "../src/policy.js";
 import { MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
 
-// docs/protocol.md, Retirement "Finalization", *A stalled acquire*: an acquire whose lease PUT
+// docs/protocol.md §5.4, *A stalled acquire*: an acquire whose lease PUT
 // landed after the committer's censuses, and whose admission read came only after a later
 // cancelReplaced, rewrites its lease before returning it. A recovered finalizer whose view W
 // of the record predates the cancellation (but follows the lease PUT) then keeps the lease

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { cleanup, TAGGED_OLD_VERSIONS } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 
-// docs/protocol.md, Cleanup "Refuse before the commit" and "Memory": the plan streams each
+// docs/protocol.md §6.1 and §6.2: the plan streams each
 // record's candidates to the reads that validate them, and the first record is drained only
 // once every manifest of the run is read; the tag policy still fails before any retirement write.
 

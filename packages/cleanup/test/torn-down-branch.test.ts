@@ -12,7 +12,7 @@ import { cleanup } from "../src/index.js";
 import { DEFAULT_MIN_VERSION_AGE_MS } from "../src/policy.js";
 import { keysUnder, MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
 
-// docs/protocol.md §2, F1 "A branch torn down under a record": a branch deletion removes
+// docs/protocol.md §2.1, F1 "A branch torn down under a record": a branch deletion removes
 // the branch's manifests and retirement state, but a cleaner's drain whose answer was lost
 // can be re-issued after it and write the record again, which then goes on to commit.
 // Cleanup must settle that record (its manifests are gone) without refusing to raise a

@@ -13,7 +13,7 @@ import { keysUnder, MINUTE, seedDataset, versionsOf, world } from "./helpers.js"
 
 const policy = { retainVersions: 1, orphanGraceMs: MIN_ORPHAN_GRACE_MS };
 
-// docs/protocol.md "Commits that reuse files" (writers that name no
+// docs/protocol.md §2.5 (writers that name no
 // `sources`): the orphan sweep of a cleanup whose last look came before the commit's
 // intent must never delete a file the commit names.
 describe("commits that reuse files without naming their sources", () => {

@@ -36,7 +36,7 @@ async function refusedWithoutRequests(
   };
 }
 
-// docs/protocol.md "Cleanup": the orphan grace floor.
+// docs/protocol.md §6, Cleanup 11 sweep: the orphan grace floor.
 describe("orphan grace floor", () => {
   it("a grace below the floor is refused with the reason, before any request, unless no writer is active", async () => {
     const { ctx, time } = world();

@@ -25,7 +25,7 @@ export function emptyRequestCounts(): RequestCounts {
 
 /**
  * Forwards every request to `inner` unchanged and counts them by type, for cleanup
- * stats and benchmarks ("requests issued by type", docs/protocol.md, Cleanup). Adds no behaviour.
+ * stats and benchmarks ("requests issued by type", docs/protocol.md §6). Adds no behaviour.
  */
 export class CountingStore implements ObjectStore {
   readonly backend: string;

@@ -25,7 +25,7 @@ export interface PutOptions {
    * reader at once; only waiting for its durability may be skipped. A backend whose writes
    * are durable when they answer (every object store) ignores it; the local backend skips
    * the folder sync that makes the file's name durable. Protocol code passes it only for
-   * writes whose loss looks like a crash before them (docs/protocol.md, "Durability").
+   * writes whose loss looks like a crash before them (docs/protocol.md §5.10).
    * @default true
    */
   readonly durable?: boolean | undefined;

@@ -39,7 +39,7 @@ export const COMMIT_INTENT_BOUND_MS = 10 * 60 * 1000;
  * (no intent needed) while its write was sent less than this long ago on the writer's
  * local timer. The orphan grace floor (`MIN_ORPHAN_GRACE_MS` of `@holdfast/cleanup`, 1 h)
  * exceeds it by far more than any re-issue window, so cleanup cannot sweep such a file
- * before its manifest is listed (docs/protocol.md, "Commits that reuse files").
+ * before its manifest is listed (docs/protocol.md §2.5).
  */
 export const FRESH_FILE_WINDOW_MS = 15 * 60 * 1000;
 
@@ -80,7 +80,7 @@ export const COMMIT_SOURCES_REQUIRED = "COMMIT_SOURCES_REQUIRED";
  * orphan sweep that missed the intent can delete such a file. An older file may be an
  * orphan past every grace (its source version gone), which only a read of the source
  * reveals: the commit must name it, or find it named by the head it builds on or the
- * head's parents (docs/protocol.md §2, "Commits that reuse files", rule H).
+ * head's parents (docs/protocol.md §2.5, rule H).
  */
 export const UNDECLARED_REUSE_MAX_AGE_MS = 30 * 60 * 1000;
 
@@ -116,7 +116,7 @@ interface CommittedRecord {
  * (`refused`, code COMMIT_RETIREMENT_IN_PROGRESS). `record` is the retirement record's key;
  * `source` the version the files come from when the commit knows it (declared, or found in
  * the lineage of the head it builds on) and that record retires it; otherwise `file` is a
- * reused file that no version the commit could check names (docs/protocol.md §2, "Commits that reuse files").
+ * reused file that no version the commit could check names (docs/protocol.md §2.5).
  */
 export class RetirementInProgressError extends HoldfastError {
   /** Key of the committed retirement record that blocks the commit. */
@@ -182,8 +182,15 @@ export function reusedFiles(ctx: ProtocolContext, files: readonly DataFile[]): D
   });
 }
 
-/** What the reuse checks need beyond the files and the declared sources. */
+/** What the reuse checks (Commit 3 intent → 5 sources) need. */
 export interface ReuseCheckOptions {
+  /** The commit's id: its intent's key. */
+  readonly txnId: string;
+  readonly branch: string;
+  /** Files the commit did not write itself ({@link reusedFiles}). */
+  readonly reused: readonly DataFile[];
+  /** Versions the caller declared the reused files were read from. */
+  readonly sources: readonly VersionRef[];
   /**
    * The version the commit builds on, when its caller named one (`null`: none). Omitted:
    * the branch's latest version, looked up only when a check needs a source (below).
@@ -195,8 +202,8 @@ export interface ReuseCheckOptions {
 }
 
 /**
- * The reuse protocol of a commit (docs/protocol.md, "Commits that reuse files"):
- * W(intent) → R(retirement records) → R(sources, files) — then the caller puts the
+ * The reuse protocol of a commit (docs/protocol.md §2.5), Commit 3 intent → 4 records →
+ * 5 sources: W(intent) → R(retirement records) → R(sources, files) — then the caller puts the
  * manifest and releases the intent. Refuses (after removing its intent) when a committed
  * retirement retires a version the files come from, or a source version or reused file is
  * gone: the manifest is never sent naming a file that may be deleted. Without declared
@@ -207,13 +214,9 @@ export interface ReuseCheckOptions {
  */
 export async function coverReusedFiles(
   ctx: ProtocolContext,
-  txnId: string,
-  branch: string,
-  reused: readonly DataFile[],
-  sources: readonly VersionRef[],
-  options: ReuseCheckOptions = {},
+  options: ReuseCheckOptions,
 ): Promise<CommitCover> {
-  const { signal } = options;
+  const { txnId, branch, reused, sources, signal } = options;
   const key = commitIntentKey(txnId);
   const startedAt = ctx.clock.now();
   const intent: CommitIntent = {
@@ -224,7 +227,7 @@ export async function coverReusedFiles(
     sources: [...sources],
     boundMs: COMMIT_INTENT_BOUND_MS,
   };
-  // Create-only on a fresh key: a conflict means the id source repeated itself.
+  // Commit 3 intent. Create-only on a fresh key: a conflict means the id source repeated itself.
   const outcome = await putIfAbsent(
     ctx.store,
     key,
@@ -258,7 +261,7 @@ export async function coverReusedFiles(
     let waited = 0;
     for (let pause = 0; ; pause += 1) {
       try {
-        await checkReuse(ctx, key, branch, reused, sources, options.parent);
+        await checkReuse(ctx, key, options);
         break;
       } catch (error) {
         // Bounded twice: by the pauses asked for and by the local timer.
@@ -291,14 +294,12 @@ export async function coverReusedFiles(
 async function checkReuse(
   ctx: ProtocolContext,
   intentKey: string,
-  branch: string,
-  reused: readonly DataFile[],
-  sources: readonly VersionRef[],
-  parent: VersionRef | null | undefined,
+  { branch, reused, sources, parent }: ReuseCheckOptions,
 ): Promise<void> {
+  // Commit 4 records.
   const committed = await committedRecords(ctx);
   for (const source of sources) refuseIfRetired(committed, source);
-  const heads = await requireSources(ctx, reused, sources);
+  const heads = await requireSources(ctx, reused, sources); // Commit 5 sources
   if (sources.length > 0 || reused.length === 0) return;
   // No declared source. While a retirement is committed every reused file needs one (it may
   // come from a version being retired); otherwise only files too old for the orphan-sweep

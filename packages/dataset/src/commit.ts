@@ -67,14 +67,68 @@ export interface CommitOptions {
  * answer before it) moves on to n+1. A re-issue that meets a conflict is decided by the
  * stored manifest's txnId; when it cannot be decided the commit is thrown as `unresolved`
  * (never as failed: its files may be needed by a landed commit). Invariants 3 and 4, C8.
+ * The steps are docs/protocol.md §2, Commit 2–9 (Commit 1 is `writeDataFile`).
  */
 export async function commitVersion(
   ctx: ProtocolContext,
   options: CommitOptions,
 ): Promise<CommitResult> {
+  const checked = checkCommitOptions(ctx, options); // Commit 2 check
+  // Commit 3 intent, 4 records, 5 sources: files this commit did not write itself are
+  // covered by an intent until the manifest lands.
+  const reused = reusedFiles(ctx, options.files);
+  const cover =
+    reused.length > 0 || checked.sources.length > 0
+      ? await coverReusedFiles(ctx, {
+          txnId: checked.txnId,
+          branch: checked.branch,
+          reused,
+          sources: checked.sources,
+          parent: checked.parent,
+          retirementWaitMs: checked.retirementWaitMs,
+          signal: checked.signal,
+        })
+      : undefined;
+  // From here a manifest naming these handles may land: a later commit of them is reuse.
+  markCommitted(options.files);
+  try {
+    const result = await putNextManifest(ctx, { ...checked, cover }); // Commit 6 hint … 8 advance
+    // Commit 9 release; a leftover intent expires and is swept.
+    await cover?.release().catch(() => {});
+    return result;
+  } catch (error) {
+    // Commit 9 release on a definite failure. An unknown outcome keeps the intent: the
+    // manifest may still land and needs it.
+    if (cover && !isHoldfastError(error, "unresolved")) await cover.release().catch(() => {});
+    throw error;
+  }
+}
+
+/** A commit's inputs once checked (Commit 2), shared by its later steps. */
+interface CheckedCommit {
+  readonly branch: string;
+  readonly files: readonly DataFile[];
+  /** The caller's `parent`; `undefined`: the branch's latest at commit time. */
+  readonly parent: VersionRef | null | undefined;
+  readonly sources: readonly VersionRef[];
+  readonly maxAttempts: number;
+  readonly retirementWaitMs: number;
+  readonly txnId: string;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** What the manifest put needs: the checked commit and the intent covering its reused files. */
+interface ManifestPut extends CheckedCommit {
+  readonly cover: CommitCover | undefined;
+}
+
+/**
+ * Commit 2 check: every input validated before any request, and the commit's txnId drawn.
+ */
+function checkCommitOptions(ctx: ProtocolContext, options: CommitOptions): CheckedCommit {
   const branch = validateName(options.branch, "branch");
   const files = validateFiles(options.files);
-  const explicitParent = options.parent === undefined ? undefined : validateParent(options.parent);
+  const parent = options.parent === undefined ? undefined : validateParent(options.parent);
   const maxAttempts = options.maxAttempts ?? 16;
   if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) {
     throw holdfastError("invalid-input", "commit", `maxAttempts must be a positive integer`);
@@ -95,49 +149,28 @@ export async function commitVersion(
     );
   }
   const txnId = ctx.ids.next();
-  // Files this commit did not write itself are covered by an intent until the manifest lands.
-  const reused = reusedFiles(ctx, options.files);
-  const cover =
-    reused.length > 0 || sources.length > 0
-      ? await coverReusedFiles(ctx, txnId, branch, reused, sources, {
-          parent: explicitParent,
-          retirementWaitMs,
-          signal: options.signal,
-        })
-      : undefined;
-  // From here a manifest naming these handles may land: a later commit of them is reuse.
-  markCommitted(options.files);
-  try {
-    const result = await commitAttempts(
-      ctx,
-      options,
-      branch,
-      files,
-      explicitParent,
-      maxAttempts,
-      txnId,
-      cover,
-    );
-    await cover?.release().catch(() => {}); // a leftover intent expires and is swept
-    return result;
-  } catch (error) {
-    // An unknown outcome keeps the intent: the manifest may still land and needs it.
-    if (cover && !isHoldfastError(error, "unresolved")) await cover.release().catch(() => {});
-    throw error;
-  }
+  return {
+    branch,
+    files,
+    parent,
+    sources,
+    maxAttempts,
+    retirementWaitMs,
+    txnId,
+    signal: options.signal,
+  };
 }
 
-async function commitAttempts(
-  ctx: ProtocolContext,
-  options: CommitOptions,
-  branch: string,
-  files: DataFile[],
-  explicitParent: VersionRef | null | undefined,
-  maxAttempts: number,
-  txnId: string,
-  cover: CommitCover | undefined,
-): Promise<CommitResult> {
-  const hint = await readHeadHint(ctx, branch, options.signal);
+/**
+ * Commit 6 hint → 7 manifest → 8 advance, until a manifest of this commit is the branch's
+ * latest: read the head hint, put the version after it (or after the latest listed from
+ * it), then move the hint on. A definite conflict tries the next number, at most
+ * `maxAttempts` times.
+ */
+async function putNextManifest(ctx: ProtocolContext, put: ManifestPut): Promise<CommitResult> {
+  const { branch, txnId, signal } = put;
+  // Commit 6 hint.
+  const hint = await readHeadHint(ctx, branch, signal);
   let current = hint; // the hint the closing write compares against
   // Above a hint with a retired floor the next number is tried straight away; otherwise
   // (and after that try meets a version) the latest is listed from the hint.
@@ -146,7 +179,7 @@ async function commitAttempts(
   // the hint's own, or (none, or the search started over) one below the latest, since every
   // deletion so far is below the latest version (cleanup keeps it).
   const search = async (): Promise<{ latest: number | null; floor: number }> => {
-    const found = await latestFromHint(ctx, branch, hint, options.signal);
+    const found = await latestFromHint(ctx, branch, hint, signal);
     const floor =
       found.atOrAboveHint && hint?.retiredFloor != null
         ? hint.retiredFloor
@@ -157,28 +190,16 @@ async function commitAttempts(
     ? { latest: probe.version as number | null, floor: probe.retiredFloor }
     : await search();
 
-  for (let attempt = 0; attempt < maxAttempts; attempt += 1) {
+  for (let attempt = 0; attempt < put.maxAttempts; attempt += 1) {
     const version = (latest ?? 0) + 1;
     validateVersion(version);
-    const parent =
-      explicitParent !== undefined
-        ? explicitParent
-        : latest === null
-          ? null
-          : { branch, version: latest };
-    const manifest: Manifest = {
-      schema: 1,
-      branch,
-      version,
-      parent,
-      files: files.map((f) => ({ key: f.key, size: f.size })),
-      txnId,
-      committedAt: new Date(ctx.clock.now()).toISOString(),
-    };
+    const manifest = manifestOf(ctx, put, version, latest);
     const key = manifestKey(branch, version);
-    cover?.assertOpen();
-    const etag = await putManifest(ctx, key, manifest, options.signal);
+    put.cover?.assertOpen();
+    // Commit 7 manifest.
+    const etag = await putManifest(ctx, key, manifest, signal);
     if (etag !== undefined && probe) {
+      // Commit 8 advance, for a number taken above the hint without listing.
       const settled = await settleProbe(ctx, branch, version, probe).catch((error: unknown) => {
         throw unresolvedCommit(key, txnId, error);
       });
@@ -188,7 +209,7 @@ async function commitAttempts(
         // Our manifest landed; list to see whether it is the latest. If a version sits
         // above it, the number had been retired under a lagging hint: the manifest is an
         // old version nobody builds on, and the commit goes again above the latest.
-        const above = await latestVersionFrom(ctx, branch, version, options.signal).catch(
+        const above = await latestVersionFrom(ctx, branch, version, signal).catch(
           (error: unknown) => {
             throw unresolvedCommit(key, txnId, error);
           },
@@ -202,6 +223,7 @@ async function commitAttempts(
       return { branch, version, key, etag, txnId };
     }
     if (etag !== undefined) {
+      // Commit 8 advance.
       await advanceHeadHint(ctx, branch, version, floor, current);
       return { branch, version, key, etag, txnId };
     }
@@ -217,12 +239,36 @@ async function commitAttempts(
   throw holdfastError(
     "conflict",
     "commit",
-    `commit on ${branch} lost ${maxAttempts} races in a row`,
+    `commit on ${branch} lost ${put.maxAttempts} races in a row`,
     {
       code: "COMMIT_CONTENDED",
       hint: "too many concurrent writers on this branch; retry later",
     },
   );
+}
+
+/** The manifest of `version`: a defaulted parent is the latest version below it. */
+function manifestOf(
+  ctx: ProtocolContext,
+  put: ManifestPut,
+  version: number,
+  latest: number | null,
+): Manifest {
+  const parent =
+    put.parent !== undefined
+      ? put.parent
+      : latest === null
+        ? null
+        : { branch: put.branch, version: latest };
+  return {
+    schema: 1,
+    branch: put.branch,
+    version,
+    parent,
+    files: put.files.map((f) => ({ key: f.key, size: f.size })),
+    txnId: put.txnId,
+    committedAt: new Date(ctx.clock.now()).toISOString(),
+  };
 }
 
 /**

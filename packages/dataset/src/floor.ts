@@ -6,13 +6,13 @@ import { validateName } from "./names.js";
 
 /**
  * Cleanup's step before it deletes any manifest of `branch` numbered up to `maxRetired`
- * (docs/protocol.md, Cleanup step 5): raises the branch's retired floor to at least
+ * (docs/protocol.md §6, Cleanup 7 floor): raises the branch's retired floor to at least
  * `maxRetired`, so commits that put `version + 1` without listing never land on a number
  * this deletion frees. When the hint predates floors (or there is none), the branch's
  * latest version is listed from it and the floor becomes `latest - 1`, which bounds every
  * earlier deletion (cleanup never deletes a branch's latest version).
  *
- * A branch torn down under a committed record (docs/protocol.md §2, F1 "A branch torn down
+ * A branch torn down under a committed record (docs/protocol.md §2.1, F1 "A branch torn down
  * under a record"): when the branch's latest is at or below `maxRetired`, the record's
  * higher numbers belong to a deleted incarnation whose manifests are gone (a manifest's
  * `txnId` makes its ETag unique, so the recorded one never comes back), and the floor is

@@ -145,10 +145,9 @@ export async function advanceHeadHint(
 }
 
 /**
- * Decides a commit that put `hint.version + 1` without listing (docs/protocol.md §2,
- * "Commits above the hint"). `fresh`: no version above it existed, the number was never
- * used, the commit is the branch's latest. Otherwise the caller must list to decide, and
- * gets the hint as read again to write from.
+ * Decides a commit that put `hint.version + 1` without listing (docs/protocol.md §2.2). `fresh`: no
+ * version above it existed, the number was never used, the commit is the branch's latest. Otherwise
+ * the caller must list to decide, and gets the hint as read again to write from.
  *
  * The if-match write of the hint applying proves it: nobody wrote the hint between the
  * commit's read and this write, so no cleanup raised the floor, so no manifest above the

@@ -16,7 +16,7 @@ export type FoundLayout = "lance" | "holdfast-without-marker" | "other" | "empty
 /**
  * An operation of holdfast's own format met a store without `_holdfast/dataset.json`:
  * `invalid-input`, code NOT_A_HOLDFAST_DATASET, `found` says what is there. Thrown before
- * the operation writes anything (docs/protocol.md §1, "The format guard").
+ * the operation writes anything (docs/protocol.md §1.1).
  */
 export class NotAHoldfastDatasetError extends HoldfastError {
   readonly found: FoundLayout;
@@ -76,8 +76,8 @@ export const FORMAT_REQUIRED = "FORMAT_REQUIRED";
 /**
  * Refuses a call that names no dataset format (a JavaScript caller the types did not
  * stop): `invalid-input`, code FORMAT_REQUIRED, before any request. Every operation on a
- * dataset's layout takes the format it was opened with (docs/protocol.md §1, "The format
- * guard"); none falls back to holdfast's.
+ * dataset's layout takes the format it was opened with (docs/protocol.md §1.1); none falls back to
+ * holdfast's.
  */
 export function requireFormat(format: unknown, operation: string): asserts format is DatasetFormat {
   if (typeof format === "object" && format !== null) {

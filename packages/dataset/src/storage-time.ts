@@ -80,7 +80,7 @@ export function storePrecisionMs(ctx: ProtocolContext): number {
  * The store's "now": writes a probe `_holdfast/clock/{ulid}`, heads it, deletes it, and
  * returns the Last-Modified the store gave it (at the store's precision). Costs 3
  * requests. A probe left behind by a crash is harmless and swept by cleanup. Neither write
- * needs to survive a power loss (docs/protocol.md, "Durability"): `durable: false`.
+ * needs to survive a power loss (docs/protocol.md §5.10): `durable: false`.
  */
 export async function storageNow(
   ctx: ProtocolContext,

@@ -75,7 +75,7 @@ function delta(counting: CountingStore, before: Record<string, number>) {
   return out;
 }
 
-// docs/protocol.md §2, "Commits that reuse files", rule H (reuse through the head).
+// docs/protocol.md §2.5, rule H (reuse through the head).
 describe("appends that reuse the head's files without naming sources", () => {
   it("invariant 7: an append while a retirement is committed lands: its reused files are named by the head, which no record retires", async () => {
     const { ctx, memory, counting } = setup();

@@ -29,7 +29,7 @@ function setup() {
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
-describe("commit intents (docs/protocol.md, commits that reuse files)", () => {
+describe("commit intents (docs/protocol.md §2.5)", () => {
   it("a commit of freshly written files sends no intent: it costs what a commit of no files costs", async () => {
     const { ctx, counting } = setup();
     await initDataset(ctx);

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
-// docs/protocol.md §1 "The format guard".
+// docs/protocol.md §1.1.
 describe("requireHoldfastDataset", () => {
   const fills: [string, (s: MemoryStore) => Promise<void>][] = [
     ["empty", async () => {}],

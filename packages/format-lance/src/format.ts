@@ -68,7 +68,7 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       // What the reference census refuses is refused here too, so a cleanup (which lists
       // the branches before its first retirement record) stops before writing any: an
       // unreadable or foreign `_refs/` object, a branch folder without its JSON, an
-      // unreadable version hint (docs/protocol.md, Cleanup "Refuse before the commit").
+      // unreadable version hint (docs/protocol.md §6.1).
       await listLanceReferences(ctx);
       await Promise.all(out.map((branch) => readLanceVersionHint(ctx, branch)));
       return out;

@@ -400,7 +400,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     expect(landed).toBe(true);
     // The record's deletion began (it is marked) and another object is at version 2's key:
     // holdfast refuses to admit a version whose files it may have deleted, and names it
-    // (docs/protocol.md, Retirement "A recorded manifest that was replaced").
+    // (docs/protocol.md §5.5).
     const records = (await listKeys(base)).filter((k) => k.startsWith("_holdfast/retirement/"));
     expect(records).toHaveLength(1);
     expect(error).toMatchObject({

@@ -52,7 +52,7 @@ function sizes(dir: string, rel = ""): Map<string, number> {
   return out;
 }
 
-// docs/protocol.md, Cleanup "Refuse before the commit": a Lance version holdfast refuses is
+// docs/protocol.md §6.1: a Lance version holdfast refuses is
 // found before any retirement commit, so the refusal leaves no record and blocks no lease.
 describe("a Lance table holding a version holdfast refuses", () => {
   it.each([

@@ -22,9 +22,8 @@ import { listKeys, localPySite, type PySite, pylance, type Written } from "./pyl
  * pylance 14 never writes (an unimplemented feature-flag bit, a file outside the table's
  * folders, a base id without its base path), appended to its Manifest message as protobuf
  * allows (a later scalar wins, a repeated field gains an entry). Cleanup must stop with the
- * feature named before its first retirement write (docs/protocol.md, Cleanup "Refuse before
- * the commit": not one `_holdfast/retirement/` object written), delete nothing and keep
- * every version leasable.
+ * feature named before its first retirement write (docs/protocol.md §6.1: not one
+ * `_holdfast/retirement/` object written), delete nothing and keep every version leasable.
  */
 
 /** Forwards every request and logs the key of every write (PUT, DELETE, each key of a batch DELETE). */
@@ -327,7 +326,7 @@ describe("what holdfast refuses on a pylance 14 table (local disk)", () => {
   );
 });
 
-// docs/protocol.md, Retirement "A recorded manifest that was replaced": a committed record
+// docs/protocol.md §5.5: a committed record
 // whose version's manifest was replaced by one holdfast refuses (here after a crashed
 // cleaner's commit) has that version cancelled before the manifest is read.
 describe("a committed record on a pylance 14 table whose manifest is replaced by a refused one", () => {
@@ -394,7 +393,7 @@ describe("a committed record on a pylance 14 table whose manifest is replaced by
   });
 });
 
-// docs/protocol.md, Retirement "Ownership and recovery": on a Lance table the reference census
+// docs/protocol.md §5.3: on a Lance table the reference census
 // reads Lance's references and the version hint, not manifests, so its refusals are of those;
 // a crashed cleaner's sealed record whose recovery census meets one is given up before its
 // commit, and the refusal is thrown by name.

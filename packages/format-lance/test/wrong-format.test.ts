@@ -31,7 +31,7 @@ function snapshot(dir: string, rel = ""): Map<string, string> {
   return out;
 }
 
-// docs/protocol.md §1 "The format guard": an operation in holdfast's format refuses a store
+// docs/protocol.md §1.1: an operation in holdfast's format refuses a store
 // without holdfast's dataset marker before it writes anything. LanceDB writes the table;
 // holdfast's library is called on it with holdfast's format (a caller that never opened it).
 describe("a Lance table given to holdfast's library in holdfast's format", () => {

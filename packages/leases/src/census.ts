@@ -72,7 +72,7 @@ async function leaseIsActive(
  * `"all"`), in backend-sized batches. Throws if any deletion failed, so retirement keeps
  * its record (the retry anchor) until every lease it deletes is gone (L8).
  *
- * With `writtenBefore` (finalize, docs/protocol.md, Retirement "Finalization"), only leases
+ * With `writtenBefore` (finalize, docs/protocol.md §5.4), only leases
  * whose listed write lies a whole precision interval before that storage time are deleted:
  * `truncSec(lastModified) + interval(p) <= truncSec(writtenBefore)`, which proves the
  * write happened before the one stamped `writtenBefore` (§3). Any later lease (one

@@ -9,7 +9,7 @@ import { decodeLeaseSecret } from "./secret.js";
 export const INVALID_LEASE_HANDLE = "INVALID_LEASE_HANDLE";
 
 /**
- * Checks a lease handle before any request (docs/protocol.md §4, "Lease handles"): its key
+ * Checks a lease handle before any request (docs/protocol.md §4.1): its key
  * must be exactly the lease key of its branch, version, leaseId and secret (the key's tag
  * is the secret's hash), and it must carry the ETag of its last write. A handle that names
  * anything else (a manifest, another lease, a key with a foreign suffix, a real lease's key

@@ -12,7 +12,7 @@ import { type Lease, releaseLease, rewriteLease } from "./lease.js";
 /**
  * A lease as its holder carries it between processes (the CLI's `--handle`, the HTTP API's
  * `handle`): the `Lease` without its local timestamp, so any host can renew or release it.
- * Its `secret` is the capability (docs/protocol.md §4, "Lease secrets"): keep it private.
+ * Its `secret` is the capability (docs/protocol.md §4.2): keep it private.
  */
 export type LeaseHandle = Pick<
   Lease,

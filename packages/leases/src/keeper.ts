@@ -62,7 +62,7 @@ export function keeperTiming(
  * `signal` aborts. The fence signal is handed to the resolver, so a re-issue in flight
  * cannot postpone the fence (docs/protocol.md §4, C10). A refused or lost renewal aborts at once,
  * lost including a lease removed or rewritten by anyone without its secret (LEASE_LOST,
- * docs/protocol.md §4 "Lease secrets"). The keeper's `lease` carries the secret: keep it private.
+ * docs/protocol.md §4.2). The keeper's `lease` carries the secret: keep it private.
  */
 export function keepLease(
   ctx: ProtocolContext,

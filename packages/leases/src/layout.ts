@@ -21,7 +21,7 @@ export function versionLeasesPrefix(branch: string, version: number): string {
 /**
  * `_holdfast/leases/{branch}/{version:020d}/{leaseId}.{tag}.json`, where `tag` is
  * {@link leaseTag} of the lease's secret: the key binds the secret, so a handle whose
- * secret is not the lease's names another key (docs/protocol.md §4, "Lease secrets").
+ * secret is not the lease's names another key (docs/protocol.md §4.2).
  */
 export function leaseKey(branch: string, version: number, leaseId: string, secret: string): string {
   return `${versionLeasesPrefix(branch, validateVersion(version))}${leaseId}.${leaseTag(secret)}.json`;

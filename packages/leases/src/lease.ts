@@ -28,7 +28,7 @@ import { drawLeaseSecret, leaseProof, verifyLeaseProof } from "./secret.js";
 /**
  * A lease this process holds. Pass it back to renew, keep or release it. Its `secret` is
  * the capability: whoever holds the handle can renew and release the lease, nobody else
- * can (docs/protocol.md §4, "Lease secrets"). Keep it out of logs.
+ * can (docs/protocol.md §4.2). Keep it out of logs.
  */
 export interface Lease {
   readonly leaseId: string;
@@ -43,7 +43,7 @@ export interface Lease {
   readonly etag: string;
   /**
    * Writes so far minus one: 0 after acquire, 1 after an acquire that rewrote its lease
-   * (admitted by a post-commit cancellation, docs/protocol.md, Retirement "Finalization").
+   * (admitted by a post-commit cancellation, docs/protocol.md §5.4).
    */
   readonly renewal: number;
   readonly writerId: string;
@@ -71,18 +71,17 @@ export interface AcquireOptions {
 }
 
 /**
- * Acquires a lease on an existing version: create the lease object, THEN read retirement
- * admission (write-then-read, docs/protocol.md §4), THEN check the manifest still exists. If
- * the version is draining, sealed or committed, or its manifest is gone, the lease is
- * removed and `refused` (code RETIRING/SEALED/COMMITTED) or `not-found`
- * (VERSION_NOT_FOUND) is thrown. The manifest is checked after the lease write because a
- * retirement that completes entirely before the write leaves no record to see: only a
- * manifest read after the write proves the version outlives it. On a branch other than
- * `main` it also reads the branch's deletion fence after the lease write, and withdraws
- * (`refused`, BRANCH_DELETING) once a deletion has begun. Admitted only because a committed
- * (or cancelled) record shows the version cancelled, it rewrites its lease (if-match, fresh
- * bytes) before returning, so no finalizer holding an older view of that record can delete
- * it. 3 requests when no cleanup is in flight (4 off `main`); +1 PUT for that rewrite.
+ * Acquires a lease on an existing version (docs/protocol.md §4, Acquire 1–6): create the lease
+ * object, THEN read retirement admission (write-then-read), THEN check the manifest still exists.
+ * If the version is draining, sealed or committed, or its manifest is gone, the lease is removed
+ * and `refused` (code RETIRING/SEALED/COMMITTED) or `not-found` (VERSION_NOT_FOUND) is thrown. The
+ * manifest is checked after the lease write because a retirement that completes entirely before the
+ * write leaves no record to see: only a manifest read after the write proves the version outlives
+ * it. On a branch other than `main` it also reads the branch's deletion fence after the lease
+ * write, and withdraws (`refused`, BRANCH_DELETING) once a deletion has begun. Admitted only
+ * because a committed (or cancelled) record shows the version cancelled, it rewrites its lease
+ * (if-match, fresh bytes) before returning, so no finalizer holding an older view of that record
+ * can delete it. 3 requests when no cleanup is in flight (4 off `main`); +1 PUT for that rewrite.
  * Invariant 1.
  */
 export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions): Promise<Lease> {
@@ -90,7 +89,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const version = validateVersion(options.version);
   const ttlMs = validateTtl(options.ttlMs);
   const manifestKey = (options.format ?? defaultFormat).manifestKey(branch, version);
-  // Default format: the store must be holdfast's (docs/protocol.md §1, "The format guard").
+  // Acquire 1 check. Default format: the store must be holdfast's (docs/protocol.md §1.1).
   if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
     await requireHoldfastDataset(ctx, "acquireLease");
   }
@@ -102,6 +101,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const writtenAtLocalMs = ctx.clock.now();
   let etag: string;
   try {
+    // Acquire 2 write.
     const outcome = await putIfAbsent(ctx.store, key, bytes, resolverOptions(ctx, options.signal));
     if (outcome.status === "conflict") {
       throw holdfastError("conflict", "acquireLease", `lease key ${key} already taken`, {
@@ -119,6 +119,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
 
   let admission: Admission;
   try {
+    // Acquire 3 admission, after the write (write-then-read against the cleaner's drain).
     admission = await readAdmission(ctx, branch, version);
   } catch (error) {
     await removeQuietly(ctx, key);
@@ -131,7 +132,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
     await removeQuietly(ctx, key);
     throw refusal("acquireLease", branch, version, state, key);
   }
-  // A branch deletion that has begun (its fence is written) tears the branch down:
+  // Acquire 4 fence. A branch deletion that has begun (its fence is written) tears the branch down:
   // withdraw. The default branch cannot be deleted, so it costs nothing there.
   if (branch !== DEFAULT_BRANCH) {
     let fence: Awaited<ReturnType<typeof ctx.store.head>>;
@@ -155,6 +156,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
       );
     }
   }
+  // Acquire 5 manifest.
   let manifest: Awaited<ReturnType<typeof ctx.store.head>>;
   try {
     manifest = await ctx.store.head(manifestKey, { signal: options.signal });
@@ -185,12 +187,12 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
     manifestKey,
   };
   if (!admission.reopened) return lease;
-  // Admitted only because a committed (or cancelled) record shows the version cancelled. A
-  // finalizer whose view of that record predates the cancellation deletes leases written
-  // before its view, and our PUT may be one (an acquire stalled across the commit and the
-  // cancellation). Rewriting after the read that saw the cancellation stamps the lease
-  // after it, hence a whole precision interval past any such view (docs/protocol.md §3,
-  // Retirement "Finalization"). 1 PUT, only here.
+  // Acquire 6 rewrite. Admitted only because a committed (or cancelled) record shows the version
+  // cancelled. A finalizer whose view of that record predates the cancellation deletes leases
+  // written before its view, and our PUT may be one (an acquire stalled across the commit and the
+  // cancellation). Rewriting after the read that saw the cancellation stamps the lease after it,
+  // hence a whole precision interval past any such view (docs/protocol.md §3, §5.4). 1 PUT, only
+  // here.
   const rewrittenAtLocalMs = ctx.clock.now();
   try {
     const written = await writeNextLease(ctx, lease, options.signal, "acquireLease");
@@ -203,20 +205,21 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
 }
 
 /**
- * Renews a lease: if-match rewrite of its object (fresh writerId, next renewal counter, so
- * the bytes and the store's Last-Modified change), THEN read admission. Succeeds while the
- * version is open or draining (an admitted lease stays renewable, L1); from sealed on it
- * throws `refused` (SEALED/COMMITTED) and protection ends at the previous expiry.
- * A lease object that is gone throws `not-found` (LEASE_LOST); a lease whose TTL has run
- * out on the local clock is refused (LEASE_EXPIRED) without a write; one whose term ran
- * out while the renewal was in flight also checks the manifest (VERSION_NOT_FOUND once
- * retired). 2 requests when no cleanup is in flight and the renewal is on time.
+ * Renews a lease (docs/protocol.md §4, Renew 1–4): if-match rewrite of its object (fresh writerId,
+ * next renewal counter, so the bytes and the store's Last-Modified change), THEN read admission.
+ * Succeeds while the version is open or draining (an admitted lease stays renewable, L1); from
+ * sealed on it throws `refused` (SEALED/COMMITTED) and protection ends at the previous expiry. A
+ * lease object that is gone throws `not-found` (LEASE_LOST); a lease whose TTL has run out on the
+ * local clock is refused (LEASE_EXPIRED) without a write; one whose term ran out while the renewal
+ * was in flight also checks the manifest (VERSION_NOT_FOUND once retired). 2 requests when no
+ * cleanup is in flight and the renewal is on time.
  */
 export async function renewLease(
   ctx: ProtocolContext,
   lease: Lease,
   options: { signal?: AbortSignal } = {},
 ): Promise<Lease> {
+  // Renew 1 check.
   validateLeaseHandle(lease, "renewLease");
   validateSignalOption(options, "renewLease");
   // An expired lease is never rewritten: a sweep may be deleting it (see sweepExpiredLeases),
@@ -267,17 +270,17 @@ export async function rewriteLease(
   lease: Omit<Lease, "writtenAtLocalMs">,
   signal: AbortSignal | undefined,
 ): Promise<{ etag: string; renewal: number; writerId: string }> {
-  const written = await writeNextLease(ctx, lease, signal, "renewLease");
-  const admission = await readAdmission(ctx, lease.branch, lease.version);
+  const written = await writeNextLease(ctx, lease, signal, "renewLease"); // Renew 2 write
+  const admission = await readAdmission(ctx, lease.branch, lease.version); // Renew 3 admission
   if (admission.state === "sealed" || admission.state === "committed") {
     throw refusal("renewLease", lease.branch, lease.version, admission.state, lease.key);
   }
   if (!admission.reopened) return written;
-  // A renewal whose write landed before a finalizer's view of a committed record, and whose
-  // admission read came only after a cancellation of that record, is older than the view by
-  // the stamps: the view still counts the version retired and deletes it. Writing after the
-  // read that saw the cancellation stamps the lease after it (docs/protocol.md §3). 1 PUT,
-  // only here; a lease gone meanwhile is LEASE_LOST.
+  // Renew 4 rewrite. A renewal whose write landed before a finalizer's view of a committed
+  // record, and whose admission read came only after a cancellation of that record, is older
+  // than the view by the stamps: the view still counts the version retired and deletes it.
+  // Writing after the read that saw the cancellation stamps the lease after it
+  // (docs/protocol.md §3). 1 PUT, only here; a lease gone meanwhile is LEASE_LOST.
   return writeNextLease(ctx, { ...lease, ...written }, signal, "renewLease");
 }
 
@@ -285,7 +288,7 @@ export async function rewriteLease(
  * The next write of a handle's lease: if-match on its ETag with fresh bytes (renewal + 1).
  * A conflict adopts the stored object only when it is a later write of this very handle
  * whose answer was lost, and writes once more on its ETag; anything else is `not-found`
- * LEASE_LOST (docs/protocol.md §4, "Adoption rule"). Renewals and a reopened acquire share it.
+ * LEASE_LOST (docs/protocol.md §4.2, adoption rule). Renewals and a reopened acquire share it.
  */
 async function writeNextLease(
   ctx: ProtocolContext,
@@ -353,7 +356,7 @@ async function writeNextLease(
  * which names only the lease whose secret the caller holds. Idempotent.
  */
 export async function releaseLease(ctx: ProtocolContext, lease: Lease): Promise<void> {
-  validateLeaseHandle(lease, "releaseLease");
+  validateLeaseHandle(lease, "releaseLease"); // Release 1 check; then Release 2 delete
   if (!ctx.store.capabilities.atomicConditionalDelete) {
     await ctx.store.delete(lease.key);
     return;

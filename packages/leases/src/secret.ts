@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { cryptoRandomBytes, holdfastError } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/dataset";
 
-/** Bytes of randomness in a lease secret (docs/protocol.md §4, "Lease secrets"). */
+/** Bytes of randomness in a lease secret (docs/protocol.md §4.2). */
 export const LEASE_SECRET_BYTES = 32;
 
 /** A lease secret as handles carry it: 32 bytes, base64url without padding (43 characters). */

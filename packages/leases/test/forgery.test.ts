@@ -19,7 +19,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { commitVersions, OTHER_SECRET, T0, type World, world } from "./helpers.js";
 
-// docs/protocol.md §4, "Lease secrets": a lease handle is a capability. Everything an
+// docs/protocol.md §4.2: a lease handle is a capability. Everything an
 // attacker can read (the key, the ETag, the listing, the body) is not enough to renew,
 // shorten, stretch or release someone else's lease.
 

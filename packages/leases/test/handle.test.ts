@@ -34,7 +34,7 @@ async function setup() {
   return { memory, counting, ctx, lease, manifest };
 }
 
-// docs/protocol.md §4 "Lease handles".
+// docs/protocol.md §4.1.
 describe("lease handles are checked before use", () => {
   it("hole 4: release given a handle whose key (and ETag) is a manifest's is refused and the manifest stays", async () => {
     const { memory, counting, ctx, lease, manifest } = await setup();

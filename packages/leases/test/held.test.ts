@@ -33,7 +33,7 @@ async function setup() {
   return { storeTime, memory, counting, ctx, skewed, handle: toLeaseHandle(lease) };
 }
 
-// docs/protocol.md §4 "Lease handles": a handle renewed through any host, judged by the store.
+// docs/protocol.md §4.1: a handle renewed through any host, judged by the store.
 describe("lease handles renewed and released by any host", () => {
   it("L3 a handle renewed on a host with a skewed clock keeps the store's term", async () => {
     const { storeTime, skewed, handle, memory } = await setup();

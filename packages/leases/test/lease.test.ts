@@ -132,7 +132,7 @@ describe("request counts (no cleanup in flight)", () => {
     const counting = new CountingStore(w.memory);
     const ctx = { ...w.reader, store: counting };
     // The first acquire through a store object also HEADs the dataset marker (docs/protocol.md
-    // §1, "The format guard"); every later one is the 3 requests of §4.
+    // §1.1); every later one is the 3 requests of §4.
     await releaseLease(ctx, await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 30_000 }));
     expect(counting.requestCounts()).toMatchObject({ head: 2, put: 1, list: 1, delete: 1 });
     counting.resetCounts();
@@ -346,7 +346,8 @@ describe("census", () => {
     const cleaner = createContext(w.memory);
     w.fault.resetCounts();
     const result = await censusLeases(cleaner)("main", [1, 2, 3], await storageNow(cleaner));
-    // 1 released, 2 expired (5 s + 1 s < 10 s), 3 active (read to learn its 120 s TTL), 4 not asked.
+    // 1 released, 2 expired (5 s + 1 s < 10 s), 3 active (read to learn its 120 s TTL), 4 not
+    // asked.
     expect(result).toEqual(new Map([[3, "lease"]]));
   });
 

@@ -6,7 +6,7 @@ import { cancelReplaced, commit, drain, readAdmission, seal } from "@holdfast/re
 import { describe, expect, it } from "vitest";
 import { commitVersions, world } from "./helpers.js";
 
-// docs/protocol.md, Retirement "Finalization", *A stalled acquire*: an acquire admitted only
+// docs/protocol.md §5.4, *A stalled acquire*: an acquire admitted only
 // because a committed (or cancelled) record shows its version cancelled rewrites its lease
 // before returning it (1 PUT), so its Last-Modified follows that cancellation; nowhere else.
 

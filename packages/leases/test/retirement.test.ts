@@ -172,7 +172,7 @@ describe("leases against the retirement state machine", () => {
     expect(w.memory.keys().filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
   });
 
-  // docs/protocol.md, Retirement "Finalization": a finalizer deletes only leases written a
+  // docs/protocol.md §5.4: a finalizer deletes only leases written a
   // whole precision interval before its view of the record, so a stale handle (read before
   // another cleaner's `cancelReplaced`) never deletes a lease admitted after the cancellation.
   it("L1 a lease acquired after a cancelReplaced survives a stale finalizer and keeps its version through the next retirement", async () => {

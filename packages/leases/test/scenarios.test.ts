@@ -137,7 +137,7 @@ describe("lease scenarios (conformance/leases/scenarios.json)", () => {
                 ttlMs: Number(step.ttlMs),
                 // The scenarios are holdfast datasets without an identity object; naming the
                 // format keeps the shared request sequences free of the format guard's one
-                // HEAD (docs/protocol.md §1, "The format guard"), which is not shared.
+                // HEAD (docs/protocol.md §1.1), which is not shared.
                 format: defaultFormat,
               });
               handles.set(String(step.as ?? "a"), lease);

@@ -11,7 +11,7 @@ import {
 import { describe, expect, it } from "vitest";
 
 // The shared conformance vectors (repo root): the Python package runs the same file, so
-// both write byte-identical lease keys and bodies (docs/protocol.md §4, "Lease secrets").
+// both write byte-identical lease keys and bodies (docs/protocol.md §4.2).
 interface Vectors {
   secrets: { secretHex: string; secret: string; tag: string }[];
   keys: { secretHex: string; branch: string; version: number; leaseId: string; key: string }[];

@@ -67,7 +67,7 @@ const PARENT_CACHE_LIMIT = 100_000;
 
 /**
  * Visits every version a durable reference needs, in the order that closes the
- * intent-vs-commit race (docs/protocol.md, intent vs commit): admission intents first, then canonical tags
+ * intent-vs-commit race (docs/protocol.md §7.6): admission intents first, then canonical tags
  * and branches, then cross-branch parents of every present manifest. Any read or parse
  * error propagates: a census never treats "unreadable" as "unreferenced".
  */
@@ -78,14 +78,14 @@ export async function scanReferences(
 ): Promise<void> {
   const { format } = options;
   const codec = referenceCodecOf(format);
-  // holdfast's layout: lineage is read there only on a holdfast dataset (docs/protocol.md
-  // §1, "The format guard"; one HEAD per store object).
+  // holdfast's layout: lineage is read there only on a holdfast dataset (docs/protocol.md §1.1; one
+  // HEAD per store object).
   if (holdfastMarkerUnchecked(ctx.store, format)) {
     await requireHoldfastDataset(ctx, "censusReferences");
   }
   await scanIntentTargets(ctx, (ref, source) => visit(ref, "intent", source));
-  // Every object under `_refs/` is a reference or stops the census (docs/protocol.md,
-  // "Reference census"): nothing there is ever skipped.
+  // Every object under `_refs/` is a reference or stops the census (docs/protocol.md §7.9): nothing
+  // there is ever skipped.
   for await (const meta of listAll(ctx.store, REFS_ROOT)) {
     const kind = referenceKindOf(meta.key);
     const got = await ctx.store.get(meta.key);
@@ -119,7 +119,7 @@ export async function scanReferences(
 /**
  * Visits the versions every admission intent under `_holdfast/refs/intents/` covers (its
  * target and the prior state it replaces), whatever the dataset's format: a census reads
- * them before the canonical references (docs/protocol.md, intent vs commit). Fenced
+ * them before the canonical references (docs/protocol.md §7.6). Fenced
  * intents still cover their versions until reclaimed: over-protecting is safe. Any read or
  * parse error propagates.
  */

@@ -48,10 +48,10 @@ export interface DeleteResult {
 }
 
 /**
- * Deletes tag `name`: a delete intent records the prior state, competing intents of the
- * name are fenced, then the canonical is removed if-match. A definite failure leaves the
- * tag visible and its prior state restored; an unknown outcome keeps the intent so a
- * retry resumes (R12). Invariant 2: once this returns the tag is never visible again.
+ * Deletes tag `name` (docs/protocol.md §7, Delete 1–9): a delete intent records the prior state,
+ * competing intents of the name are fenced, then the canonical is removed if-match. A definite
+ * failure leaves the tag visible and its prior state restored; an unknown outcome keeps the intent
+ * so a retry resumes (R12). Invariant 2: once this returns the tag is never visible again.
  */
 export function deleteTag(
   ctx: ProtocolContext,
@@ -62,10 +62,10 @@ export function deleteTag(
 }
 
 /**
- * Deletes branch reference `name` and its incarnation: publishes the termination fence,
- * fences admitted child and tag publications, refuses (`conflict`, BRANCH_HAS_DEPENDENTS)
- * while a child branch or a tag depends on it, removes the branch's manifests, leases and
- * retirement state, then the canonical file if-match (R8, R10, R12).
+ * Deletes branch reference `name` and its incarnation (docs/protocol.md §7, Delete 1–9): publishes
+ * the termination fence, fences admitted child and tag publications, refuses (`conflict`,
+ * BRANCH_HAS_DEPENDENTS) while a child branch or a tag depends on it, removes the branch's
+ * manifests, leases and retirement state, then the canonical file if-match (R8, R10, R12).
  */
 export function deleteBranch(
   ctx: ProtocolContext,
@@ -91,11 +91,11 @@ async function deleteReference(
   if (kind === "branch") requireBranchWrites(refs.codec, refs.format, "deleteBranch");
   const boundMs = intentBound(options);
   requireAtomicUpdate(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
-  // holdfast's layout: a holdfast dataset only (docs/protocol.md §1, "The format guard").
+  // holdfast's layout: a holdfast dataset only (docs/protocol.md §1.1).
   if (holdfastMarkerUnchecked(ctx.store, refs.format)) {
     await requireHoldfastDataset(ctx, kind === "tag" ? "deleteTag" : "deleteBranch");
   }
-  const current = await readCanonical(ctx, refs.codec, kind, name);
+  const current = await readCanonical(ctx, refs.codec, kind, name); // Delete 1 read
   if (!current) {
     // Absence alone cannot say "deleted": only a recorded delete intent makes this a resume.
     let resumed = false;
@@ -137,15 +137,16 @@ async function deleteReference(
     generation: refs.codec.newGeneration(ctx),
   };
   const iKey = intentKey(kind, name, intentId);
-  await writeIntent(ctx, iKey, intent);
+  await writeIntent(ctx, iKey, intent); // Delete 2 intent
   let fenceWriter: string | null = null;
   const coDeleters = new Set<string>();
   try {
     if (kind === "branch") {
+      // Delete 3 fence.
       fenceWriter = await publishFence(ctx, name, current.doc as BranchDocument, intentId);
-      // After the fence (write-then-read against the acquirer's lease-then-fence read):
-      // a lease this listing misses was written after the fence, and its acquirer sees
-      // the fence and withdraws.
+      // Delete 4 leases, after the fence (write-then-read against the acquirer's lease-then-fence
+      // read): a lease this listing misses was written after the fence, and its acquirer sees the
+      // fence and withdraws.
       if (options.force !== true) await requireNoActiveLeases(ctx, name);
     }
     const outcome = await runDeletion(ctx, refs, kind, name, current, intentId, coDeleters);
@@ -181,7 +182,8 @@ async function deleteReference(
     }
     throw error;
   }
-  // Deleted. What follows only reclaims sidecars; a failure leaves them to recovery.
+  // Delete 9 release. Deleted; what follows only reclaims sidecars; a failure leaves them to
+  // recovery.
   try {
     if (fenceWriter !== null) await removeFence(ctx, name, fenceWriter);
     // Earlier, interrupted deletions of this name are complete now too.
@@ -194,9 +196,9 @@ async function deleteReference(
 }
 
 /**
- * The deletion body, repeatable after an interruption: fence competing intents, take the
- * dependency census (branches), tear the incarnation down, remove the canonical if-match.
- * `changed` when the canonical kept changing under us.
+ * The deletion body (docs/protocol.md §7, Delete 5–8), repeatable after an interruption: fence
+ * competing intents, take the dependency census (branches), tear the incarnation down, remove the
+ * canonical if-match. `changed` when the canonical kept changing under us.
  */
 export async function runDeletion(
   ctx: ProtocolContext,
@@ -209,11 +211,12 @@ export async function runDeletion(
 ): Promise<"deleted" | "changed"> {
   let current: StoredCanonical<CanonicalDocument> | null = initial;
   for (let round = 0; round < 3 && current; round += 1) {
-    await fenceCompetingIntents(ctx, kind, name, intentId, coDeleters);
+    await fenceCompetingIntents(ctx, kind, name, intentId, coDeleters); // Delete 5 fence intents
     if (kind === "branch") {
-      await requireNoDependents(ctx, refs, name);
-      await teardownBranch(ctx, refs.format, name);
+      await requireNoDependents(ctx, refs, name); // Delete 6 dependents
+      await teardownBranch(ctx, refs.format, name); // Delete 7 teardown
     }
+    // Delete 8 remove.
     const removed = await removeIfMatch(ctx, refs.codec, current.key, current.etag, current.doc);
     if (removed === "applied") return "deleted";
     // Someone changed it after our read (a publication whose intent we just fenced, or

@@ -105,7 +105,7 @@ export async function rewriteIfMatch<D extends CanonicalDocument>(
  * Removes a canonical only while it is at `etag`. Where the store honours conditional
  * delete this is one `deleteIfMatch`; elsewhere (RGW ignores If-Match on DELETE) it first
  * moves the object to fresh bytes with an if-match rewrite, which fences every stale
- * writer, and then deletes unconditionally (docs/protocol.md, Retirement).
+ * writer, and then deletes unconditionally (docs/protocol.md §5).
  */
 export async function removeIfMatch(
   ctx: ProtocolContext,

@@ -97,12 +97,12 @@ export interface PublishPlan<D extends CanonicalDocument> {
 }
 
 /**
- * The publisher (docs/protocol.md, intent vs commit): W(intent) → readAdmission → HEAD(target manifest) →
- * conditional W(canonical) → [post-check] → D(intent) last. The intent covers the target
- * for the cleaner's census (which reads intents before canonical refs) until the canonical
- * is durable. No read-then-overwrite and no unconditional rollback: a publication that
- * finds it lost ownership removes (create) or restores (update) its own write, if-match
- * on the ETag it wrote. Invariants 2 and 3.
+ * The publisher (docs/protocol.md §7, Publish 1–6; §7.6): W(intent) → readAdmission → HEAD(target
+ * manifest) → conditional W(canonical) → [post-check] → D(intent) last. The intent covers the
+ * target for the cleaner's census (which reads intents before canonical refs) until the canonical
+ * is durable. No read-then-overwrite and no unconditional rollback: a publication that finds it
+ * lost ownership removes (create) or restores (update) its own write, if-match on the ETag it
+ * wrote. Invariants 2 and 3.
  */
 export async function publish<D extends CanonicalDocument>(
   ctx: ProtocolContext,
@@ -135,12 +135,12 @@ export async function publish<D extends CanonicalDocument>(
   // Local timer only: it measures how long this process has held its cover, never
   // compared with another host's clock.
   // holdfast's layout: the store must be a holdfast dataset before the first write
-  // (docs/protocol.md §1, "The format guard").
+  // (docs/protocol.md §1.1).
   if (holdfastMarkerUnchecked(ctx.store, plan.options.format)) {
     await requireHoldfastDataset(ctx, plan.op);
   }
   const startedAt = ctx.clock.now();
-  await writeIntent(ctx, iKey, intent);
+  await writeIntent(ctx, iKey, intent); // Publish 1 intent
 
   const abandon = async (error: HoldfastError): Promise<never> => {
     await dropIntent(ctx, iKey).catch(() => undefined); // recovery reclaims a leftover
@@ -149,7 +149,7 @@ export async function publish<D extends CanonicalDocument>(
 
   let written: WrittenTarget;
   try {
-    written = await checkTarget(ctx, plan, key);
+    written = await checkTarget(ctx, plan, key); // Publish 2 admission, 3 manifest
   } catch (error) {
     return abandon(error as HoldfastError);
   }
@@ -163,6 +163,7 @@ export async function publish<D extends CanonicalDocument>(
   };
   let outcome: Awaited<ReturnType<typeof putIfAbsent>>;
   try {
+    // Publish 4 canonical.
     const bytes = plan.codec.encode(plan.kind, plan.doc, written);
     outcome = plan.expected
       ? await putIfMatch(ctx.store, key, bytes, plan.expected.etag, resolve)
@@ -193,6 +194,7 @@ export async function publish<D extends CanonicalDocument>(
 
   let lost: string | null;
   try {
+    // Publish 5 post-check.
     lost = await lostOwnership(ctx, plan, {
       iKey,
       writerId,
@@ -234,8 +236,8 @@ export async function publish<D extends CanonicalDocument>(
       ),
     );
   }
-  // Published. Dropping the intent is the last step; a failure leaves a completed intent
-  // that recovery reclaims (it only ever over-protects).
+  // Publish 6 release. Published; dropping the intent is the last step; a failure leaves a
+  // completed intent that recovery reclaims (it only ever over-protects).
   await dropIntent(ctx, iKey).catch(() => undefined);
   return { etag, doc: plan.doc };
 }

@@ -46,22 +46,22 @@ export interface ReferenceRecoveryReport {
 }
 
 /**
- * Recovers reference lifecycle state (docs/protocol.md, References): expired intents are fenced, never replayed
- * (R2): a create is left as it landed or not; an update's canonical is fenced with fresh
- * bytes while it is still at the recorded prior ETag (R5, R9); an interrupted deletion
- * resumes (R12). It then censuses canonical tags, branches and descendant lineage, not only
- * intents (R6), removes orphans of deleted parents (R10) and stale fences. Invariants 2, 5.
+ * Recovers reference lifecycle state (docs/protocol.md §7, Recovery 1–6): expired intents are
+ * fenced, never replayed (R2): a create is left as it landed or not; an update's canonical is
+ * fenced with fresh bytes while it is still at the recorded prior ETag (R5, R9); an interrupted
+ * deletion resumes (R12). It then censuses canonical tags, branches and descendant lineage, not
+ * only intents (R6), removes orphans of deleted parents (R10) and stale fences. Invariants 2, 5.
  */
 export async function recoverReferences(
   ctx: ProtocolContext,
   options: { readonly format: DatasetFormat; readonly storageNow?: Date },
 ): Promise<ReferenceRecoveryReport> {
   const refs = referencesOf(options?.format);
-  // holdfast's layout: a holdfast dataset only (docs/protocol.md §1, "The format guard").
+  // holdfast's layout: a holdfast dataset only (docs/protocol.md §1.1).
   if (holdfastMarkerUnchecked(ctx.store, refs.format)) {
     await requireHoldfastDataset(ctx, "recoverReferences");
   }
-  const now = options.storageNow ?? (await storageNow(ctx));
+  const now = options.storageNow ?? (await storageNow(ctx)); // Recovery 1 probe
   const recoveryId = ctx.ids.next();
   const precision = ctx.store.capabilities.timestampPrecisionMs;
   const report: ReferenceRecoveryReport = {
@@ -74,12 +74,14 @@ export async function recoverReferences(
     referenced: [],
   };
 
+  // Recovery 2 intents.
   const expired: StoredIntent[] = [];
   for await (const stored of listIntents(ctx, INTENTS_PREFIX)) {
     if (!isActiveAt(stored.lastModified, stored.intent.ownershipBoundMs, precision, now)) {
       expired.push(stored);
     }
   }
+  // Recovery 3 expired.
   for (const listed of expired) {
     let stored = listed;
     const { intent } = stored;
@@ -123,8 +125,9 @@ export async function recoverReferences(
     report.reclaimedIntents.push(stored.key);
   }
 
-  await removeOrphans(ctx, refs, report);
+  await removeOrphans(ctx, refs, report); // Recovery 4 orphans
 
+  // Recovery 5 fences.
   for await (const meta of listAll(ctx.store, FENCES_PREFIX)) {
     const fence = await readFence(ctx, meta.key);
     if (!fence) continue;
@@ -138,6 +141,7 @@ export async function recoverReferences(
     }
   }
 
+  // Recovery 6 report.
   report.referenced.push(...(await listReferencedVersions(ctx, { format: refs.format })));
   return report;
 }

@@ -5,7 +5,7 @@ import { retirementPrefix } from "@holdfast/retirement";
 
 /**
  * Removes the branch incarnation's manifests (through its format), leases and retirement
- * state (docs/protocol.md, References). Only formats whose codec writes branches get here.
+ * state (docs/protocol.md §7). Only formats whose codec writes branches get here.
  */
 export async function teardownBranch(
   ctx: ProtocolContext,

@@ -17,7 +17,7 @@ import {
 } from "../src/index.js";
 import { commits, keysUnder, world } from "./support.js";
 
-// docs/protocol.md §1 "The format guard": no operation falls back to holdfast's layout. A
+// docs/protocol.md §1.1: no operation falls back to holdfast's layout. A
 // call without the dataset's format is a type error (each `@ts-expect-error` below fails
 // the typecheck once the format is optional again) and, for a JavaScript caller, a typed
 // refusal before any request.

@@ -19,7 +19,7 @@ export interface Admission {
    * `open` only because a committed record, or a cancelled one (it may have been committed),
    * names the version cancelled. That cancellation can be newer than a finalizer's view of
    * the record, which still counts the version retired, so an acquirer that reads this
-   * rewrites its lease before it returns it (docs/protocol.md, Retirement "Finalization").
+   * rewrites its lease before it returns it (docs/protocol.md §5.4).
    * Never set for a version no record names, nor for a record still draining or sealed
    * (every committed view of it shows its cancellations).
    */

@@ -15,7 +15,7 @@ import {
 import { z } from "zod";
 import type { RetirementContext } from "./context.js";
 
-/** The one cleanup lock of a dataset (docs/protocol.md, "One cleanup at a time"). */
+/** The one cleanup lock of a dataset (docs/protocol.md §5.9). */
 export const CLEANUP_LOCK_KEY = "_holdfast/cleanup/lock.json";
 
 /** Default storage-time bound of the cleanup lock: stale one minute after its last renewal. */
@@ -61,11 +61,11 @@ export interface AcquireCleanupLockOptions {
 }
 
 /**
- * Takes the dataset's cleanup lock: a create-only write; if another cleanup holds it and
- * renewed it within its bound (storage time), `conflict` CLEANUP_RUNNING naming that owner
- * and since when (or, with `wait`, poll until it is free); a lock whose owner stopped
- * renewing is taken over by an if-match rewrite, so two takers cannot both win. The lock
- * keeps statistics and work single-run; the safety of concurrent cleanups does not rest on
+ * Retirement 1 lock (docs/protocol.md §5.9): takes the dataset's cleanup lock, a create-only write;
+ * if another cleanup holds it and renewed it within its bound (storage time), `conflict`
+ * CLEANUP_RUNNING naming that owner and since when (or, with `wait`, poll until it is free); a lock
+ * whose owner stopped renewing is taken over by an if-match rewrite, so two takers cannot both win.
+ * The lock keeps statistics and work single-run; the safety of concurrent cleanups does not rest on
  * it (every retirement step stays fenced on its own).
  */
 export async function acquireCleanupLock(
@@ -165,7 +165,7 @@ export async function releaseCleanupLock(ctx: RetirementContext, lock: CleanupLo
 /**
  * The storage time of the holder's own lock write, read by one HEAD: a Last-Modified the
  * store stamped on a write this run made, so it can serve as the run's storage "now"
- * instead of a separate probe (docs/protocol.md, "One cleanup at a time"). The returned
+ * instead of a separate probe (docs/protocol.md §5.9). The returned
  * lock records it as `since`, so renewals keep the start time. `undefined` when the lock
  * no longer shows this holder's write (then the caller probes).
  */
@@ -199,7 +199,7 @@ export function isCleanupLockLost(error: unknown): boolean {
 /**
  * Every write of the lock (take, takeover, renewal, release) is `durable: false`: no
  * safety rests on the lock, and a power loss that undoes one looks like a crash before it
- * (docs/protocol.md, "Durability": a lost take or renewal leaves the lock as it was, a lost
+ * (docs/protocol.md §5.10: a lost take or renewal leaves the lock as it was, a lost
  * release leaves a lock that goes stale after its bound).
  */
 function lockWriteOptions(ctx: RetirementContext) {

@@ -24,15 +24,14 @@ export interface FinalizeOptions {
   /**
    * The dataset format's check (`DatasetFormat.presentManifests`, or cleanup's own through
    * the format). No default: a layout assumed for the wrong format would see every manifest
-   * as absent (docs/protocol.md §1, "The format guard").
+   * as absent (docs/protocol.md §1.1).
    */
   readonly presentManifests: PresentManifests;
   /**
    * A storage time no later than the write of the record version `handle` holds (the
    * cleanup run's "now", at which its censuses judged leases). Leases are deleted only when
    * written a whole precision interval before the earliest of this and
-   * `handle.lastModified`; one of the two is required (docs/protocol.md, Retirement
-   * "Finalization").
+   * `handle.lastModified`; one of the two is required (docs/protocol.md §5.4).
    */
   readonly leasesWrittenBefore?: Date | undefined;
 }
@@ -43,13 +42,13 @@ export interface FinalizeResult {
 }
 
 /**
- * Step 7: leaves no retirement metadata behind (invariant 5, L3). Re-checks that every
- * recorded manifest is absent (else `refused`: deletion is not complete), then deletes
- * the retired versions' leases written before the finalizer's view of the record (so a
- * lease admitted after a cancellation this handle has not seen is never deleted), then
- * superseded cancelled records, and the committed record LAST, so a crash anywhere before leaves the retry anchor in place (L8). The
- * committed record is terminal, so its delete is unconditional (RGW ignores If-Match on
- * DELETE, docs/protocol.md, Retirement).
+ * Retirement 9 finalize (docs/protocol.md §5.4): leaves no retirement metadata behind (invariant 5,
+ * L3). Re-checks that every recorded manifest is absent (else `refused`: deletion is not complete),
+ * then deletes the retired versions' leases written before the finalizer's view of the record (so a
+ * lease admitted after a cancellation this handle has not seen is never deleted), then superseded
+ * cancelled records, and the committed record LAST, so a crash anywhere before leaves the retry
+ * anchor in place (L8). The committed record is terminal, so its delete is unconditional (RGW
+ * ignores If-Match on DELETE, docs/protocol.md §5).
  */
 export async function finalize(
   ctx: RetirementContext,
@@ -97,7 +96,7 @@ export async function finalize(
   }
   // Only leases written before the view: a version cancelled since (committed -> committed,
   // "A recorded manifest that was replaced") may hold leases admitted after it, which this
-  // stale view would still count as retired (docs/protocol.md, Retirement "Finalization").
+  // stale view would still count as retired (docs/protocol.md §5.4).
   if (retired.length > 0) await options.deleteLeases(branch, retired, { writtenBefore });
   const supersededRemoved = await removeSuperseded(ctx, handle);
   await ctx.store.delete(handle.key);

@@ -65,7 +65,7 @@ export interface Heartbeat {
 /**
  * Calls `beat` every `everyMs` until stopped: a cleanup renews its lock and its pre-commit
  * record with it, so a crashed cleaner's record blocks acquisitions for at most one
- * ownership bound (docs/protocol.md, "Heartbeat").
+ * ownership bound (docs/protocol.md §5.2).
  */
 export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
   const stopper = new AbortController();

@@ -51,9 +51,9 @@ export interface DrainOptions {
 export type RetentionReasons = ReadonlyMap<number, string>;
 
 /**
- * Step 1 of retirement: create-only write of a draining record naming the versions and
- * their manifest identities. From here new acquisitions are refused while admitted leases
- * still renew (L1). Costs one request (more only on lost answers).
+ * Retirement 2 drain (docs/protocol.md §5): create-only write of a draining record naming the
+ * versions and their manifest identities. From here new acquisitions are refused while admitted
+ * leases still renew (L1). Costs one request (more only on lost answers).
  */
 export async function drain(
   ctx: RetirementContext,
@@ -92,7 +92,7 @@ export async function drain(
   };
   const { writerId, bytes } = writerPayload(fields, ctx.ids);
   // Not durable: a power loss that undoes the drain looks like a crash before it
-  // (docs/protocol.md, "Durability").
+  // (docs/protocol.md §5.10).
   const outcome = await putIfAbsent(ctx.store, key, bytes, resolveOptions(ctx, "draining"));
   if (outcome.status === "conflict") {
     throw holdfastError("conflict", "drain", `retirement record ${key} already exists`, { key });
@@ -126,7 +126,7 @@ export function cancelVersions(
 }
 
 /**
- * Step 3: draining → sealed by if-match. Sealing is the renewal cutoff; versions in
+ * Retirement 4 seal: draining → sealed by if-match. Sealing is the renewal cutoff; versions in
  * `options.cancel` (the first lease census) are cancelled in the same write.
  */
 export function seal(
@@ -139,9 +139,9 @@ export function seal(
 }
 
 /**
- * Step 5: sealed → committed by if-match, the irreversible deletion boundary; versions in
- * `options.cancel` (second lease census, reference census) are cancelled in the same write.
- * A lost answer that stays unknown throws `unresolved`: the caller must not delete anything
+ * Retirement 6 commit: sealed → committed by if-match, the irreversible deletion boundary; versions
+ * in `options.cancel` (Retirement 5 census 2: leases, then references) are cancelled in the same
+ * write. A lost answer that stays unknown throws `unresolved`: the caller must not delete anything
  * until {@link confirmCommit} (or recovery) shows the stored record is this commit.
  */
 export function commit(
@@ -225,7 +225,7 @@ export async function confirmCommit(
 /**
  * Cancels a draining or sealed record this process owns and deletes it: the in-process
  * drop of a drain (L5). The rewrite to `cancelled` comes first so the delete can be
- * unconditional (RGW ignores If-Match on DELETE, docs/protocol.md, Retirement). A record someone else
+ * unconditional (RGW ignores If-Match on DELETE, docs/protocol.md §5). A record someone else
  * already moved is left alone. Never touches a committed record.
  */
 export async function abandon(ctx: RetirementContext, handle: RetirementHandle): Promise<void> {
@@ -260,7 +260,7 @@ export const REPLACED_REASON = "changed";
 /**
  * committed → committed: cancels the versions of a committed record whose manifest key now
  * holds another object than the one recorded (`seen`: version → ETag at the key now;
- * docs/protocol.md, Retirement "A recorded manifest that was replaced"). The recorded
+ * docs/protocol.md §5.5). The recorded
  * manifest is gone and the one present is not the record's to retire, so the version opens
  * at once, without reading (or parsing) the manifest now there. An if-match rewrite with
  * fresh bytes, reason `changed`; any cleaner may send it (the run that committed, a later
@@ -367,14 +367,13 @@ export function isRetiredManifestRewritten(error: unknown): error is HoldfastErr
 }
 
 /**
- * committed → committed, once, before the first file of the record is deleted: marks the
- * record `deletionStartedAt` (`at`, storage time) by an if-match rewrite with fresh bytes
- * (docs/protocol.md, Retirement "A recorded manifest that was replaced"). From then on
- * {@link cancelReplaced} never cancels a version of it. A record already marked is returned
- * unwritten (a resumed run costs nothing more); a conflict (another cleaner's mark or
- * cancellation) re-reads and retries on what the record then says, so the deletion follows
- * the record as written. Returns the marked record, `null` when it is gone, or the record
- * as found when it is no longer committed (nothing of it may be deleted then). A handle
+ * Retirement 7 mark: committed → committed, once, before the first file of the record is deleted:
+ * marks the record `deletionStartedAt` (`at`, storage time) by an if-match rewrite with fresh bytes
+ * (docs/protocol.md §5.5). From then on {@link cancelReplaced} never cancels a version of it. A
+ * record already marked is returned unwritten (a resumed run costs nothing more); a conflict
+ * (another cleaner's mark or cancellation) re-reads and retries on what the record then says, so
+ * the deletion follows the record as written. Returns the marked record, `null` when it is gone, or
+ * the record as found when it is no longer committed (nothing of it may be deleted then). A handle
  * held without its versions is read first. An unknown outcome throws `unresolved`
  * ({@link UnresolvedTransitionError}): nothing may be deleted until a later read shows the mark.
  */
@@ -481,7 +480,7 @@ async function transition(
       : {}),
   };
   // A fresh writerId changes the bytes on every write, so even an identical transition
-  // changes a content-MD5 ETag and fences whoever holds the old one (docs/protocol.md, Retirement).
+  // changes a content-MD5 ETag and fences whoever holds the old one (docs/protocol.md §5).
   const { writerId, bytes } = writerPayload(fields, ctx.ids);
   let outcome: Awaited<ReturnType<typeof putIfMatch>>;
   try {
@@ -525,7 +524,7 @@ function requireState(
 }
 
 /**
- * Which record writes must survive a power loss (docs/protocol.md, "Durability"): every
+ * Which record writes must survive a power loss (docs/protocol.md §5.10): every
  * write that leaves the record committed or cancelled. A draining or sealed write (drain,
  * cancelVersions, seal, heartbeat) is not: nothing is deleted before a durable commit and
  * mark of the same key, and a power loss that undoes it (ending every process that saw it)

@@ -41,8 +41,7 @@ export const RetirementRecord = z.object({
   /**
    * Set (once, committed → committed) before the first file of the record is deleted: the
    * storage time of the run that started the deletion. From then on a version whose
-   * manifest key holds another object is never cancelled (docs/protocol.md, Retirement
-   * "A recorded manifest that was replaced").
+   * manifest key holds another object is never cancelled (docs/protocol.md §5.5).
    */
   deletionStartedAt: z.string().min(1).optional(),
 });
@@ -58,7 +57,7 @@ export function retirementPrefix(branch: string): string {
 
 /**
  * Key of a record: branch and version range in the key, so an acquirer finds the records
- * that can cover its version with one LIST and reads only those (docs/protocol.md, Retirement).
+ * that can cover its version with one LIST and reads only those (docs/protocol.md §5).
  */
 export function retirementKey(
   branch: string,

@@ -29,7 +29,7 @@ export interface RecoverOptions {
    * failure is thrown, with what recovery did: the committed records (a failure never stops
    * them) and the records given up. Cleanup cancels there the committed records' versions
    * whose manifest was replaced, which needs a listing, not the refused input
-   * (docs/protocol.md, Retirement "Ownership and recovery"). An error it throws is thrown
+   * (docs/protocol.md §5.3). An error it throws is thrown
    * instead of the census failure.
    */
   readonly onCensusFailure?: ((report: RecoveryReport) => Promise<void>) | undefined;
@@ -50,7 +50,7 @@ export interface RecoveryReport {
 }
 
 /**
- * Scans all durable retirement state and resolves it (docs/protocol.md, Retirement):
+ * Scans all durable retirement state and resolves it (docs/protocol.md §5):
  * - cancelled records are deleted (terminal);
  * - a drain past its ownership bound is fenced (fresh-bytes rewrite to `cancelled`, so its
  *   old owner can no longer seal) and deleted; a live drain is left alone (L5);
@@ -103,9 +103,9 @@ export async function recoverRetirements(
         await giveUp(ctx, handle, owner, report);
         continue;
       }
-      // After a failure in this pass nothing more is decided (docs/protocol.md, Retirement
-      // "Ownership and recovery": refuse before deciding): a later sealed record is given up
-      // too rather than committed, which is always safe before its commit.
+      // After a failure in this pass nothing more is decided (docs/protocol.md §5.3: refuse before
+      // deciding): a later sealed record is given up too rather than committed, which is always
+      // safe before its commit.
       if (failed) {
         await giveUp(ctx, handle, owner, report);
         continue;

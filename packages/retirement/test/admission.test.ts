@@ -73,7 +73,7 @@ describe("readAdmission", () => {
     expect((await readAdmission(ctxOf(store, ids), "main", 3)).state).toBe("open");
   });
 
-  it('L1 reopened: open only because a committed or cancelled record names the version cancelled (docs/protocol.md, Retirement "Finalization")', async () => {
+  it("L1 reopened: open only because a committed or cancelled record names the version cancelled (docs/protocol.md §5.4)", async () => {
     const { store, ids } = setup();
     const ctx = ctxOf(store, ids);
     const key = retirementKey("main", 3, 5, "01OP");

@@ -44,7 +44,7 @@ const refusingRefs =
     throw error;
   };
 
-// docs/protocol.md, Retirement "Ownership and recovery": a sealed record whose census fails
+// docs/protocol.md §5.3: a sealed record whose census fails
 // cannot be decided; it is given up before its commit (cancelled, then deleted), so no version
 // of it stays refused to leases while the failure lasts, and the failure is thrown unchanged.
 describe("a sealed record whose recovery census fails", () => {

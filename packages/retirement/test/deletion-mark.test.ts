@@ -31,7 +31,7 @@ async function committed(ctx: ReturnType<typeof memoryContext>["ctx"]) {
   );
 }
 
-// docs/protocol.md, Retirement "A recorded manifest that was replaced": a replaced manifest
+// docs/protocol.md §5.5: a replaced manifest
 // rescues its version only before its record's deletion began (`startDeletion`).
 describe("startDeletion and cancelReplaced", () => {
   it("marks a committed record once (fresh bytes, same versions); a marked record is not rewritten again", async () => {

@@ -56,7 +56,7 @@ describe("retirement state machine", () => {
       leasesWrittenBefore: view.lastModified,
     });
     expect(deleted).toEqual([[1]]);
-    // Only leases written before the view of the record (docs/protocol.md, Retirement "Finalization").
+    // Only leases written before the view of the record (docs/protocol.md §5.4).
     expect(cutoffs).toEqual([view.lastModified!.toISOString()]);
     expect(store.keys()).toEqual([DATASET_KEY]);
   });
@@ -218,7 +218,7 @@ describe("retirement state machine", () => {
     const { ctx, store } = memoryContext();
     // A Lance table: its manifests are _versions/{n}.manifest, which a check assuming
     // holdfast's layout would not see, so every retired version would look gone
-    // (docs/protocol.md §1, "The format guard").
+    // (docs/protocol.md §1.1).
     await store.put("_versions/1.manifest", new Uint8Array([1]));
     const h = await commit(
       ctx,

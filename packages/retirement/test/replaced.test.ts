@@ -24,8 +24,7 @@ async function committed(ctx: ReturnType<typeof memoryContext>["ctx"]) {
   );
 }
 
-// docs/protocol.md, Retirement: committed → committed `cancelReplaced` ("A recorded
-// manifest that was replaced").
+// docs/protocol.md §5.5: committed → committed `cancelReplaced`.
 describe("cancelReplaced", () => {
   it("cancels only the versions whose manifest key holds another ETag; they open at once, the rest stay committed", async () => {
     const { ctx } = memoryContext();

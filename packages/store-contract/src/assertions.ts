@@ -8,7 +8,10 @@ import {
 } from "@holdfast/conditional-store";
 import { expect } from "vitest";
 
-/** Writers racing in each round of the concurrency tests (docs/protocol.md: exactly one winner). */
+/**
+ * Writers racing in each round of the concurrency tests (docs/guarantees.md, invariant 3:
+ * exactly one winner).
+ */
 export const CONTRACT_RACERS = 8;
 
 const encoder = new TextEncoder();

@@ -1,4 +1,4 @@
-"""Retirement admission, as an acquirer or renewer reads it (docs/protocol.md, Retirement).
+"""Retirement admission, as an acquirer or renewer reads it (docs/protocol.md §5).
 
 One LIST of the branch's retirement records, one GET of each record whose key range covers
 the version; the most severe covering state wins. A draining record past its ownership
@@ -51,7 +51,7 @@ class Admission:
     """``open`` only because a committed record, or a cancelled one (it may have been
     committed), names the version cancelled: that cancellation can be newer than a
     finalizer's view of the record, so an acquirer rewrites its lease before returning it
-    (docs/protocol.md, Retirement "Finalization"). Never set for a version no record names,
+    (docs/protocol.md §5.4). Never set for a version no record names,
     nor for a draining or sealed record (every committed view of it shows its cancellations)."""
 
 

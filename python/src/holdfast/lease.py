@@ -240,19 +240,19 @@ def acquire(
     manifest_etag: str | None = None,
     abort: threading.Event | None = None,
 ) -> Lease:
-    """Acquires a lease on an existing version (3 requests on ``main`` when no cleanup is
-    in flight, 4 elsewhere). Raises ``refused`` (RETIRING, SEALED, COMMITTED,
-    BRANCH_DELETING) or ``not-found`` (VERSION_NOT_FOUND) after removing its own lease
-    when it lost a race with a cleaner or a branch deletion. ``manifest`` names the key that
-    proves the version exists (default: the holdfast format's manifest); with
+    """Acquires a lease on an existing version (docs/protocol.md §4, Acquire 1–6; 3 requests on
+    ``main`` when no cleanup is in flight, 4 elsewhere). Raises ``refused`` (RETIRING, SEALED,
+    COMMITTED, BRANCH_DELETING) or ``not-found`` (VERSION_NOT_FOUND) after removing its own
+    lease when it lost a race with a cleaner or a branch deletion. ``manifest`` names the key
+    that proves the version exists (default: the holdfast format's manifest); with
     ``manifest_etag`` (the ETag of the manifest the caller read and checked before), the
-    manifest found after the write must still be that object, else the lease is removed and
-    the acquire raises ``conflict`` (MANIFEST_CHANGED). Admitted only because a committed (or
-    cancelled) record shows the version cancelled, it rewrites its lease (if-match, fresh
-    bytes; +1 PUT) before returning it, so no finalizer holding an older view of that record
-    can delete it; a lease gone before that rewrite raises ``not-found`` (LEASE_LOST).
-    Invariant 1."""
+    manifest found after the write must still be that object, else the lease is removed and the
+    acquire raises ``conflict`` (MANIFEST_CHANGED). Admitted only because a committed (or
+    cancelled) record shows the version cancelled, it rewrites its lease (if-match, fresh bytes;
+    +1 PUT) before returning it, so no finalizer holding an older view of that record can delete
+    it; a lease gone before that rewrite raises ``not-found`` (LEASE_LOST). Invariant 1."""
     ctx = as_context(store)
+    # Acquire 1 check.
     branch = validate_name(branch)
     version = validate_version(version)
     ms = ttl_to_ms(ttl, ttl_ms)
@@ -273,6 +273,7 @@ def acquire(
     )
     written_at = ctx.clock()
     try:
+        # Acquire 2 write.
         outcome = put_if_absent(ctx.store, key, body, _resolve(ctx, abort))
     except HoldfastError as error:
         # An unknown outcome may have left a lease behind: remove it (best effort; a
@@ -291,6 +292,7 @@ def acquire(
     etag = outcome.etag
 
     try:
+        # Acquire 3 admission, after the write (write-then-read against the cleaner's drain).
         admission = read_admission(ctx, branch, version, abort=abort)
     except HoldfastError:
         _remove_quietly(ctx, key)
@@ -302,7 +304,8 @@ def acquire(
         _remove_quietly(ctx, key)
         raise _refusal("acquire", branch, version, state, key)
     if branch != DEFAULT_BRANCH:
-        # A branch deletion that has begun (its fence is written) tears the branch down.
+        # Acquire 4 fence. A branch deletion that has begun (its fence is written) tears the branch
+        # down.
         try:
             fence = ctx.store.head(branch_fence_key(branch), abort=abort)
         except HoldfastError:
@@ -318,7 +321,7 @@ def acquire(
                 code="BRANCH_DELETING",
                 hint="read another branch; run holdfast recover if a deletion was interrupted",
             )
-    # The manifest is read after the lease write: a retirement that finished entirely before
+    # Acquire 5 manifest, read after the lease write: a retirement that finished entirely before
     # the write leaves no record, so only a later manifest read proves the version outlives it.
     try:
         found = ctx.store.head(proof_key, abort=abort)
@@ -361,12 +364,12 @@ def acquire(
     )
     if not admission.reopened:
         return lease
-    # Admitted only because a committed (or cancelled) record shows the version cancelled. A
-    # finalizer whose view of that record predates the cancellation deletes leases written
-    # before its view, and our PUT may be one (an acquire stalled across the commit and the
-    # cancellation). Rewriting after the read that saw the cancellation stamps the lease
-    # after it, hence a whole precision interval past any such view (docs/protocol.md §3,
-    # Retirement "Finalization"). 1 PUT, only here.
+    # Acquire 6 rewrite. Admitted only because a committed (or cancelled) record shows the version
+    # cancelled. A finalizer whose view of that record predates the cancellation deletes leases
+    # written before its view, and our PUT may be one (an acquire stalled across the commit and the
+    # cancellation). Rewriting after the read that saw the cancellation stamps the lease after it,
+    # hence a whole precision interval past any such view (docs/protocol.md §3, §5.4). 1 PUT, only
+    # here.
     rewritten_at = ctx.clock()
     try:
         new_etag, renewal, new_writer = _write_next(ctx, lease, abort, "acquire")
@@ -386,13 +389,14 @@ def acquire(
 def renew(
     store: ObjectStore | Context, lease: Lease, *, abort: threading.Event | None = None
 ) -> Lease:
-    """Renews a lease: if-match rewrite (fresh writerId, next renewal, fresh proof), THEN
-    admission. Succeeds while the version is open or draining (L1); from sealed on raises
-    ``refused`` (SEALED/COMMITTED) and protection ends at the previous expiry. A lease that
-    is gone or not this handle's any more raises ``not-found`` (LEASE_LOST); one whose TTL
-    ran out on the local clock is refused (LEASE_EXPIRED) without a write."""
+    """Renews a lease (docs/protocol.md §4, Renew 1-4): if-match rewrite (fresh writerId, next
+    renewal, fresh proof), THEN admission. Succeeds while the version is open or draining (L1);
+    from sealed on raises ``refused`` (SEALED/COMMITTED) and protection ends at the previous
+    expiry. A lease that is gone or not this handle's any more raises ``not-found``
+    (LEASE_LOST); one whose TTL ran out on the local clock is refused (LEASE_EXPIRED) without a
+    write."""
     ctx = as_context(store)
-    validate_lease_handle(lease, "renew")
+    validate_lease_handle(lease, "renew")  # Renew 1 check
     # An expired lease is never rewritten: a sweep may be deleting it, and the holder's
     # protection has already lapsed by its own clock.
     if ctx.clock() >= lease.written_at_local_ms + lease.ttl_ms:
@@ -405,15 +409,16 @@ def renew(
             hint="acquire a new lease, then re-read the manifest",
         )
     written_at = ctx.clock()
-    etag, renewal, writer_id = _write_next(ctx, lease, abort, "renew")
+    etag, renewal, writer_id = _write_next(ctx, lease, abort, "renew")  # Renew 2 write
+    # Renew 3 admission.
     admission = read_admission(ctx, lease.branch, lease.version, abort=abort)
     if admission.state in ("sealed", "committed"):
         raise _refusal("renew", lease.branch, lease.version, admission.state, lease.key)
     if admission.reopened:
-        # Admitted only because a committed (or cancelled) record names the version
-        # cancelled: the write above may be older than a finalizer's view that lacks the
-        # cancellation, so write once more after the read that saw it (docs/protocol.md,
-        # Retirement "Finalization", *A stalled renewal*). 1 PUT, only here.
+        # Renew 4 rewrite. Admitted only because a committed (or cancelled) record names
+        # the version cancelled: the write above may be older than a finalizer's view that
+        # lacks the cancellation, so write once more after the read that saw it
+        # (docs/protocol.md §5.4, *A stalled renewal*). 1 PUT, only here.
         written = replace(lease, etag=etag, renewal=renewal, writer_id=writer_id)
         etag, renewal, writer_id = _write_next(ctx, written, abort, "renew")
     if ctx.clock() >= lease.written_at_local_ms + lease.ttl_ms:
@@ -481,13 +486,13 @@ def _write_next(
 
 
 def release(store: ObjectStore | Context, lease: Lease) -> None:
-    """Releases a lease: deletes its object, and only it. Where the store honours
-    conditional DELETE the delete is if-match on the handle's ETag; a mismatch is settled by
-    reading the object: a later write of this handle (an own renewal whose answer was lost)
-    is deleted at its ETag, anything else is left alone (``conflict``, LEASE_LOST).
+    """Releases a lease (docs/protocol.md §4, Release 1–2): deletes its object, and only it. Where
+    the store honours conditional DELETE the delete is if-match on the handle's ETag; a mismatch
+    is settled by reading the object: a later write of this handle (an own renewal whose answer
+    was lost) is deleted at its ETag, anything else is left alone (``conflict``, LEASE_LOST).
     Elsewhere (RGW) the delete is unconditional on the checked key. Idempotent."""
     ctx = as_context(store)
-    validate_lease_handle(lease, "release")
+    validate_lease_handle(lease, "release")  # Release 1 check; then Release 2 delete
     if not ctx.store.capabilities.atomic_conditional_delete:
         ctx.store.delete(lease.key)
         return
@@ -530,7 +535,7 @@ def later_own_write(body: bytes, lease: Lease) -> LeaseBody | None:
 
 
 def validate_lease_handle(lease: object, operation: str) -> Lease:
-    """Checks a handle before any request (docs/protocol.md §4, "Lease handles"): its key
+    """Checks a handle before any request (docs/protocol.md §4.1): its key
     must be exactly the lease key of its branch, version, leaseId and secret (the key's
     tag is the secret's hash), with the ETag of its last write, so renew and release can
     only ever touch the one lease object whose secret the caller holds (invariant 6)."""

@@ -1,6 +1,6 @@
 """A store on a local file system, byte-compatible with ``@holdfast/backends-local``.
 
-The same layout (docs/protocol.md §1, "On a local file system"): each key is the plain file
+The same layout (docs/protocol.md §1.2): each key is the plain file
 ``<root>/<key>`` holding exactly the object's bytes; a key that is also the folder of other
 keys keeps its object in ``<key>/.holdfast-self``; temp and lock files live under
 ``_holdfast/.local/`` (``tmp/``, ``locks/``), which listings never show. The same ETag

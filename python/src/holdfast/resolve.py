@@ -1,4 +1,4 @@
-"""Conditional requests whose answer can be lost (docs/protocol.md, the resolver; C1-C10).
+"""Conditional requests whose answer can be lost (docs/guarantees.md, conditional requests; C1-C10).
 
 The same classification, re-issue and read-back as ``resolveConditionalPut`` and
 ``deleteIfMatch`` of ``@holdfast/conditional-store``: an ambiguous answer is re-issued

@@ -1,4 +1,4 @@
-"""Lease secrets (docs/protocol.md §4, "Lease secrets").
+"""Lease secrets (docs/protocol.md §4.2).
 
 Acquire draws 32 random bytes; the handle carries them as base64url without padding (43
 characters). The lease key carries ``tag`` = lowercase hex of the first 16 bytes of

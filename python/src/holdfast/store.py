@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 from .errors import HoldfastError
 
 RequestMode = Literal["single-attempt", "repeating", "completes-before-answer"]
-"""How an adapter's client sends a request (docs/protocol.md, the resolver):
+"""How an adapter's client sends a request (docs/guarantees.md, conditional requests):
 ``single-attempt`` sends each request once; ``repeating`` lets the SDK retry by itself, so an
 answer may follow an earlier copy that applied; ``completes-before-answer`` is a local store
 whose put finishes before it answers, so an error is a refusal."""

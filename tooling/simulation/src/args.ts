@@ -21,22 +21,20 @@ export const PLANTED_FAULTS = [
  * `unprotected-reuse`: restorers and forkers commit reused files as if just written and
  * name no source, so the commit runs no reuse protocol. `blind-last-look`: cleaners see no
  * commit intent and no manifest added after their plan (cleanup's last look blinded).
- * Either reopens the hole docs/protocol.md "Commits that reuse files" closes.
+ * Either reopens the hole docs/protocol.md §2.5 closes.
  * `forgeable-leases`: lease attackers' handles, built from the lease listing, are carried
- * out as before lease secrets (docs/protocol.md §4, "Lease secrets"), so they can release,
+ * out as before lease secrets (docs/protocol.md §4.2), so they can release,
  * shorten or stretch a reader's lease. `late-validation`: cleaners validate manifests only
- * when they use their files, after the commit (docs/protocol.md, Cleanup "Refuse before
- * the commit"), so a manifest a breaker replaced is refused after an irreversible commit.
- * `no-drop`: the rewrite that drops a version whose manifest was replaced from a committed
- * record is refused (docs/protocol.md, Retirement "A recorded manifest that was replaced"),
- * so the version stays un-leasable after its repair until another run settles it.
- * `no-give-up`: a cleanup run's give-up of its own draining or sealed record (cancelled and
- * deleted when it fails before its commits) is refused, so a run refused before its commit
- * leaves a record it owns (docs/protocol.md, Cleanup "Refuse before the commit").
- * `floor-above-latest`: cleaners refuse to raise the retired floor of a branch whose latest
- * version is at or below a committed record's highest number (`RETIRE_LATEST`), as before
- * docs/protocol.md §2, F1 "A branch torn down under a record", so a record written after
- * its branch's teardown stops every cleanup's deletions.
+ * when they use their files, after the commit (docs/protocol.md §6.1), so a manifest a breaker
+ * replaced is refused after an irreversible commit. `no-drop`: the rewrite that drops a version
+ * whose manifest was replaced from a committed record is refused (docs/protocol.md §5.5), so the
+ * version stays un-leasable after its repair until another run settles it. `no-give-up`: a cleanup
+ * run's give-up of its own draining or sealed record (cancelled and deleted when it fails before
+ * its commits) is refused, so a run refused before its commit leaves a record it owns
+ * (docs/protocol.md §6.1). `floor-above-latest`: cleaners refuse to raise the retired floor of a
+ * branch whose latest version is at or below a committed record's highest number (`RETIRE_LATEST`),
+ * as before docs/protocol.md §2.1, F1 "A branch torn down under a record", so a record written
+ * after its branch's teardown stops every cleanup's deletions.
  */
 export type PlantedFault = (typeof PLANTED_FAULTS)[number];
 

@@ -164,7 +164,7 @@ export function createStepChecker(world: CheckedWorld): () => Promise<void> {
     // Invariant 1: a version under a lease whose TTL has not passed (real time) exists.
     for (const p of protections) {
       if (now >= p.protectedUntil) continue;
-      // Deleting a branch removes its incarnation's leases (docs/protocol.md, References): from the moment a
+      // Deleting a branch removes its incarnation's leases (docs/protocol.md §7): from the moment a
       // deletion is attempted, leases on that branch promise nothing.
       if (p.branch !== BRANCH && branches.find((m) => m.name === p.branch)?.state !== "active") {
         continue;

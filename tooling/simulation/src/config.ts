@@ -24,7 +24,7 @@ export interface SimulationConfig {
   bulkWriters: number;
   /**
    * Writers that append: the newest main version's files plus one new file, naming no
-   * sources (docs/protocol.md §2, rule H). Optional: 0.
+   * sources (docs/protocol.md §2.5, rule H). Optional: 0.
    */
   appenders?: number;
   /**

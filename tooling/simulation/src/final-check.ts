@@ -34,8 +34,7 @@ export async function checkFinalRecovery(
   if (world.broken.size > 0) {
     // Breaks left: one pass meets them (refusals expected; with the planted fault
     // `no-drop` its drops are refused too), then they are repaired, and no version may
-    // stay un-leasable for good (docs/protocol.md, Retirement "A recorded manifest that
-    // was replaced"). The pass after it runs as usual.
+    // stay un-leasable for good (docs/protocol.md §5.5). The pass after it runs as usual.
     const noDrop = world.config.plant === "no-drop" ? noDropView : undefined;
     const meets = world.contextFor("recovery-meets-breaks", CALM, 0, undefined, noDrop);
     const planted = (error: unknown) => isHoldfastError(error) && error.code === PLANTED_NO_DROP;

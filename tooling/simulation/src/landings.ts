@@ -6,10 +6,10 @@ import { parseManifestKey, versionsPrefix } from "@holdfast/dataset";
  * key (the key was absent, the put applied) the highest version of its branch that already
  * existed at that moment (`null`: none above it). A commit that returns success must have
  * landed with nothing above it: otherwise it sits below the branch's latest, nobody builds
- * on it, and cleanup will retire what it names (invariant 7; docs/protocol.md §2, "Commits
- * above the hint"). Commits only create manifests (create-only puts), so a put over a
- * present manifest (a foreign writer replacing its bytes, or repairing them) is no
- * commit's landing and leaves what the version landed below as it was.
+ * on it, and cleanup will retire what it names (invariant 7; docs/protocol.md §2.2). Commits only
+ * create manifests (create-only puts), so a put over a present manifest (a foreign writer replacing
+ * its bytes, or repairing them) is no commit's landing and leaves what the version landed below as
+ * it was.
  */
 export function observeLandings(memory: MemoryStore): {
   store: ObjectStore;

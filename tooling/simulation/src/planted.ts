@@ -16,7 +16,7 @@ import type { ReferenceCensus } from "@holdfast/retirement";
 /**
  * Planted fault `blind-last-look` (tests only): a format whose branch and version
  * listings are frozen at their first answer, made fresh for each cleanup run. The run's
- * last look (docs/protocol.md, "Commits that reuse files") then finds no manifest added
+ * last look (docs/protocol.md §2.5) then finds no manifest added
  * after its plan; with commit intents hidden too (see the cleaner's store) it protects
  * nothing, as before commits that reuse files were protected.
  */
@@ -47,11 +47,11 @@ export function frozenFormat(base: DatasetFormat): DatasetFormat {
 
 /**
  * Planted fault `late-validation` (tests only): a format that does not validate a manifest
- * before the commit, as cleanup did before it refused before the commit (docs/protocol.md,
- * Cleanup "Refuse before the commit"). A manifest a breaker replaced with bytes the format
- * refuses reads as the one it replaced (the stored ETag, that manifest's files: what
- * `broken` says), so the plan, the reference census and the read before the drain pass it
- * and the run drains and commits a version whose manifest is refused.
+ * before the commit, as cleanup did before it refused before the commit (docs/protocol.md §6.1). A
+ * manifest a breaker replaced with bytes the format refuses reads as the one it replaced (the
+ * stored ETag, that manifest's files: what `broken` says), so the plan, the reference census and
+ * the read before the drain pass it and the run drains and commits a version whose manifest is
+ * refused.
  */
 export function lateValidationFormat(
   base: DatasetFormat,
@@ -84,9 +84,8 @@ export const PLANTED_NO_DROP = "PLANTED_NO_DROP";
  * Planted fault `no-drop` (tests only): a store view that refuses every rewrite of a
  * committed retirement record into another committed record, the if-match write by which
  * cleanup drops a version whose manifest was replaced from the committed record before it
- * stops with its refusal (docs/protocol.md, Retirement "A recorded manifest that was
- * replaced"). The record then stays committed naming the version, as before that drop,
- * and refuses every lease on it until a later run settles it.
+ * stops with its refusal (docs/protocol.md §5.5). The record then stays committed naming the
+ * version, as before that drop, and refuses every lease on it until a later run settles it.
  */
 export function noDropView(store: ObjectStore): ObjectStore {
   const committed = (body: Uint8Array) =>
@@ -120,11 +119,11 @@ export const PLANTED_NO_GIVE_UP = "PLANTED_NO_GIVE_UP";
 
 /**
  * Planted fault `no-give-up` (tests only), half 1 of 2 (see {@link refusingCensus}): a store
- * view that refuses a run's give-up of its own record: a rewrite of a draining or sealed record to `cancelled` by the same owner that
- * cancels no version (a seal or commit that cancels every version is not refused, nor a
- * recovering cleaner's fence, which names a new owner). The run's `finally` swallows the
- * refusal, so a run refused before its commit leaves a record it owns (docs/protocol.md,
- * Cleanup "Refuse before the commit": every record of the run is given up).
+ * view that refuses a run's give-up of its own record: a rewrite of a draining or sealed record to
+ * `cancelled` by the same owner that cancels no version (a seal or commit that cancels every
+ * version is not refused, nor a recovering cleaner's fence, which names a new owner). The run's
+ * `finally` swallows the refusal, so a run refused before its commit leaves a record it owns
+ * (docs/protocol.md §6.1: every record of the run is given up).
  */
 export function noGiveUpView(store: ObjectStore): ObjectStore {
   type Stored = { owner?: string; state?: string; versions?: { cancelled?: boolean }[] };
@@ -188,7 +187,7 @@ export const RETIRE_LATEST = "RETIRE_LATEST";
 
 /**
  * Planted fault `floor-above-latest` (tests only): a format whose `retireVersionNumbers`
- * refuses as the holdfast format's did before docs/protocol.md §2, F1 "A branch torn down
+ * refuses as the holdfast format's did before docs/protocol.md §2.1, F1 "A branch torn down
  * under a record": when the branch's head hint has no floor (a teardown deletes the hint
  * first) and its listed latest version is at or below the committed records' highest
  * number, it throws `invalid-input` RETIRE_LATEST instead of raising the floor only to

@@ -232,7 +232,7 @@ export class SimulationWorld {
     return isExpected(error) || this.isRefusedManifest(error);
   }
 
-  /** The format refused a manifest a breaker replaced (docs/protocol.md, Cleanup step 4). */
+  /** The format refused a manifest a breaker replaced (docs/protocol.md §6.1). */
   isRefusedManifest(error: unknown): error is HoldfastError {
     return (
       isHoldfastError(error, "invalid-input") &&
@@ -432,8 +432,7 @@ export class SimulationWorld {
   /**
    * Between its read and its commit a writer often dawdles: for a while (whole cleanups may
    * run meanwhile), or until a cleanup starts and then for a random number of requests, so
-   * its commit lands in the middle of that cleanup's run (the race of docs/protocol.md,
-   * "Commits that reuse files").
+   * its commit lands in the middle of that cleanup's run (the race of docs/protocol.md §2.5).
    */
   async dawdle(): Promise<void> {
     const { sched } = this;

@@ -3,7 +3,7 @@ import { DEFAULT_SIMULATION, runSimulation } from "../src/index.js";
 
 /**
  * Seeds outside the CI range that once reported a violation, each pinned with what was
- * wrong (docs/protocol.md, "Randomized interleavings"). Each fails with the fix removed.
+ * wrong (docs/protocol.md §8). Each fails with the fix removed.
  */
 const FOUND: { seed: number; was: string }[] = [
   {
@@ -21,7 +21,7 @@ const FOUND: { seed: number; was: string }[] = [
   },
 ];
 
-describe("simulation: seeds found by soaks pass (docs/protocol.md, randomized interleavings)", () => {
+describe("simulation: seeds found by soaks pass (docs/protocol.md §8)", () => {
   for (const { seed, was } of FOUND) {
     it(`seed ${seed}: no invariant is violated (was: ${was})`, async () => {
       const result = await runSimulation({ ...DEFAULT_SIMULATION, seed });

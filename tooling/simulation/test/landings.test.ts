@@ -3,7 +3,7 @@ import { manifestKey } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import { observeLandings } from "../src/landings.js";
 
-// The invariant-7 check of the simulation (docs/protocol.md §2, "Commits above the hint"):
+// The invariant-7 check of the simulation (docs/protocol.md §2.2):
 // a manifest that lands while a higher version of its branch exists is seen as such.
 describe("simulation: manifest landings", () => {
   it("notes the highest version above each manifest when it lands, per branch", async () => {

@@ -12,19 +12,19 @@ import { DEFAULT_SIMULATION, type PlantedFault, runSimulation } from "../src/ind
  * simulation's actors or the protocol's requests change, find them again the same way.
  *
  * - `unprotected-reuse`, `blind-last-look`: either half of the fix for reused files removed
- *   (docs/protocol.md, "Commits that reuse files"): a newest version names a deleted file.
+ *   (docs/protocol.md §2.5): a newest version names a deleted file.
  * - `forgeable-leases`: handles built from the lease listing carried out as before lease
- *   secrets (docs/protocol.md §4, "Lease secrets"): a reader's version is deleted while its
+ *   secrets (docs/protocol.md §4.2): a reader's version is deleted while its
  *   lease protects it (invariant 1).
  * - `late-validation`: cleaners do not validate manifests before the commit
- *   (docs/protocol.md, Cleanup "Refuse before the commit"): a run reads a manifest a
+ *   (docs/protocol.md §6.1): a run reads a manifest a
  *   breaker replaced with refused bytes and drains (or commits) anyway.
  * - `no-drop`: the rewrite that cancels a replaced manifest's version in its committed
- *   record is refused (docs/protocol.md, Retirement "A recorded manifest that was
- *   replaced"): once repaired, that version is still refused to every lease.
+ * record is refused (docs/protocol.md §5.5): once repaired, that version is still refused to every
+ * lease.
  * - `no-give-up`: the reference census reads a manifest a breaker replaced after the plan
  *   (a refusal between a run's drain and its commit) and the run's give-up of its records
- *   is refused (docs/protocol.md, Cleanup "Refuse before the commit"): the refused run
+ *   is refused (docs/protocol.md §6.1): the refused run
  *   leaves a record it owns. With the census refusal alone the same seed passes.
  */
 const CASES: { plant: PlantedFault; seed: number; why: string; seen: RegExp }[] = [

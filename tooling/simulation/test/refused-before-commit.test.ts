@@ -2,16 +2,15 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_SIMULATION, runSimulation } from "../src/index.js";
 
 /**
- * Check (a) of "Refuse before the commit" (docs/protocol.md, Cleanup step 4; README
- * "Randomized interleavings"): a run refused before its commit leaves no record it owns.
- * In these seeds a cleaner crashed (or lost an answer) after committing its record; the
- * next run's last look found a retired manifest replaced by refused bytes, cancelled that
- * version in the other run's committed record (`cancelReplaced`, an if-match rewrite that
- * keeps the record's owner: docs/protocol.md, Retirement "A recorded manifest that was
- * replaced"), then read the refused manifest and stopped with no commit of its own. The
- * record it rewrote is not its own: the checker once counted it as one (invariant 5 at
- * steps 951 and 940). What a run drained or took over is still checked (planted fault
- * `no-give-up`, test/planted.test.ts).
+ * Check (a) of "Refuse before the commit" (docs/protocol.md §6.1; README "Randomized
+ * interleavings"): a run refused before its commit leaves no record it owns. In these seeds a
+ * cleaner crashed (or lost an answer) after committing its record; the next run's last look found a
+ * retired manifest replaced by refused bytes, cancelled that version in the other run's committed
+ * record (`cancelReplaced`, an if-match rewrite that keeps the record's owner: docs/protocol.md
+ * §5.5), then read the refused manifest and stopped with no commit of its own. The record it
+ * rewrote is not its own: the checker once counted it as one (invariant 5 at steps 951 and 940).
+ * What a run drained or took over is still checked (planted fault `no-give-up`,
+ * test/planted.test.ts).
  */
 describe("simulation: a rewrite of another run's committed record is not a record the run owns", () => {
   // Found again when breakers struck branches too (every schedule changed), and again when a reopened renewal gained its second write: the first seed

@@ -119,7 +119,7 @@ async function emptyLocalDir(cx: CommandContext, dirArg: string): Promise<string
   return dir;
 }
 
-/** Step 1: the dataset and its history; returns the file every version names. */
+/** Demo part 1: the dataset and its history; returns the file every version names. */
 async function commitHistory(
   ctx: ProtocolContext,
   out: Output,
@@ -142,7 +142,7 @@ async function commitHistory(
   return shared;
 }
 
-/** Step 2: tags and a branch, references that pin versions for good. */
+/** Demo part 2: tags and a branch, references that pin versions for good. */
 async function pinVersions(
   ctx: ProtocolContext,
   out: Output,
@@ -203,7 +203,7 @@ interface CleanupRun {
   readsDuring: number;
 }
 
-/** Steps 4-6: plan (dry run), clean up while the reader reads, explain what was kept. */
+/** Demo parts 4-6: plan (dry run), clean up while the reader reads, explain what was kept. */
 async function cleanupWhileReading(
   cx: CommandContext,
   ctx: ProtocolContext,
@@ -259,7 +259,7 @@ async function cleanupWhileReading(
 }
 
 /**
- * Step 7: every kept version still reads, every retired one is gone, the plan matched, and
+ * Demo part 7: every kept version still reads, every retired one is gone, the plan matched, and
  * the reader (in its own process) read its version after the cleanup and never failed.
  */
 async function verifyAll(

@@ -7,7 +7,7 @@ import type { SimulationWorld } from "../world.js";
 /** A breaker writes as a foreign process would, without lost answers: it knows what it wrote. */
 const CALM: FaultRates = { applyThenLose: 0, loseBefore: 0, crash: 0 };
 
-/** Where a breaker strikes (docs/protocol.md, Cleanup "Refuse before the commit"). */
+/** Where a breaker strikes (docs/protocol.md §6.1). */
 type Moment = "window" | "before-plan" | "any";
 
 /** Share of a breaker's rounds that strike a branch other than main (when one is live). */

@@ -25,8 +25,7 @@ export interface CleanupRunLog {
    * Retirement records this run owns, and the owners it wrote them as: the records it
    * drained, and those it took over (a fence naming a new owner). A rewrite that keeps
    * another owner (the cancellation of a replaced manifest's version in a committed
-   * record, which any cleaner sends: docs/protocol.md, Retirement "A recorded manifest
-   * that was replaced") leaves the record its owner's.
+   * record, which any cleaner sends: docs/protocol.md §5.5) leaves the record its owner's.
    */
   readonly records: Set<string>;
   readonly owners: Set<string>;
@@ -42,7 +41,7 @@ export interface CleanupRunLog {
  * A cleanup's start releases the writers dawdling for one ({@link SimulationWorld.dawdle}).
  * A run that read a manifest the format refuses (a breaker's, see `breakers.ts`) must not
  * commit afterwards, and when it fails with that refusal before any commit it leaves no
- * record of its own behind (docs/protocol.md, Cleanup "Refuse before the commit").
+ * record of its own behind (docs/protocol.md §6.1).
  */
 export function spawnCleaners(world: SimulationWorld): void {
   const { config, sched } = world;
@@ -185,7 +184,7 @@ async function storedRecord(
 /**
  * A cleaner's view of the store that logs its run: manifests it read while they held
  * refused bytes, and the retirement records it wrote. A commit written after such a read
- * breaks "Refuse before the commit" (docs/protocol.md, Cleanup step 4): the run depended
+ * breaks "Refuse before the commit" (docs/protocol.md §6.1): the run depended
  * on a manifest the format refuses and made an irreversible decision anyway.
  */
 function runLogView(

@@ -72,7 +72,7 @@ type LeaseAttack = "release" | "shorten" | "stretch";
  * through the server, can see), builds a handle for one of them from every listed field
  * and a made-up secret, and tries to release it, shorten it to MIN_TTL_MS or stretch it to
  * MAX_TTL_MS. renewLease/releaseLease must refuse the handle (`invalid-input`: its key is
- * not its secret's, docs/protocol.md §4 "Lease secrets"). With the planted fault
+ * not its secret's, docs/protocol.md §4.2). With the planted fault
  * `forgeable-leases` the forged call is applied as the library applied it before lease
  * secrets, and the checker must see a reader's version lost while protected (invariant 1).
  */
@@ -209,7 +209,7 @@ export function spawnReaders(world: SimulationWorld): void {
       }
       // The reader is done reading: it claims no protection from the moment it starts
       // releasing, since the release's delete may land long before its answer does
-      // (seed 298: a lost answer and re-issues kept the call open after the lease was gone).
+      // (a lost answer and its re-issues can keep the call open after the lease is gone).
       protection.protectedUntil = Math.min(protection.protectedUntil, sched.clock.now());
       try {
         await releaseLease(ctx, lease);

@@ -157,7 +157,7 @@ export function spawnBranchers(world: SimulationWorld): void {
     // deletes that branch at once (forced: leases do not stop it), so the teardown lands
     // inside the run retiring its versions (around the seal, the commit and the retired
     // floor), or before the drain's re-issue when its answer was lost, which then writes
-    // the record again over the torn-down branch (docs/protocol.md §2, F1 "A branch torn
+    // the record again over the torn-down branch (docs/protocol.md §2.1, F1 "A branch torn
     // down under a record"). Branch versions are retirable only once older than the
     // minimum version age, mostly after the brancher's rounds.
     const drained = await world.nextRecord("draining", 30_000, ({ branch }) =>

@@ -181,7 +181,7 @@ export function spawnBulkWriters(world: SimulationWorld): void {
 /**
  * Appenders: each round reads the newest main version's manifest, dawdles, writes one new
  * file and commits the newest's files plus the new one, naming no sources (an append:
- * docs/protocol.md §2, "Commits that reuse files", rule H). The reused files count as read
+ * docs/protocol.md §2.5, rule H). The reused files count as read
  * from the version the commit builds on, so a cleanup in its delete phase must not refuse
  * it (unless the newest moved on meanwhile) and must never delete what it names.
  */
