@@ -11,7 +11,7 @@ export interface SpilledManifest {
   readonly files: readonly { readonly key: string; readonly size: number }[];
 }
 
-/** One version as read before the run's first drain (docs/protocol.md, Cleanup "Refuse before the commit"). */
+/** One version as read before the run's first drain (docs/protocol.md §6.1). */
 export interface SpilledVersion {
   readonly version: number;
   /** The ETag the plan listed (the drain names it). */
@@ -25,7 +25,7 @@ export const DEFAULT_SPILL_ABOVE_VERSIONS = 20_000;
 
 /**
  * Where a run keeps the manifests it read before its first drain until it deletes their
- * versions (docs/protocol.md, Cleanup "Memory"). In memory while the records held there name
+ * versions (docs/protocol.md §6.2). In memory while the records held there name
  * at most `spillAboveVersions` versions in all; a record that would pass it goes to one file
  * of a folder of the run's own (`mkdtemp` under `CleanupOptions.spillDir`: a unique name,
  * mode 0700; files 0600), made on first use and removed when the run ends, failed or not

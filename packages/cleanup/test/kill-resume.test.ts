@@ -187,7 +187,7 @@ const seeds = (process.env.HOLDFAST_KILL_SEEDS ?? "1,2,3,4,5,6").split(",").map(
 /** Spill folders each spill seed's killed run left (SIGKILL: 1 when it was spilling). */
 const spillFoldersLeft: number[] = [];
 
-// The spill variant (docs/protocol.md, Cleanup "Memory"): the killed run and every resumed
+// The spill variant (docs/protocol.md §6.2): the killed run and every resumed
 // one keep the manifests of all but their first record in a spill folder; a killed run's
 // folder (SIGKILL leaves it) is never read by the runs after it, each of which removes its own.
 describe.each([

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CleanupOptions, type CleanupStats, cleanup } from "../src/index.js";
 import { RecordingStore } from "./helpers.js";
 
-// docs/protocol.md, Cleanup "Memory": where the manifests read before the first drain wait
+// docs/protocol.md §6.2: where the manifests read before the first drain wait
 // (in memory, in the run's spill folder, or some of each) changes nothing the run decides
 // or sends. The same dataset on a real local store, cleaned three ways, retains, deletes
 // and requests the same; the in-memory run makes no spill folder.

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type CleanupProgress, cleanup } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 
-// docs/protocol.md, Cleanup "Refuse before the commit" and "Memory": the manifests a run
+// docs/protocol.md §6.1 and §6.2: the manifests a run
 // reads before its first drain wait in memory up to options.spillAboveVersions versions,
 // beyond it in a spill folder (options.spillDir) until their deletion; the folder is
 // removed when the run ends, failed, aborted or not, and the deletion still compares each
