@@ -36,9 +36,7 @@ def holdfast_cleanup(uri: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("v2", [True, False])
-def test_with_checkout_and_holdfasts_cleanup_the_read_succeeds(
-    tmp_path: Path, v2: bool
-) -> None:
+def test_with_checkout_and_holdfasts_cleanup_the_read_succeeds(tmp_path: Path, v2: bool) -> None:
     uri = str(tmp_path / "t.lance")
     sums = table(uri, v2=v2)
     with hl.checkout(uri, version=1, ttl=60) as co:

@@ -240,7 +240,7 @@ def acquire(
     manifest_etag: str | None = None,
     abort: threading.Event | None = None,
 ) -> Lease:
-    """Acquires a lease on an existing version (docs/protocol.md §4, Acquire 1–6; 3 requests on
+    """Acquires a lease on an existing version (docs/protocol.md §4, Acquire 1-6; 3 requests on
     ``main`` when no cleanup is in flight, 4 elsewhere). Raises ``refused`` (RETIRING, SEALED,
     COMMITTED, BRANCH_DELETING) or ``not-found`` (VERSION_NOT_FOUND) after removing its own
     lease when it lost a race with a cleaner or a branch deletion. ``manifest`` names the key
@@ -486,7 +486,7 @@ def _write_next(
 
 
 def release(store: ObjectStore | Context, lease: Lease) -> None:
-    """Releases a lease (docs/protocol.md §4, Release 1–2): deletes its object, and only it. Where
+    """Releases a lease (docs/protocol.md §4, Release 1-2): deletes its object, and only it. Where
     the store honours conditional DELETE the delete is if-match on the handle's ETag; a mismatch
     is settled by reading the object: a later write of this handle (an own renewal whose answer
     was lost) is deleted at its ETag, anything else is left alone (``conflict``, LEASE_LOST).
