@@ -292,7 +292,7 @@ class TestStalledAcquire:
 
 
 class TestStalledRenewal:
-    """docs/protocol.md, Retirement "Finalization", *A stalled renewal*: admitted only because
+    """docs/protocol.md §5.4, *A stalled renewal*: admitted only because
     a committed (or cancelled) record shows the version cancelled, renew writes its lease once
     more (1 PUT) after that read; nowhere else."""
 

@@ -142,7 +142,7 @@ describe("an acquire stalled across a commit and a cancellation", () => {
   });
 });
 
-// docs/protocol.md, Retirement "Finalization", *A stalled renewal*: a late renewal (its term
+// docs/protocol.md §5.4, *A stalled renewal*: a late renewal (its term
 // ran out in flight, so the committer's censuses counted the lease expired) whose PUT landed
 // before a recovered finalizer's view W, and whose admission read came only after a later
 // cancelReplaced, writes its lease once more; the stale finalize then keeps it (invariant 1).

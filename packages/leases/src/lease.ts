@@ -261,8 +261,8 @@ export async function renewLease(
  * One renewal write of a checked handle, whatever clock judges its term: if-match rewrite
  * (adopting a later write of this very handle whose answer was lost), THEN read admission
  * (refused from sealed on). Admitted only because a committed (or cancelled) record names
- * the version cancelled, it writes once more, as a reopened acquire does (docs/protocol.md,
- * Retirement "Finalization", *A stalled renewal*). Shared by `renewLease` (local clock) and
+ * the version cancelled, it writes once more, as a reopened acquire does (docs/protocol.md
+ * §5.4, *A stalled renewal*; Renew 4 rewrite). Shared by `renewLease` (local clock) and
  * `renewLeaseHandle` (store clock); not exported from the package.
  */
 export async function rewriteLease(

@@ -168,7 +168,7 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
   });
 });
 
-// docs/protocol.md, Retirement "Finalization", *A stalled renewal*: a renewal admitted only
+// docs/protocol.md §5.4, *A stalled renewal*: a renewal admitted only
 // because a committed (or cancelled) record shows its version cancelled writes its lease once
 // more after that read (1 PUT); a renewal no record names still costs 2 requests.
 describe("a renewal admitted by a post-commit cancellation writes once more", () => {
