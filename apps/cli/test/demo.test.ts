@@ -1,6 +1,7 @@
 import { cleanup } from "@holdfast/cleanup";
 import { MemoryStore } from "@holdfast/conditional-store";
 import { commitVersion, createContext, initDataset, writeDataFile } from "@holdfast/dataset";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterEach, describe, expect, it } from "vitest";
 import { ReadPacedStore } from "../src/commands/demo-reader.js";
 
@@ -42,7 +43,11 @@ describe("demo: the reader reads through the cleanup", () => {
     await reader.nextRead(5000);
     const before = reader.reads();
     const paced = { ...ctx, store: new ReadPacedStore(ctx.store, () => reader.nextRead(5000)) };
-    const stats = await cleanup(paced, { retainVersions: 1, minVersionAgeMs: 0 });
+    const stats = await cleanup(
+      paced,
+      { retainVersions: 1, minVersionAgeMs: 0 },
+      { format: holdfastFormat },
+    );
     expect(stats.retired.length).toBe(5);
     expect(reader.reads() - before).toBeGreaterThan(0);
   });

@@ -1,5 +1,5 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import { type ProtocolContext, requireFormat } from "@holdfast/dataset";
 import {
   DEFAULT_OWNERSHIP_BOUND_MS,
   isCleanupLockLost,
@@ -15,7 +15,7 @@ import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./pl
 import type { CleanupPolicy } from "./policy.js";
 import { cancelReplacedBeforeReads, type LateCommits, protectLateCommits } from "./protect.js";
 import { fullRecord, Retirer, retiredManifestCount } from "./retire.js";
-import { createRunState, type Mode, type RunState } from "./run-state.js";
+import { createRunState, type Mode, type RunInternals, type RunState } from "./run-state.js";
 import type { HeldLock } from "./start.js";
 import { sweepOrphans } from "./sweep.js";
 import { CleanupInterruptedError, type CleanupOptions, type CleanupStats } from "./types.js";
@@ -40,7 +40,7 @@ export { CLEANUP_INTERRUPTED, CleanupInterruptedError, TAGGED_OLD_VERSIONS } fro
 export function cleanup(
   ctx: ProtocolContext,
   policy: CleanupPolicy,
-  options: CleanupOptions = {},
+  options: CleanupOptions,
 ): Promise<CleanupStats> {
   return run(ctx, policy, options, policy.dryRun === true ? "plan" : "cleanup");
 }
@@ -49,7 +49,7 @@ export function cleanup(
 export function planCleanup(
   ctx: ProtocolContext,
   policy: CleanupPolicy,
-  options: CleanupOptions = {},
+  options: CleanupOptions,
 ): Promise<CleanupStats> {
   return run(ctx, { ...policy, dryRun: true }, options, "plan");
 }
@@ -58,9 +58,18 @@ export function planCleanup(
  * Recovery only (the CLI's `recover`): resolves every retirement record (stale drains
  * cancelled, sealed ones censused, committed ones deleted and finalized); retires nothing new.
  */
-export function recover(ctx: ProtocolContext, options: CleanupOptions = {}): Promise<CleanupStats> {
+export function recover(ctx: ProtocolContext, options: CleanupOptions): Promise<CleanupStats> {
+  return recoverWith(ctx, options, {});
+}
+
+/** {@link recover} with the run's internal overrides (recover-all.ts); not exported by the package. */
+export function recoverWith(
+  ctx: ProtocolContext,
+  options: CleanupOptions,
+  internals: RunInternals,
+): Promise<CleanupStats> {
   // The policy is unused: in "recover" mode every listed version is kept.
-  return run(ctx, { retainVersions: 1 }, options, "recover");
+  return run(ctx, { retainVersions: 1 }, options, "recover", internals);
 }
 
 /**
@@ -75,10 +84,13 @@ async function run(
   policy: CleanupPolicy,
   options: CleanupOptions,
   mode: Mode,
+  internals: RunInternals = {},
 ): Promise<CleanupStats> {
+  // docs/protocol.md §1.1: first, before the policy or any request.
+  requireFormat((options as Partial<CleanupOptions> | undefined)?.format, mode);
   const startedAt = baseCtx.clock.now();
   // Cleanup 1 lock: the cleanup lock (not for a plan or a concurrent run) and the run's "now".
-  const state = await createRunState(baseCtx, policy, options, mode);
+  const state = await createRunState(baseCtx, policy, options, mode, internals);
   const lock = state.lock;
   const heartbeat = startRunHeartbeat(state, lock);
   let retirer: Retirer | undefined;

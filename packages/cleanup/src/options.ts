@@ -28,13 +28,7 @@ export function validateOptions(options: unknown): CleanupOptions {
       throw bad(`${name} ${String(v)} is not a positive integer`);
     }
   };
-  for (const name of [
-    "onProgress",
-    "leaseCensus",
-    "referenceCensus",
-    "deleteLeases",
-    "heartbeatSleep",
-  ]) {
+  for (const name of ["onProgress", "leaseCensus", "deleteLeases", "heartbeatSleep"]) {
     fn(name);
   }
   for (const name of ["concurrent", "waitForLock"]) bool(name);

@@ -1,11 +1,11 @@
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
-import { defaultFormat, type ProtocolContext } from "@holdfast/dataset";
+import { type ProtocolContext, requireFormat } from "@holdfast/dataset";
 import {
   type ReferenceRecoveryKeys,
   recoverReferences,
   summarizeReferenceRecovery,
 } from "@holdfast/refs-lifecycle";
-import { cleanup, planCleanup, recover } from "./cleanup.js";
+import { cleanup, planCleanup, recover, recoverWith } from "./cleanup.js";
 import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import type { CleanupOptions, CleanupStats } from "./types.js";
 
@@ -27,10 +27,11 @@ export interface RecoveredRun {
  */
 export async function recoverAll(
   ctx: ProtocolContext,
-  options: CleanupOptions = {},
+  options: CleanupOptions,
 ): Promise<RecoveredRun & { references: NonNullable<RecoveredRun["references"]> }> {
+  requireFormat((options as Partial<CleanupOptions> | undefined)?.format, "recoverAll");
   const report = await recoverRetirementsAfter(ctx, options, () =>
-    recoverReferences(ctx, { format: options.format ?? defaultFormat }),
+    recoverReferences(ctx, { format: options.format }),
   );
   const { references, referenceKeys } = summarizeReferenceRecovery(report);
   return { references, referenceKeys, stats: await recover(ctx, options) };
@@ -54,10 +55,7 @@ async function recoverRetirementsAfter<T>(
     return await references();
   } catch (referenceError) {
     try {
-      await recover(ctx, {
-        ...options,
-        referenceCensus: () => Promise.reject(referenceError),
-      });
+      await recoverWith(ctx, options, { referenceCensus: () => Promise.reject(referenceError) });
     } catch (retirementError) {
       if (retirementError === referenceError || !isHoldfastError(retirementError)) {
         throw retirementError;
@@ -88,8 +86,9 @@ async function recoverRetirementsAfter<T>(
 export async function recoverAndCleanup(
   ctx: ProtocolContext,
   policy: CleanupPolicy,
-  options: CleanupOptions = {},
+  options: CleanupOptions,
 ): Promise<RecoveredRun> {
+  requireFormat((options as Partial<CleanupOptions> | undefined)?.format, "recoverAndCleanup");
   validatePolicy(policy);
   if (policy.dryRun === true) {
     return {
@@ -99,7 +98,7 @@ export async function recoverAndCleanup(
     };
   }
   const report = await recoverRetirementsAfter(ctx, options, () =>
-    recoverReferences(ctx, { format: options.format ?? defaultFormat }),
+    recoverReferences(ctx, { format: options.format }),
   );
   const { references, referenceKeys } = summarizeReferenceRecovery(report);
   return { references, referenceKeys, stats: await cleanup(ctx, policy, options) };

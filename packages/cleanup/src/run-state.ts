@@ -1,8 +1,8 @@
 import { CountingStore } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
-  defaultFormat,
   holdfastDatasetKnown,
+  holdfastMarkerUnchecked,
   markHoldfastDataset,
   type ProtocolContext,
   requireHoldfastDataset,
@@ -90,12 +90,22 @@ export interface RunState {
   readonly stopping: () => boolean;
 }
 
+/**
+ * What a run takes beyond its public options, from inside this package only: a reference
+ * census other than the format's (recover-all.ts's refusing one, after a failed reference
+ * recovery).
+ */
+export interface RunInternals {
+  readonly referenceCensus?: ReferenceCensus | undefined;
+}
+
 /** Validates the policy, wires the collaborators, takes the cleanup lock and the run's storage time (start.ts). */
 export async function createRunState(
   baseCtx: ProtocolContext,
   policyIn: CleanupPolicy,
   options: CleanupOptions,
   mode: Mode,
+  internals: RunInternals = {},
 ): Promise<RunState> {
   const policy = validatePolicy(policyIn);
   validateOptions(options);
@@ -107,14 +117,13 @@ export async function createRunState(
   const signal = options.signal;
   const progress = options.onProgress ?? (() => {});
   const leaseCensus = options.leaseCensus ?? censusLeases(ctx);
-  // The format's own census when it has one (a Lance table's tags and branches).
-  const referenceCensus =
-    options.referenceCensus ?? censusReferences(ctx, { format: options.format ?? defaultFormat });
-  // No format given: the default is holdfast's layout, so the store must be a holdfast
-  // dataset (one HEAD of its marker, counted, before any write, unless the caller's store
-  // showed it before; a Lance table is refused, never cleaned as if its files were
-  // orphans). docs/protocol.md §1.1.
-  if (options.format === undefined && !holdfastDatasetKnown(baseCtx.store)) {
+  const { format } = options;
+  // The census the caller's format gives (a Lance table's: its tags and branches).
+  const referenceCensus = internals.referenceCensus ?? censusReferences(ctx, { format });
+  // holdfast's layout: the store must be a holdfast dataset (one HEAD of its marker,
+  // counted, before any write, unless the caller's store showed it before; a Lance table
+  // is refused, never cleaned as if its files were orphans). docs/protocol.md §1.1.
+  if (holdfastMarkerUnchecked(baseCtx.store, format)) {
     await requireHoldfastDataset(baseCtx, mode, { via: counting });
   }
   // The run's counter is a view of the caller's store: a marker that store showed holds for
@@ -129,7 +138,7 @@ export async function createRunState(
     options,
     counting,
     ctx,
-    format: options.format ?? defaultFormat,
+    format,
     leaseCensus,
     referenceCensus,
     deleteLeases:

@@ -1,9 +1,9 @@
 import { decodeJson, listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
-  defaultFormat,
-  holdfastDatasetKnown,
+  holdfastMarkerUnchecked,
   type ProtocolContext,
+  requireFormat,
   requireHoldfastDataset,
   storageNow,
 } from "@holdfast/dataset";
@@ -60,18 +60,18 @@ const BOUND_SLACK_MS = 1000;
 
 /**
  * Reads a dataset's status. Read-only except the one clock probe `storageNow` makes.
- * Branches, versions and tags are read through `options.format` (a Lance table's are
- * Lance's). @default the holdfast format
+ * Branches, versions and tags are read through `options.format`, required (a Lance table's
+ * are Lance's; docs/protocol.md §1 "The format guard").
  */
 export async function collectStatus(
   ctx: ProtocolContext,
-  options: { format?: DatasetFormat | undefined } = {},
+  options: { readonly format: DatasetFormat },
 ): Promise<DatasetStatus> {
-  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
-    await requireHoldfastDataset(ctx, "status");
-  }
-  const branches = await collectBranches(ctx, options.format ?? defaultFormat);
-  const tags = (await listTags(ctx, { format: options.format ?? defaultFormat })).map((t) => ({
+  requireFormat(options?.format, "status");
+  const { format } = options;
+  if (holdfastMarkerUnchecked(ctx.store, format)) await requireHoldfastDataset(ctx, "status");
+  const branches = await collectBranches(ctx, format);
+  const tags = (await listTags(ctx, { format })).map((t) => ({
     name: t.name,
     target: t.target,
   }));

@@ -1,6 +1,6 @@
 import { HoldfastError, type RequestCounts, type Sleep } from "@holdfast/conditional-store";
 import type { DatasetFormat } from "@holdfast/dataset";
-import type { DeleteLeases, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
+import type { DeleteLeases, LeaseCensus } from "@holdfast/retirement";
 import type { RetainReason } from "./policy.js";
 import type { VersionRange } from "./ranges.js";
 
@@ -24,13 +24,16 @@ export interface CleanupProgress {
 }
 
 export interface CleanupOptions {
-  /** The dataset format. @default the holdfast format of `@holdfast/dataset` */
-  readonly format?: DatasetFormat | undefined;
+  /**
+   * The dataset's format, as opening it bound it (`OpenedDataset.resolved.format`, or
+   * `holdfastFormat` of `@holdfast/refs-lifecycle`): its layout and, through its reference
+   * codec, its reference census. Required; a call without one is refused before any request
+   * (`invalid-input`, FORMAT_REQUIRED, docs/protocol.md §1 "The format guard").
+   */
+  readonly format: DatasetFormat;
   readonly onProgress?: ((progress: CleanupProgress) => void) | undefined;
   /** @default censusLeases(ctx) from `@holdfast/leases` */
   readonly leaseCensus?: LeaseCensus | undefined;
-  /** @default censusReferences(ctx, { format }) from `@holdfast/refs-lifecycle` (intents, canonical refs, lineage; the format's own census when it declares one; fail-closed) */
-  readonly referenceCensus?: ReferenceCensus | undefined;
   /** @default deleteLeasesOf(ctx, ...) from `@holdfast/leases` */
   readonly deleteLeases?: DeleteLeases | undefined;
   /** Requests in flight at once (manifest reads, batch deletes). @default 8 */

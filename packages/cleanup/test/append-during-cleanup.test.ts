@@ -11,7 +11,7 @@ import {
   readManifest,
   writeDataFile,
 } from "@holdfast/dataset";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import { append, missingFiles } from "./append-support.js";
@@ -35,7 +35,7 @@ async function cleanupWith(
     },
   });
   const stats = await cleanup({ ...ctx, store: cleaner }, policy, {
-    referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+    format: holdfastFormat,
   });
   return { outcome, stats, requests: cleaner.requests().length };
 }
@@ -192,7 +192,7 @@ describe("appends without sources while a cleanup deletes (docs/protocol.md §2.
       },
     );
     await cleanup({ ...ctx, store: cleaner }, policy, {
-      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      format: holdfastFormat,
     });
     expect((await restore!).version).toBe(6);
     expect(appended).toMatchObject({ version: 7 });

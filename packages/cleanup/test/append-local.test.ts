@@ -14,7 +14,7 @@ import {
   readManifest,
   writeDataFile,
 } from "@holdfast/dataset";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import { append, missingFiles } from "./append-support.js";
@@ -70,7 +70,7 @@ describe("appends without sources on the local filesystem backend (docs/protocol
       },
     );
     const stats = await cleanup({ ...ctx, store: cleaner }, policy, {
-      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      format: holdfastFormat,
     });
     expect(stats.retired).toHaveLength(4);
     expect(appended).toMatchObject({ version: 6 });

@@ -7,7 +7,7 @@ import {
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { commitVersion, writeDataFile } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {
   cleanup,
@@ -15,7 +15,15 @@ import {
   planCleanup,
   TAGGED_OLD_VERSIONS,
 } from "../src/index.js";
-import { DAY, keysUnder, MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
+import {
+  DAY,
+  formatWithCensus,
+  keysUnder,
+  MINUTE,
+  seedDataset,
+  versionsOf,
+  world,
+} from "./helpers.js";
 
 describe("cleanup", () => {
   it("retires by retainVersions, deletes unreferenced files, keeps shared ones, leaves no metadata", async () => {
@@ -27,7 +35,7 @@ describe("cleanup", () => {
       ctx,
       { retainVersions: 2 },
       {
-        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        format: holdfastFormat,
         onProgress: (p) => progress.push(p.phase),
       },
     );
@@ -61,7 +69,7 @@ describe("cleanup", () => {
     const stats = await cleanup(
       ctx,
       { beforeVersion: 100 },
-      { referenceCensus: async () => new Map() },
+      { format: formatWithCensus(async () => new Map()) },
     );
     expect(versionsOf(store)).toEqual([3]);
     expect(versionsOf(store, "side")).toEqual([1]);
@@ -76,7 +84,7 @@ describe("cleanup", () => {
     await cleanup(
       skewed,
       { olderThanMs: DEFAULT_MIN_VERSION_AGE_MS + 2 * MINUTE + 30_000 },
-      { referenceCensus: async () => new Map() },
+      { format: formatWithCensus(async () => new Map()) },
     );
     expect(versionsOf(store)).toEqual([3, 4]);
   });
@@ -91,14 +99,16 @@ describe("cleanup", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 1 },
-      { referenceCensus: async () => new Map() },
+      { format: formatWithCensus(async () => new Map()) },
     );
     expect(versionsOf(store)).toEqual([4, 5]);
     expect(stats.retained).toContainEqual({ branch: "main", version: 4, reason: "recent" });
     await time.advance(2 * MINUTE);
-    await cleanup(ctx, { retainVersions: 1 }, { referenceCensus: async () => new Map() });
+    await cleanup(ctx, { retainVersions: 1 }, { format: formatWithCensus(async () => new Map()) });
     expect(versionsOf(store)).toEqual([5]);
-    await expect(cleanup(ctx, { retainVersions: 1, minVersionAgeMs: -1 })).rejects.toMatchObject({
+    await expect(
+      cleanup(ctx, { retainVersions: 1, minVersionAgeMs: -1 }, { format: holdfastFormat }),
+    ).rejects.toMatchObject({
       kind: "invalid-input",
     });
   });
@@ -109,7 +119,7 @@ describe("cleanup", () => {
     await cleanup(
       ctx,
       { beforeVersion: 2, olderThanMs: 0 },
-      { referenceCensus: async () => new Map() },
+      { format: formatWithCensus(async () => new Map()) },
     );
     expect(versionsOf(store)).toEqual([2, 3, 4, 5]);
   });
@@ -125,9 +135,9 @@ describe("cleanup", () => {
       { beforeVersion: 1.5 },
       { retainVersions: 1, branches: ["../x"] },
     ]) {
-      const error = await cleanup(ctx, policy, { referenceCensus: async () => new Map() }).catch(
-        (e) => e,
-      );
+      const error = await cleanup(ctx, policy, {
+        format: formatWithCensus(async () => new Map()),
+      }).catch((e) => e);
       expect(isHoldfastError(error, "invalid-input")).toBe(true);
     }
     expect(store.keys()).toEqual(keys);
@@ -143,18 +153,14 @@ describe("cleanup", () => {
     const error = await cleanup(
       ctx,
       { retainVersions: 1, errorIfTaggedOldVersions: true },
-      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
+      { format: holdfastFormat },
     ).catch((e) => e);
     expect(isHoldfastError(error, "refused")).toBe(true);
     expect(error.code).toBe(TAGGED_OLD_VERSIONS);
     expect(versionsOf(store)).toEqual([1, 2, 3]);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
     // without the flag the tag simply retains its version
-    const stats = await cleanup(
-      ctx,
-      { retainVersions: 1 },
-      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
-    );
+    const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([1, 3]);
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
   });
@@ -168,7 +174,7 @@ describe("cleanup", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 5 },
-      { referenceCensus: async () => new Map() },
+      { format: formatWithCensus(async () => new Map()) },
     );
     expect(stats.objectsDeleted.orphans).toBe(1);
     expect(store.keys()).not.toContain(old.key);
@@ -187,7 +193,7 @@ describe("cleanup", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 1 },
-      { referenceCensus: async () => new Map(), concurrency: 2 },
+      { format: formatWithCensus(async () => new Map()), concurrency: 2 },
     );
     expect(stats.objectsDeleted.dataFiles).toBe(10);
     // 10 data files in batches of 3 (4 requests), 5 manifests (2); no leases, no orphans
@@ -209,18 +215,14 @@ describe("cleanup", () => {
       planCtx,
       { retainVersions: 2 },
       {
-        referenceCensus: censusReferences(planCtx, { format: holdfastFormat }),
+        format: holdfastFormat,
         storageNow: new Date(time.now()),
       },
     );
     const writes = counting.requestCounts();
     expect(writes.put + writes.delete + writes.deleteMany).toBe(0);
     expect(plan.dryRun).toBe(true);
-    const real = await cleanup(
-      ctx,
-      { retainVersions: 2 },
-      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
-    );
+    const real = await cleanup(ctx, { retainVersions: 2 }, { format: holdfastFormat });
     expect(plan.retired).toEqual(real.retired);
     expect(sortRetained(plan.retained)).toEqual(sortRetained(real.retained));
     expect(plan.objectsDeleted).toEqual(real.objectsDeleted);
@@ -233,7 +235,7 @@ describe("cleanup", () => {
     const stats = await cleanup(
       { ...ctx, store: counting },
       { retainVersions: 1 },
-      { maxVersionsPerRecord: 3 },
+      { format: holdfastFormat, maxVersionsPerRecord: 3 },
     );
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     // 3 records x (drain, seal, commit, deletion mark before its first delete: docs/protocol.md
@@ -254,7 +256,7 @@ describe("cleanup", () => {
     const ctx = { ...world().ctx, store };
     await seedDataset(ctx, time, { versions: 4 });
     await acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60_000 });
-    const stats = await cleanup(ctx, { retainVersions: 1 });
+    const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([2, 4]);
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);

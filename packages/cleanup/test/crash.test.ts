@@ -2,6 +2,7 @@ import { isHoldfastError } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { listVersions, readManifest } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import { CrashStore, keysUnder, MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
@@ -34,12 +35,16 @@ describe("crash at each step, then recovery converges", () => {
         await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 1_000 });
         await time.advance(5_000);
         const crashing = new CrashStore(store, trigger(), applied);
-        const error = await cleanup(on(crashing), { retainVersions: 2 }).catch((e) => e);
+        const error = await cleanup(
+          on(crashing),
+          { retainVersions: 2 },
+          { format: holdfastFormat },
+        ).catch((e) => e);
         expect(crashing.crashed).toBe(true);
         expect(isHoldfastError(error)).toBe(true);
         // A new process, after the dead owner's bound.
         await time.advance(16 * MINUTE);
-        await cleanup(on(store), { retainVersions: 2 });
+        await cleanup(on(store), { retainVersions: 2 }, { format: holdfastFormat });
         expect(versionsOf(store)).toEqual([4, 5]);
         expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
         expect(keysUnder(store, "_holdfast/leases/")).toEqual([]);
@@ -72,13 +77,17 @@ describe("unknown commit outcome", () => {
       },
       { type: "lose-before-apply" },
     );
-    const error = await cleanup(on(faulty), { retainVersions: 1 }).catch((e) => e);
+    const error = await cleanup(
+      on(faulty),
+      { retainVersions: 1 },
+      { format: holdfastFormat },
+    ).catch((e) => e);
     expect(isHoldfastError(error, "unresolved")).toBe(true);
     expect(versionsOf(store)).toEqual([1, 2, 3, 4]);
     expect(keysUnder(store, "data/")).toEqual(dataBefore);
     expect(keysUnder(store, "_holdfast/retirement/")).toHaveLength(1);
     await time.advance(16 * MINUTE);
-    const stats = await cleanup(on(store), { retainVersions: 1 });
+    const stats = await cleanup(on(store), { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.recovered.committed).toBe(1);
     expect(versionsOf(store)).toEqual([4]);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
@@ -92,7 +101,7 @@ describe("unknown commit outcome", () => {
       { operation: "put", key: RECORD, precondition: "if-match", nth: 2 },
       { type: "apply-then-lose" },
     );
-    const stats = await cleanup(on(faulty), { retainVersions: 1 });
+    const stats = await cleanup(on(faulty), { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.retired).toHaveLength(2);
     expect(versionsOf(store)).toEqual([3]);
   });

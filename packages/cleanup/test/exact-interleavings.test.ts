@@ -34,7 +34,11 @@ describe("lease and reference races at their exact interleavings (cleanup)", () 
         },
       },
     );
-    const stats = await cleanup({ ...base, store: faulty }, { retainVersions: 1 });
+    const stats = await cleanup(
+      { ...base, store: faulty },
+      { retainVersions: 1 },
+      { format: holdfastFormat },
+    );
     expect(lease).toBeDefined();
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
     expect(versionsOf(store)).toEqual([1, 3]);
@@ -69,7 +73,7 @@ describe("lease and reference races at their exact interleavings (cleanup)", () 
     await time.advance(0);
     expect(keysUnder(store, "_holdfast/refs/intents/")).toHaveLength(1);
     // A whole cleanup (drain, seal, censuses, commit, delete) runs while it is paused.
-    const stats = await cleanup(base, { retainVersions: 1 });
+    const stats = await cleanup(base, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.retired).toEqual([{ branch: "main", version: 2 }]);
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "intent" });
     release();
@@ -112,9 +116,11 @@ describe("lease and reference races at their exact interleavings (cleanup)", () 
       { operation: "get", key: (key) => sealed && key === child, times: Number.POSITIVE_INFINITY },
       { type: "refuse" },
     );
-    const outcome = await cleanup({ ...base, store: faulty }, { retainVersions: 1 }).catch(
-      (e: unknown) => e,
-    );
+    const outcome = await cleanup(
+      { ...base, store: faulty },
+      { retainVersions: 1 },
+      { format: holdfastFormat },
+    ).catch((e: unknown) => e);
     // The census did reach the failing read, and the run failed rather than commit.
     expect(faulty.requests().some((r) => r.operation === "get" && r.key === child)).toBe(true);
     expect(isHoldfastError(outcome, "refused")).toBe(true);
@@ -164,7 +170,11 @@ describe("lease and reference races at their exact interleavings (cleanup)", () 
         },
       },
     );
-    const stats = await cleanup({ ...base, store: cleaner }, { retainVersions: 1 });
+    const stats = await cleanup(
+      { ...base, store: cleaner },
+      { retainVersions: 1 },
+      { format: holdfastFormat },
+    );
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2]);
     expect(versionsOf(store)).toEqual([3]);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);

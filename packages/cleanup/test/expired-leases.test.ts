@@ -1,4 +1,5 @@
 import { acquireLease, listLeases } from "@holdfast/leases";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup, planCleanup } from "../src/index.js";
 import { MINUTE, seedDataset, world } from "./helpers.js";
@@ -17,16 +18,16 @@ describe("leases of crashed readers (invariant 5)", () => {
     await acquireLease(ctx, { branch: "main", version: 2, ttlMs: MINUTE });
 
     await time.advance(30 * MINUTE);
-    const early = await cleanup(ctx, { retainVersions: 5 });
+    const early = await cleanup(ctx, { retainVersions: 5 }, { format: holdfastFormat });
     expect(early.objectsDeleted.expiredLeases).toBe(0);
     expect(await leaseCount(ctx)).toBe(1);
 
     await time.advance(40 * MINUTE);
-    const plan = await planCleanup(ctx, { retainVersions: 5 });
+    const plan = await planCleanup(ctx, { retainVersions: 5 }, { format: holdfastFormat });
     expect(plan.objectsDeleted.expiredLeases).toBe(0);
     expect(await leaseCount(ctx)).toBe(1);
 
-    const late = await cleanup(ctx, { retainVersions: 5 });
+    const late = await cleanup(ctx, { retainVersions: 5 }, { format: holdfastFormat });
     expect(late.objectsDeleted.expiredLeases).toBe(1);
     expect(await leaseCount(ctx)).toBe(0);
   });
@@ -51,10 +52,10 @@ describe("leases of crashed readers (invariant 5)", () => {
       ),
     );
     await time.advance(30 * MINUTE);
-    await cleanup(ctx, { retainVersions: 5 });
+    await cleanup(ctx, { retainVersions: 5 }, { format: holdfastFormat });
     expect(await store.head(key)).not.toBeNull();
     await time.advance(40 * MINUTE);
-    const stats = await cleanup(ctx, { retainVersions: 5 });
+    const stats = await cleanup(ctx, { retainVersions: 5 }, { format: holdfastFormat });
     expect(stats.objectsDeleted.expiredLeases).toBe(1);
     expect(await store.head(key)).toBeNull();
   });

@@ -9,7 +9,7 @@ import {
   writeDataFile,
 } from "@holdfast/dataset";
 import { acquireLease, renewLease } from "@holdfast/leases";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup, DEFAULT_MIN_VERSION_AGE_MS } from "../src/index.js";
 import { MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
@@ -46,7 +46,7 @@ describe("retirement guards that only one interleaving needs", () => {
       { ...ctx, store: cleaner },
       { retainVersions: 1 },
       {
-        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        format: holdfastFormat,
       },
     );
     expect(lease.renewal).toBe(1);
@@ -81,7 +81,7 @@ describe("retirement guards that only one interleaving needs", () => {
       { ...ctx, store: cleaner },
       { retainVersions: 1 },
       {
-        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        format: holdfastFormat,
       },
     );
     expect(stats.warnings.join("\n")).toMatch(
@@ -107,11 +107,7 @@ describe("retirement guards that only one interleaving needs", () => {
       (decodeJson((await store.get(headHintKey("main")))!.body) as { version: number }).version,
     ).toBe(3);
     await time.advance(DEFAULT_MIN_VERSION_AGE_MS + MINUTE);
-    await cleanup(
-      ctx,
-      { retainVersions: 1 },
-      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
-    );
+    await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([10]);
     // Cleanup raised the floor before deleting 1..9 (docs/protocol.md §2), so the next
     // commit does not put 4 above the stale hint: 4 was retired, and 10 is the latest.

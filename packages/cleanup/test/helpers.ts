@@ -7,6 +7,8 @@ import {
 } from "@holdfast/conditional-store";
 import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
 import { commitVersion, initDataset, type ProtocolContext, writeDataFile } from "@holdfast/dataset";
+import { holdfastFormat, type ReferenceFormat } from "@holdfast/refs-lifecycle";
+import type { ReferenceCensus } from "@holdfast/retirement";
 import { DEFAULT_MIN_VERSION_AGE_MS } from "../src/policy.js";
 
 export const MINUTE = 60_000;
@@ -159,4 +161,16 @@ export class HookStore extends RecordingStore {
     await this.before("put", key);
     return super.put(key, body, options);
   }
+}
+
+/**
+ * holdfast's format (or `format`) whose reference codec censuses with `census`: how a test
+ * stands in for the references a format's codec would find (the census always comes from
+ * the format the caller bound, docs/protocol.md §1 "The format guard").
+ */
+export function formatWithCensus(
+  census: ReferenceCensus,
+  format: ReferenceFormat = holdfastFormat,
+): ReferenceFormat {
+  return { ...format, references: { ...format.references, census: () => census } };
 }

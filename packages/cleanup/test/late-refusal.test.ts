@@ -2,7 +2,7 @@ import type { MemoryStore } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { manifestKey, readManifest } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { commit, drain, readAdmission, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup, recover } from "../src/index.js";
@@ -62,7 +62,7 @@ describe("manifests the format refuses, found before the first retirement write"
         maxVersionsPerRecord?: number;
       };
       const error = await cleanup(rctx, policy, {
-        referenceCensus: censusReferences(rctx, { format: holdfastFormat }),
+        format: holdfastFormat,
         maxVersionsPerRecord,
       }).catch((e) => e);
       expect(error).toMatchObject({
@@ -101,11 +101,7 @@ describe("manifests the format refuses, found before the first retirement write"
       }
     });
     const hctx = { ...ctx, store: hook };
-    const stats = await cleanup(
-      hctx,
-      { retainVersions: 1 },
-      { referenceCensus: censusReferences(hctx, { format: holdfastFormat }) },
-    );
+    const stats = await cleanup(hctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(replaced).toBe(true);
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "changed" });
     expect(stats.retiredRanges).toEqual([
@@ -131,11 +127,7 @@ describe("manifests the format refuses, found before the first retirement write"
       }
     });
     const hctx = { ...ctx, store: hook };
-    const stats = await cleanup(
-      hctx,
-      { retainVersions: 1 },
-      { referenceCensus: censusReferences(hctx, { format: holdfastFormat }) },
-    );
+    const stats = await cleanup(hctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(replaced).toBe(true);
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "changed" });
     expect(versionsOf(store)).toEqual([2, 5]);
@@ -148,15 +140,11 @@ describe("manifests the format refuses, found before the first retirement write"
 // docs/protocol.md §5.5.
 describe("a committed record whose manifest changed since it was drained", () => {
   it.each([
-    ["recover", (c: Parameters<typeof recover>[0]) => recover(c)],
+    ["recover", (c: Parameters<typeof recover>[0]) => recover(c, { format: holdfastFormat })],
     [
       "the next cleanup",
       (c: Parameters<typeof recover>[0]) =>
-        cleanup(
-          c,
-          { retainVersions: 5 },
-          { referenceCensus: censusReferences(c, { format: holdfastFormat }) },
-        ),
+        cleanup(c, { retainVersions: 5 }, { format: holdfastFormat }),
     ],
   ] as const)(
     "invariant 5: %s keeps the version and its files and removes the record; the version is acquirable again",
@@ -244,11 +232,9 @@ describe("a committed record whose manifest was replaced by one the format refus
       }
     });
     const hctx = { ...ctx, store: hook };
-    const error = await cleanup(
-      hctx,
-      { retainVersions: 1 },
-      { referenceCensus: censusReferences(hctx, { format: holdfastFormat }) },
-    ).catch((e) => e);
+    const error = await cleanup(hctx, { retainVersions: 1 }, { format: holdfastFormat }).catch(
+      (e) => e,
+    );
     expect(broken).toBe(true);
     expect(error).toMatchObject({ kind: "invalid-input", code: "MALFORMED_OBJECT", key });
     // Nothing deleted: every manifest and data file is still there.
@@ -276,11 +262,14 @@ describe("a committed record whose manifest was replaced by one the format refus
       ).rejects.toMatchObject({ code: "COMMITTED" });
     }
     // While the refusal stays, recover refuses too (the plan reads version 2) and deletes nothing.
-    await expect(recover(ctx)).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
+    await expect(recover(ctx, { format: holdfastFormat })).rejects.toMatchObject({
+      code: "MALFORMED_OBJECT",
+      key,
+    });
     expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
     // Once version 2 is repaired, recover deletes the rest and removes the record.
     await store.put(key, original);
-    await recover(ctx);
+    await recover(ctx, { format: holdfastFormat });
     expect(keysUnder(store, RECORDS)).toEqual([]);
     expect(versionsOf(store)).toEqual([2, 5]);
     for (const v of [1, 3, 4])
@@ -297,7 +286,7 @@ describe("a committed record whose manifest was replaced by one the format refus
     await store.put(key, garbage);
     const recording = new RecordingStore(store);
     const rctx = { ...ctx, store: recording };
-    await expect(recover(rctx)).rejects.toMatchObject({
+    await expect(recover(rctx, { format: holdfastFormat })).rejects.toMatchObject({
       kind: "invalid-input",
       code: "MALFORMED_OBJECT",
       key,
@@ -321,26 +310,18 @@ describe("a committed record whose manifest was replaced by one the format refus
     const later = new RecordingStore(store);
     const lctx = { ...ctx, store: later };
     await expect(
-      cleanup(
-        lctx,
-        { retainVersions: 1 },
-        { referenceCensus: censusReferences(lctx, { format: holdfastFormat }) },
-      ),
+      cleanup(lctx, { retainVersions: 1 }, { format: holdfastFormat }),
     ).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
     expect(later.writesUnder(RECORDS)).toEqual([]);
     expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it.each([
-    ["recover", (ctx: Parameters<typeof recover>[0]) => recover(ctx)],
+    ["recover", (ctx: Parameters<typeof recover>[0]) => recover(ctx, { format: holdfastFormat })],
     [
       "cleanup",
       (ctx: Parameters<typeof recover>[0]) =>
-        cleanup(
-          ctx,
-          { retainVersions: Number.MAX_SAFE_INTEGER },
-          { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
-        ),
+        cleanup(ctx, { retainVersions: Number.MAX_SAFE_INTEGER }, { format: holdfastFormat }),
     ],
   ] as const)(
     "invariant 5: %s cancels a recovered record's replaced version before its plan meets a refusal of another manifest; nothing is deleted",
@@ -389,17 +370,13 @@ describe("a committed record whose manifest was replaced by one the format refus
     await store.put(key, garbage);
     // Cancelled before the plan (Cleanup 1): nothing is left committed, so recover reads no
     // manifest and meets no refusal; a cleanup still does.
-    await recover(ctx);
+    await recover(ctx, { format: holdfastFormat });
     expect(await store.head(committed.key)).toBeNull();
     expect(keysUnder(store, RECORDS)).toEqual([]);
     expect(versionsOf(store)).toEqual([1, 2, 3, 4]);
     await allAcquirable(ctx, [2]);
     await expect(
-      cleanup(
-        ctx,
-        { retainVersions: 1 },
-        { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
-      ),
+      cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat }),
     ).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key });
     expect(keysUnder(store, RECORDS)).toEqual([]);
   });
@@ -427,13 +404,15 @@ describe("a manifest rewritten after its record's deletion began", () => {
         { type: "lose-before-apply" },
       );
     const fctx = { ...ctx, store: fault };
-    await expect(cleanup(fctx, { retainVersions: 1 })).rejects.toMatchObject({
+    await expect(
+      cleanup(fctx, { retainVersions: 1 }, { format: holdfastFormat }),
+    ).rejects.toMatchObject({
       kind: "ambiguous",
     });
     for (const file of data2) expect(await store.head(file)).toBeNull(); // its data is gone
     expect(await store.head(key2)).not.toBeNull();
     const [recordKey] = keysUnder(store, RECORDS);
-    const error = await recover(ctx).catch((e) => e);
+    const error = await recover(ctx, { format: holdfastFormat }).catch((e) => e);
     expect(error).toMatchObject({
       kind: "refused",
       code: "RETIRED_MANIFEST_REWRITTEN",
@@ -452,11 +431,13 @@ describe("a manifest rewritten after its record's deletion began", () => {
     ).rejects.toMatchObject({ code: "COMMITTED" });
     // A later cleanup stops the same way; the operator removes that manifest and the next
     // recover finishes the record.
-    await expect(cleanup(ctx, { retainVersions: 1 })).rejects.toMatchObject({
+    await expect(
+      cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat }),
+    ).rejects.toMatchObject({
       code: "RETIRED_MANIFEST_REWRITTEN",
     });
     await store.delete(key2);
-    await recover(ctx);
+    await recover(ctx, { format: holdfastFormat });
     expect(keysUnder(store, RECORDS)).toEqual([]);
     expect(versionsOf(store)).toEqual([3]);
     await allAcquirable(ctx, [3]);
@@ -474,7 +455,9 @@ describe("a manifest rewritten after its record's deletion began", () => {
       { operation: "get", key: key2 },
       { type: "before", run: (inner) => replace(inner as MemoryStore, key2) },
     );
-    const error = await recover({ ...ctx, store: fault }).catch((e) => e);
+    const error = await recover({ ...ctx, store: fault }, { format: holdfastFormat }).catch(
+      (e) => e,
+    );
     expect(error).toMatchObject({
       code: "RETIRED_MANIFEST_REWRITTEN",
       key: key2,
@@ -520,7 +503,11 @@ describe("a manifest rewritten after its record's deletion began", () => {
           },
         },
       );
-    const error = await cleanup({ ...ctx, store: fault }, { retainVersions: 1 }).catch((e) => e);
+    const error = await cleanup(
+      { ...ctx, store: fault },
+      { retainVersions: 1 },
+      { format: holdfastFormat },
+    ).catch((e) => e);
     expect(landed).toBe(true);
     expect(error).toMatchObject({ code: "RETIRED_MANIFEST_REWRITTEN", key: key2 });
     expect(keysUnder(store, RECORDS)).toHaveLength(1);

@@ -12,6 +12,7 @@ import {
   type PutOptions,
 } from "@holdfast/conditional-store";
 import { commitVersion, createContext, initDataset, writeDataFile } from "@holdfast/dataset";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 
@@ -37,7 +38,11 @@ describe("cleanup on the local filesystem backend", () => {
     const locks = join(root, LOCAL_INTERNAL_PREFIX, "locks");
     const lockFiles = () => (existsSync(locks) ? readdirSync(locks).length : 0);
     const before = lockFiles();
-    const stats = await cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 });
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1, minVersionAgeMs: 0 },
+      { format: holdfastFormat },
+    );
     expect(stats.objectsDeleted).toMatchObject({ manifests: 39, dataFiles: 78 });
     const left: string[] = [];
     for await (const meta of listAll(store, "data/")) left.push(meta.key);

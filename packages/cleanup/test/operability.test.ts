@@ -13,7 +13,15 @@ import {
 } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { type CleanupStats, cleanup, planCleanup, recover } from "../src/index.js";
-import { DAY, keysUnder, MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
+import {
+  DAY,
+  formatWithCensus,
+  keysUnder,
+  MINUTE,
+  seedDataset,
+  versionsOf,
+  world,
+} from "./helpers.js";
 
 const GARBAGE: [string, Uint8Array][] = [
   ["invalid JSON", new TextEncoder().encode('{"schema":1,')],
@@ -29,8 +37,8 @@ describe("garbage retirement records fail closed with a typed error (docs/operat
       const key = retirementKey("main", 1, 3, "01GARBAGE");
       await store.put(key, body);
       for (const attempt of [
-        () => cleanup(ctx, { retainVersions: 1 }),
-        () => recover(ctx),
+        () => cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat }),
+        () => recover(ctx, { format: holdfastFormat }),
         () => acquireLease(ctx, { branch: "main", version: 2, ttlMs: MINUTE }),
         () =>
           createTag(
@@ -60,8 +68,8 @@ describe("the dry run judges leases in storage time", () => {
       await acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60 * MINUTE });
       const host = new FakeTime(time.now() + skew);
       const skewed = { ...ctx, clock: host };
-      const plan = await planCleanup(skewed, { retainVersions: 1 });
-      const run = await cleanup(skewed, { retainVersions: 1 });
+      const plan = await planCleanup(skewed, { retainVersions: 1 }, { format: holdfastFormat });
+      const run = await cleanup(skewed, { retainVersions: 1 }, { format: holdfastFormat });
       expect(run.retired.map((r) => r.version)).toEqual([1, 3]);
       expect(plan.retired).toEqual(run.retired);
       expect(plan.retained.filter((r) => r.reason === "lease")).toEqual([
@@ -81,6 +89,7 @@ describe("interrupts stop a cleanup at the next safe point", () => {
       ctx,
       { retainVersions: 1 },
       {
+        format: holdfastFormat,
         signal: stop.signal,
         leaseCensus: async () => {
           stop.abort(new Error("interrupted by SIGINT"));
@@ -108,6 +117,7 @@ describe("interrupts stop a cleanup at the next safe point", () => {
       ctx,
       { retainVersions: 1 },
       {
+        format: holdfastFormat,
         signal: stop.signal,
         maxVersionsPerRecord: 2,
         onProgress: (p) => {
@@ -120,7 +130,7 @@ describe("interrupts stop a cleanup at the next safe point", () => {
     const stats = (error as HoldfastError & { stats: CleanupStats }).stats;
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2]);
     expect(versionsOf(store)).toEqual([3, 4, 5]);
-    const after = await recover(ctx);
+    const after = await recover(ctx, { format: holdfastFormat });
     expect(after.finished.map((r) => r.version)).toEqual([3, 4]);
     expect(versionsOf(store)).toEqual([5]);
   });
@@ -131,17 +141,23 @@ describe("one cleanup at a time per dataset", () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 3 });
     await acquireCleanupLock(ctx, { owner: "01OTHERCLEANER" });
-    const error = await cleanup(ctx, { retainVersions: 1 }).catch((e: unknown) => e);
+    const error = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat }).catch(
+      (e: unknown) => e,
+    );
     expect(isHoldfastError(error, "conflict")).toBe(true);
     expect(error).toMatchObject({ code: "CLEANUP_RUNNING" });
     expect((error as Error).message).toMatch(
       /another cleanup is running \(owner 01OTHERCLEANER, since /,
     );
     expect(versionsOf(store)).toEqual([1, 2, 3]);
-    const concurrent = await cleanup(ctx, { retainVersions: 2 }, { concurrent: true });
+    const concurrent = await cleanup(
+      ctx,
+      { retainVersions: 2 },
+      { format: holdfastFormat, concurrent: true },
+    );
     expect(concurrent.retired.map((r) => r.version)).toEqual([1]);
     await time.advance(2 * MINUTE); // the other cleaner stopped renewing
-    const taken = await cleanup(ctx, { retainVersions: 1 });
+    const taken = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(taken.retired.map((r) => r.version)).toEqual([2]);
     expect(keysUnder(store, "_holdfast/cleanup/")).toEqual([]);
   });
@@ -149,7 +165,7 @@ describe("one cleanup at a time per dataset", () => {
   it("a run's storage time is its own lock write's Last-Modified (no clock probe); a lock that does not show the write means a probe", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 3 });
-    const run = await cleanup(ctx, { retainVersions: 1 });
+    const run = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(run.retired.map((r) => r.version)).toEqual([1, 2]);
     // lock + drain + seal + commit + the deletion mark (docs/protocol.md §5.5) + the retired floor
     // (§2.1, F1); the lock's HEAD gave the run its "now"
@@ -170,7 +186,11 @@ describe("one cleanup at a time per dataset", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    const probed = await cleanup({ ...ctx, store: hidden }, { retainVersions: 1 });
+    const probed = await cleanup(
+      { ...ctx, store: hidden },
+      { retainVersions: 1 },
+      { format: holdfastFormat },
+    );
     expect(probed.retired.map((r) => r.version)).toEqual([3, 4]);
     expect(probes).toBe(1);
     // lock + the probe + drain + seal + commit + the deletion mark + the retired floor
@@ -183,7 +203,7 @@ describe("one cleanup at a time per dataset", () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 10 });
     const results = await Promise.allSettled(
-      [1, 2, 3].map(() => cleanup(ctx, { retainVersions: 1 })),
+      [1, 2, 3].map(() => cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat })),
     );
     const done = results.filter((r) => r.status === "fulfilled");
     expect(done).toHaveLength(1);
@@ -212,7 +232,7 @@ describe("one cleanup at a time per dataset", () => {
       ctx,
       await seal(ctx, await drain(ctx, { branch: "main", versions, owner: "01A" })),
     );
-    const stats = await cleanup(ctx, { retainVersions: 1 });
+    const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.retired.map((r) => r.version)).toEqual([3]);
     expect(stats.finished.map((r) => r.version)).toEqual([1, 2]);
     expect(versionsOf(store)).toEqual([4]);
@@ -228,6 +248,7 @@ describe("stuck states: the cleanup's own record proves its owner alive", () => 
       ctx,
       { retainVersions: 1 },
       {
+        format: holdfastFormat,
         heartbeatSleep: time.sleep,
         leaseCensus: async () => {
           if (seen.length === 0) {
@@ -262,9 +283,11 @@ describe("failed deletions say why", () => {
         };
       }
     })(store);
-    const error = await cleanup({ ...ctx, store: readOnly }, { retainVersions: 1 }).catch(
-      (e: unknown) => e,
-    );
+    const error = await cleanup(
+      { ...ctx, store: readOnly },
+      { retainVersions: 1 },
+      { format: holdfastFormat },
+    ).catch((e: unknown) => e);
     expect(isHoldfastError(error, "refused")).toBe(true);
     expect(error).toMatchObject({ code: "EROFS", operation: "deleteMany" });
     expect((error as Error).message).toMatch(
@@ -301,10 +324,10 @@ describe("failed deletions say why", () => {
       { retainVersions: 1 },
       {
         concurrent: true,
-        referenceCensus: async () => {
+        format: formatWithCensus(async () => {
           committing = true; // the next if-match put on the record is the commit
           return new Map();
-        },
+        }),
         leaseCensus: async () => {
           censuses += 1;
           return new Map();

@@ -1,4 +1,5 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import { DEFAULT_ORPHAN_GRACE_MS, policyRetires, validatePolicy } from "../src/policy.js";
@@ -24,7 +25,7 @@ describe("policy", () => {
   it("retainVersions larger than the branch keeps everything", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 3 });
-    const stats = await cleanup(ctx, { retainVersions: 10 });
+    const stats = await cleanup(ctx, { retainVersions: 10 }, { format: holdfastFormat });
     expect(stats.retired).toEqual([]);
     expect(versionsOf(store)).toEqual([1, 2, 3]);
     // The cleanup lock only: its Last-Modified is the run's storage time (no probe).

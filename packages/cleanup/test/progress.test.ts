@@ -1,5 +1,6 @@
 import { FakeTime } from "@holdfast/conditional-store/testing";
 import { writeDataFile } from "@holdfast/dataset";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {
   type CleanupProgress,
@@ -74,7 +75,7 @@ describe("progress of a run in objects (observation only)", () => {
   it("the same requests and outcome with and without onProgress", async () => {
     const quiet = await seeded(7);
     const watched = await seeded(7);
-    const options = { maxVersionsPerRecord: 4, concurrency: 2 };
+    const options = { format: holdfastFormat, maxVersionsPerRecord: 4, concurrency: 2 };
     const a = await cleanup(quiet.ctx, { retainVersions: 2 }, options);
     const events: CleanupProgress[] = [];
     const b = await cleanup(
@@ -96,7 +97,7 @@ describe("progress of a run in objects (observation only)", () => {
       const stats = await run(
         ctx,
         { retainVersions: 2 },
-        { maxVersionsPerRecord: 4, onProgress: (p) => events.push(p) },
+        { format: holdfastFormat, maxVersionsPerRecord: 4, onProgress: (p) => events.push(p) },
       );
       const deletes = events.filter((e) => e.phase === "delete");
       // 10 versions retired: the 10 manifests are the total before any delete
@@ -130,12 +131,14 @@ describe("the delete phase's total is corrected as each record is read", () => {
       (op, key) => op === "deleteMany" && key.startsWith("data/"),
       true,
     );
-    await expect(cleanup(on(crashing), { retainVersions: 1 })).rejects.toThrow(/crashed/);
+    await expect(
+      cleanup(on(crashing), { retainVersions: 1 }, { format: holdfastFormat }),
+    ).rejects.toThrow(/crashed/);
     // ... and two of its five manifests went too (an earlier manifest batch).
     for (const key of keysUnder(store, "_versions/main/").slice(0, 2)) await store.delete(key);
     await time.advance(2 * 60_000); // the crashed run's lock runs out
     const events: CleanupProgress[] = [];
-    const stats = await recover(ctx, { onProgress: (p) => events.push(p) });
+    const stats = await recover(ctx, { format: holdfastFormat, onProgress: (p) => events.push(p) });
     const deletes = events.filter((e) => e.phase === "delete");
     expect(deletes[0]).toEqual({ phase: "delete", done: 0, total: 5 });
     const deleted = stats.objectsDeleted.manifests + stats.objectsDeleted.dataFiles;

@@ -1,5 +1,6 @@
 import { isHoldfastError, MemoryStore, seededIds } from "@holdfast/conditional-store";
 import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import { seedDataset } from "./helpers.js";
@@ -21,7 +22,7 @@ describe("delete rate (CleanupOptions.maxDeletesPerSecond)", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: 1 },
-      { maxDeletesPerSecond: 20, deleteConcurrency: 2 },
+      { format: holdfastFormat, maxDeletesPerSecond: 20, deleteConcurrency: 2 },
     );
     // 29 retired versions: 58 data files then 29 manifests, 10 keys per batch.
     expect(stats.objectsDeleted).toMatchObject({ dataFiles: 58, manifests: 29 });
@@ -36,7 +37,7 @@ describe("delete rate (CleanupOptions.maxDeletesPerSecond)", () => {
 
   it("without a limit no batch waits", async () => {
     const { ctx, sleep } = await smallBatches();
-    const stats = await cleanup(ctx, { retainVersions: 1 });
+    const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.objectsDeleted.total).toBe(87);
     expect(sleep.pauses).toEqual([]);
   });
@@ -48,7 +49,7 @@ describe("delete rate (CleanupOptions.maxDeletesPerSecond)", () => {
       const error = await cleanup(
         ctx,
         { retainVersions: 1 },
-        { maxDeletesPerSecond: rate as number },
+        { format: holdfastFormat, maxDeletesPerSecond: rate as number },
       ).catch((e: unknown) => e);
       expect(isHoldfastError(error, "invalid-input")).toBe(true);
       expect(error).toMatchObject({ code: "INVALID_OPTION" });

@@ -1,6 +1,6 @@
 import { readManifest } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
-import { censusReferences, holdfastFormat, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
+import { holdfastFormat, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
 import { drain, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { recoverAll, recoverAndCleanup } from "../src/index.js";
@@ -12,15 +12,10 @@ import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 // cleaner's sealed record does not keep refusing leases while the reference refusal lasts.
 type Ctx = Parameters<typeof recoverAll>[0];
 const runs = [
-  ["recover (recoverAll)", (ctx: Ctx) => recoverAll(ctx)],
+  ["recover (recoverAll)", (ctx: Ctx) => recoverAll(ctx, { format: holdfastFormat })],
   [
     "cleanup (recoverAndCleanup)",
-    (ctx: Ctx) =>
-      recoverAndCleanup(
-        ctx,
-        { retainVersions: 1 },
-        { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
-      ),
+    (ctx: Ctx) => recoverAndCleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat }),
   ],
 ] as const;
 

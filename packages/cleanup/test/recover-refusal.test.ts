@@ -1,6 +1,6 @@
 import { manifestKey, readManifest } from "@holdfast/dataset";
 import { acquireLease, releaseLease, renewLease } from "@holdfast/leases";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { commit, drain, readRecord, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup, recover } from "../src/index.js";
@@ -47,16 +47,8 @@ async function twoBranches() {
 }
 
 const runs = [
-  ["recover", (ctx: Ctx) => recover(ctx)],
-  [
-    "cleanup",
-    (ctx: Ctx) =>
-      cleanup(
-        ctx,
-        { retainVersions: 1 },
-        { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
-      ),
-  ],
+  ["recover", (ctx: Ctx) => recover(ctx, { format: holdfastFormat })],
+  ["cleanup", (ctx: Ctx) => cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat })],
 ] as const;
 
 // docs/protocol.md §5.3: a sealed record whose census meets a
@@ -95,23 +87,19 @@ describe("a crashed cleaner's sealed record whose recovery census meets a refusa
       // usual (2 kept for its lease) and leaves no record.
       const again = new RecordingStore(store);
       const actx = { ...ctx, store: again };
-      expect((await recover(actx)).recovered).toEqual({ committed: 0, cancelled: 0, retained: 0 });
+      expect((await recover(actx, { format: holdfastFormat })).recovered).toEqual({
+        committed: 0,
+        cancelled: 0,
+        retained: 0,
+      });
       await expect(
-        cleanup(
-          actx,
-          { retainVersions: 1 },
-          { referenceCensus: censusReferences(actx, { format: holdfastFormat }) },
-        ),
+        cleanup(actx, { retainVersions: 1 }, { format: holdfastFormat }),
       ).rejects.toMatchObject({ code: "MALFORMED_OBJECT", key: refused });
       expect(again.writesUnder(RECORDS)).toEqual([]);
       await store.put(refused, original);
-      const settled = await recover(ctx);
+      const settled = await recover(ctx, { format: holdfastFormat });
       expect(settled.recovered).toEqual({ committed: 0, cancelled: 0, retained: 0 });
-      const stats = await cleanup(
-        ctx,
-        { retainVersions: 1 },
-        { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
-      );
+      const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
       expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
       expect(versionsOf(store)).toEqual([2, 5]);
       expect(keysUnder(store, RECORDS)).toEqual([]);
@@ -158,7 +146,7 @@ describe("a crashed cleaner's sealed record whose recovery census meets a refusa
       }
 
       await store.put(refused, original);
-      const settled = await recover(ctx);
+      const settled = await recover(ctx, { format: holdfastFormat });
       expect(settled.finished).toEqual([
         { branch: "main", version: 1 },
         { branch: "main", version: 3 },

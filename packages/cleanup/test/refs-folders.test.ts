@@ -1,9 +1,5 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
-import {
-  censusReferences,
-  FOREIGN_REFERENCE_OBJECT,
-  holdfastFormat,
-} from "@holdfast/refs-lifecycle";
+import { FOREIGN_REFERENCE_OBJECT, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
@@ -22,7 +18,7 @@ describe("objects under _refs/ the census cannot name", () => {
       ctx,
       { retainVersions: 1 },
       {
-        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        format: holdfastFormat,
       },
     );
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
@@ -40,7 +36,7 @@ describe("objects under _refs/ the census cannot name", () => {
       ctx,
       { retainVersions: 1 },
       {
-        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        format: holdfastFormat,
       },
     );
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "branch-lineage" });
@@ -64,7 +60,7 @@ describe("objects under _refs/ the census cannot name", () => {
         ctx,
         { retainVersions: 1 },
         {
-          referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+          format: holdfastFormat,
         },
       ).catch((e: unknown) => e);
       expect(isHoldfastError(error, "invalid-input")).toBe(true);

@@ -12,7 +12,7 @@ import {
   readManifest,
 } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { RETIREMENT_ROOT } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup, planCleanup } from "../src/index.js";
@@ -56,7 +56,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
       },
     );
     await cleanup({ ...ctx, store: cleaner }, policy, {
-      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      format: holdfastFormat,
     });
     expect(restored).toBeDefined();
     if (isHoldfastError(restored)) {
@@ -118,7 +118,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
       },
     );
     await cleanup({ ...ctx, store: cleaner }, policy, {
-      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      format: holdfastFormat,
     });
     const result = await writer!;
     expect(result.version).toBe(6);
@@ -141,7 +141,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
       },
     );
     await cleanup({ ...ctx, store: cleaner }, policy, {
-      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      format: holdfastFormat,
     });
     expect(restored?.version).toBe(6);
     expect(await missingFiles(ctx, store, 6)).toEqual([]);
@@ -162,7 +162,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
       },
     );
     await cleanup({ ...ctx, store: cleaner }, policy, {
-      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      format: holdfastFormat,
     });
     expect(isHoldfastError(restored, "refused")).toBe(true);
     expect(versionsOf(store)).toEqual([5]);
@@ -184,7 +184,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
       },
     );
     const stats = await cleanup({ ...ctx, store: cleaner }, policy, {
-      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      format: holdfastFormat,
     });
     await releaseLease(ctx, lease);
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
@@ -204,7 +204,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
     expect(keysUnder(store, COMMIT_INTENT_PREFIX)).toHaveLength(1);
     // Version 1 is retired, but the intent names its files: they stay.
     const first = await cleanup(ctx, policy, {
-      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      format: holdfastFormat,
     });
     expect(first.retired).toContainEqual({ branch: "main", version: 1 });
     for (const f of manifest.files) expect(await store.head(f.key)).not.toBeNull();
@@ -214,7 +214,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
       ctx,
       { ...policy, orphanGraceMs: 60 * 60_000 },
       {
-        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        format: holdfastFormat,
       },
     );
     expect(later.objectsDeleted.expiredCommitIntents).toBe(1);
@@ -228,7 +228,7 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
   it("a dry run takes the last look too: files a live commit intent names are kept in the plan, as the run keeps them (docs/protocol.md §2.5)", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 5 });
-    const options = { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) };
+    const options = { format: holdfastFormat };
     const before = await planCleanup(ctx, policy, options);
     expect(before.lastLook).toEqual({ intents: 0, lateManifests: 0, filesKept: 0 });
     // A restore of version 2 in flight: its intent is written, its manifest not yet.

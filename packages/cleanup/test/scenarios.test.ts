@@ -31,6 +31,7 @@ describe("lease scenarios", () => {
       ctx,
       { retainVersions: 1 },
       {
+        format: holdfastFormat,
         leaseCensus: async (branch, versions, at) => {
           calls += 1;
           if (calls === 1) {
@@ -62,7 +63,7 @@ describe("lease scenarios", () => {
     await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 1_000 });
     await acquireLease(ctx, { branch: "main", version: 3, ttlMs: 600_000 });
     await time.advance(5_000); // the lease on 1 has expired
-    const stats = await cleanup(ctx, { retainVersions: 1 });
+    const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2]);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
     expect(keysUnder(store, "_holdfast/leases/main/00000000000000000001/")).toEqual([]);
@@ -76,6 +77,7 @@ describe("lease scenarios", () => {
       ctx,
       { retainVersions: 1 },
       {
+        format: holdfastFormat,
         leaseCensus: async () => {
           throw new Error("census failed");
         },
@@ -98,7 +100,7 @@ describe("lease scenarios", () => {
     expect(isHoldfastError(refused, "refused")).toBe(true);
     await time.advance(BOUND + 2_000);
     await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
-    const stats = await cleanup(ctx, { retainVersions: 1 });
+    const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.recovered.cancelled).toBe(1);
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
     const late = await seal(ctx, stale).catch((e) => e);
@@ -112,12 +114,12 @@ describe("lease scenarios", () => {
     const owner = ctx.ids.next();
     let h = await drain(ctx, { branch: "main", versions: await etagsOf(ctx, [1]), owner });
     h = await seal(ctx, h);
-    const recovered = await recover(ctx);
+    const recovered = await recover(ctx, { format: holdfastFormat });
     expect(recovered.retired).toEqual([]); // a live owner's seal is not claimed
     await abandon(ctx, h);
     let lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
     await time.advance(1_000);
-    const stats = await cleanup(ctx, { retainVersions: 1 });
+    const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
     expect(versionsOf(store)).toEqual([1, 3]);
     lease = await renewLease(ctx, lease);
@@ -133,6 +135,7 @@ describe("lease scenarios", () => {
       ctx,
       { retainVersions: 1 },
       {
+        format: holdfastFormat,
         deleteLeases: async () => {
           throw new Error("lease deletion failed");
         },
@@ -141,7 +144,7 @@ describe("lease scenarios", () => {
     expect(first.warnings.join()).toMatch(/finalize failed/);
     expect(keysUnder(store, "_holdfast/retirement/")).toHaveLength(1);
     expect(keysUnder(store, "_holdfast/leases/")).toHaveLength(1);
-    const second = await recover(ctx);
+    const second = await recover(ctx, { format: holdfastFormat });
     expect(second.recovered.committed).toBe(1);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
     expect(keysUnder(store, "_holdfast/leases/")).toEqual([]);
@@ -161,7 +164,7 @@ describe("lease scenarios", () => {
     expect((await readAdmission(ctx, "main", 1)).state).toBe("sealed");
     // The holder's renewal meets the seal and is refused (it rewrote its lease first).
     await expect(renewLease(ctx, lease)).rejects.toMatchObject({ kind: "refused", code: "SEALED" });
-    const stats = await recover(ctx);
+    const stats = await recover(ctx, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([1, 3]);
     expect(stats.finished).toEqual([{ branch: "main", version: 2 }]);
     lease = await renewLease(ctx, lease);
@@ -196,7 +199,7 @@ describe("reference scenarios", () => {
       encodeJson({ schema: 1, name: "after-seal", target: { branch: "main", version: 1 } }),
     );
     await time.advance(BOUND + 2_000);
-    const stats = await cleanup(ctx, { beforeVersion: 1 });
+    const stats = await cleanup(ctx, { beforeVersion: 1 }, { format: holdfastFormat });
     expect(stats.retired).toEqual([]);
     expect(versionsOf(store)).toEqual([1, 2, 3]);
     expect((await readAdmission(ctx, "main", 1)).state).toBe("open");
@@ -229,7 +232,7 @@ describe("reference scenarios", () => {
           },
         },
       );
-      await cleanup(ctx, { retainVersions: 1 });
+      await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
       const tag = await getTag(base, "racing", { format: holdfastFormat }).catch(() => null);
       if (nth === 1) {
         // published while draining: the reference census after the seal sees it
@@ -262,7 +265,7 @@ describe("reference scenarios", () => {
       }),
     );
     await time.advance(BOUND + 2_000);
-    const stats = await cleanup(ctx, { beforeVersion: 1 });
+    const stats = await cleanup(ctx, { beforeVersion: 1 }, { format: holdfastFormat });
     expect(stats.retired).toEqual([]);
     expect(stats.recovered.retained).toBe(1);
     expect(versionsOf(store)).toEqual([1, 2]);
@@ -298,6 +301,7 @@ describe("reference scenarios", () => {
       base,
       { retainVersions: 1 },
       {
+        format: holdfastFormat,
         leaseCensus: async (branch, versions, at) => {
           calls += 1;
           if (calls === 2) {
@@ -325,6 +329,7 @@ describe("reference scenarios", () => {
       ctx,
       { retainVersions: 1 },
       {
+        format: holdfastFormat,
         leaseCensus: async (branch, versions, at) => {
           calls += 1;
           if (calls === 2) {
@@ -334,7 +339,7 @@ describe("reference scenarios", () => {
               encodeJson({ schema: 1, name: "old", target: { branch: "main", version: 1 } }),
             );
             // (a recovery that ignores the lock: concurrent cleaners stay safe)
-            const other = await recover(on(store), { concurrent: true });
+            const other = await recover(on(store), { format: holdfastFormat, concurrent: true });
             expect(other.finished).toEqual([{ branch: "main", version: 2 }]);
           }
           return leases(branch, versions, at);
@@ -374,7 +379,7 @@ describe("reference scenarios", () => {
       await drain(base, { branch: "main", versions: await etagsOf(base, [1, 2]), owner: "01DEAD" }),
     );
     await time.advance(BOUND + 2_000);
-    const stats = await recover(base);
+    const stats = await recover(base, { format: holdfastFormat });
     expect(stats.finished).toEqual([{ branch: "main", version: 2 }]);
     expect(versionsOf(store)).toEqual([1, 3]);
     release();

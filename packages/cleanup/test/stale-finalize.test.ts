@@ -1,6 +1,6 @@
 import { manifestKey, readManifest } from "@holdfast/dataset";
 import { acquireLease, deleteLeasesOf, listLeases, renewLease } from "@holdfast/leases";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { cancelReplaced, commit, drain, finalize, readRecord, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
@@ -58,11 +58,7 @@ describe("a stale finalizer and a version cancelled after its view", () => {
     // The next cleanup, once the repaired manifest is old enough, would retire version 2
     // (retainVersions 1) but for the lease.
     await time.advance(DEFAULT_MIN_VERSION_AGE_MS + MINUTE);
-    const stats = await cleanup(
-      ctx,
-      { retainVersions: 1 },
-      { referenceCensus: censusReferences(ctx, { format: holdfastFormat }) },
-    );
+    const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([2, 5]);
     expect(stats.retained.find((r) => r.version === 2)?.reason).toBe("lease");
     await expect(renewLease(ctx, lease)).resolves.toMatchObject({ version: 2 });

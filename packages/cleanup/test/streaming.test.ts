@@ -1,6 +1,6 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup, TAGGED_OLD_VERSIONS } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
@@ -19,7 +19,7 @@ describe("streamed plan", () => {
       { retainVersions: 1, minVersionAgeMs: 0 },
       {
         maxVersionsPerRecord: 10,
-        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        format: holdfastFormat,
       },
     );
     expect(stats.retiredRanges).toEqual([{ branch: "main", from: 1, to: 39 }]);
@@ -62,7 +62,7 @@ describe("streamed plan", () => {
       { retainVersions: 1, minVersionAgeMs: 0, errorIfTaggedOldVersions: true },
       {
         maxVersionsPerRecord: 10,
-        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        format: holdfastFormat,
       },
     ).catch((e) => e);
     expect(isHoldfastError(error, "refused")).toBe(true);

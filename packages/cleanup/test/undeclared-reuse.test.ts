@@ -6,7 +6,7 @@ import {
   UNDECLARED_REUSE_MAX_AGE_MS,
   writeDataFile,
 } from "@holdfast/dataset";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup, MIN_ORPHAN_GRACE_MS } from "../src/index.js";
 import { keysUnder, MINUTE, seedDataset, versionsOf, world } from "./helpers.js";
@@ -40,7 +40,7 @@ describe("commits that reuse files without naming their sources", () => {
       },
     );
     const stats = await cleanup({ ...ctx, store: cleaner }, policy, {
-      referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+      format: holdfastFormat,
     });
     expect(outcome).toMatchObject({ kind: "refused", code: COMMIT_SOURCES_REQUIRED });
     expect(stats.objectsDeleted.orphans).toBe(1);

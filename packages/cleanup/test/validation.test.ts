@@ -7,7 +7,7 @@ import {
   type ProtocolContext,
   writeDataFile,
 } from "@holdfast/dataset";
-import { censusReferences, holdfastFormat } from "@holdfast/refs-lifecycle";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {
   type CleanupOptions,
@@ -43,14 +43,18 @@ describe("orphan grace floor", () => {
     await seedDataset(ctx, time, { versions: 2 });
     for (const orphanGraceMs of [0, 1_000, MIN_ORPHAN_GRACE_MS - 1]) {
       const { error, sent } = await refusedWithoutRequests(ctx, (c) =>
-        cleanup(c, { retainVersions: 1, orphanGraceMs }),
+        cleanup(c, { retainVersions: 1, orphanGraceMs }, { format: holdfastFormat }),
       );
       expect(error?.kind).toBe("invalid-input");
       expect(error?.code).toBe(ORPHAN_GRACE_BELOW_FLOOR);
       expect(error?.message).toContain("commit in flight");
       expect(sent).toBe(0);
     }
-    const stats = await cleanup(ctx, { retainVersions: 1, orphanGraceMs: 0, noWriterActive: true });
+    const stats = await cleanup(
+      ctx,
+      { retainVersions: 1, orphanGraceMs: 0, noWriterActive: true },
+      { format: holdfastFormat },
+    );
     expect(stats.dryRun).toBe(false);
   });
 
@@ -63,7 +67,11 @@ describe("orphan grace floor", () => {
       files.push(await writeDataFile(ctx, new Uint8Array([i])));
       await time.advance(1_000);
       if (i === 75) {
-        await cleanup(ctx, { retainVersions: 1, orphanGraceMs: MIN_ORPHAN_GRACE_MS });
+        await cleanup(
+          ctx,
+          { retainVersions: 1, orphanGraceMs: MIN_ORPHAN_GRACE_MS },
+          { format: holdfastFormat },
+        );
       }
     }
     const landed = await commitVersion(ctx, { branch: "main", files });
@@ -73,7 +81,11 @@ describe("orphan grace floor", () => {
     const stalled = [];
     for (let i = 0; i < 150; i += 1) stalled.push(await writeDataFile(ctx, new Uint8Array([i])));
     await time.advance(2 * 60 * MINUTE);
-    await cleanup(ctx, { retainVersions: 1, orphanGraceMs: MIN_ORPHAN_GRACE_MS });
+    await cleanup(
+      ctx,
+      { retainVersions: 1, orphanGraceMs: MIN_ORPHAN_GRACE_MS },
+      { format: holdfastFormat },
+    );
     const error = await commitVersion(ctx, { branch: "main", files: stalled }).catch((e) => e);
     expect(error.code).toBe(COMMIT_SOURCE_MISSING);
     expect(landed.version).toBe(3);
@@ -97,7 +109,6 @@ describe("cleanup options are validated before any request", () => {
     ["concurrency Infinity", { concurrency: Number.POSITIVE_INFINITY }],
     ["a non-function onProgress", { onProgress: "yes" }],
     ["a non-function leaseCensus", { leaseCensus: {} }],
-    ["a non-function referenceCensus", { referenceCensus: 1 }],
     ["a non-function deleteLeases", { deleteLeases: true }],
     ["a non-function heartbeatSleep", { heartbeatSleep: 5 }],
     ["a non-boolean concurrent", { concurrent: "yes" }],
@@ -106,15 +117,18 @@ describe("cleanup options are validated before any request", () => {
     ["a format without methods", { format: { name: "x" } }],
     ["a format whose data prefix is not a string", { format: { ...defaultFormat, dataPrefix: 7 } }],
   ];
+  // The format first, so each case meets the check it names (a missing format is FORMAT_REQUIRED, format-required.test.ts).
+  const withFormat = (options: Record<string, unknown>) =>
+    ({ format: holdfastFormat, ...options }) as unknown as CleanupOptions;
   for (const [what, options] of badOptions) {
     it(`refuses ${what} with invalid-input and sends nothing (cleanup, plan, recover)`, async () => {
       const { ctx, time, store } = world();
       await seedDataset(ctx, time, { versions: 3 });
       const keysBefore = store.keys();
       for (const call of [
-        (c: ProtocolContext) => cleanup(c, policy, options as CleanupOptions),
-        (c: ProtocolContext) => planCleanup(c, policy, options as CleanupOptions),
-        (c: ProtocolContext) => recover(c, options as CleanupOptions),
+        (c: ProtocolContext) => cleanup(c, policy, withFormat(options)),
+        (c: ProtocolContext) => planCleanup(c, policy, withFormat(options)),
+        (c: ProtocolContext) => recover(c, withFormat(options)),
       ]) {
         const { error, sent } = await refusedWithoutRequests(ctx, call);
         expect(error?.kind).toBe("invalid-input");
@@ -141,7 +155,7 @@ describe("cleanup options are validated before any request", () => {
       await seedDataset(ctx, time, { versions: 2 });
       const { error, sent } = await refusedWithoutRequests(ctx, (c) =>
         cleanup(c, bad as CleanupPolicy, {
-          referenceCensus: censusReferences(c, { format: holdfastFormat }),
+          format: holdfastFormat,
         }),
       );
       expect(error?.kind).toBe("invalid-input");
@@ -157,7 +171,11 @@ describe("cleanup options are validated before any request", () => {
     await time.advance(1_000);
     const faulty = new FaultStore(store);
     await expect(
-      cleanup({ ...ctx, store: faulty }, { retainVersions: 1 }, { storageNow: new Date("nope") }),
+      cleanup(
+        { ...ctx, store: faulty },
+        { retainVersions: 1 },
+        { format: holdfastFormat, storageNow: new Date("nope") },
+      ),
     ).rejects.toMatchObject({ kind: "invalid-input" });
     expect(faulty.requests()).toEqual([]);
     expect(await store.head(f.key)).not.toBeNull();

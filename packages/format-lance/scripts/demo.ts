@@ -11,7 +11,7 @@ import { cleanup } from "@holdfast/cleanup";
 import { createContext } from "@holdfast/dataset";
 import { withLease } from "@holdfast/leases";
 import * as lancedb from "@lancedb/lancedb";
-import { censusLanceReferences, openLanceFormat } from "../src/index.js";
+import { openLanceFormat } from "../src/index.js";
 
 const TABLE = "events";
 const rows = (n: number, from: number) =>
@@ -60,12 +60,7 @@ export async function runLanceDemo(root: string, log: (line: string) => void): P
   log("3. With holdfast: the reader holds a lease on version 2 while it reads");
   const ctx = createContext(createLocalStore({ root: join(holdfastDir, `${TABLE}.lance`) }));
   const format = await openLanceFormat(ctx);
-  const clean = () =>
-    cleanup(
-      ctx,
-      { retainVersions: 1, minVersionAgeMs: 0 },
-      { format, referenceCensus: censusLanceReferences(ctx) },
-    );
+  const clean = () => cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format });
   await withLease(ctx, { branch: "main", version: 2, ttlMs: 60_000, format }, async () => {
     const leased = await (await lancedb.connect(holdfastDir)).openTable(TABLE);
     await leased.checkout(2);

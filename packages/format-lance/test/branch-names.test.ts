@@ -2,7 +2,7 @@ import { cleanup } from "@holdfast/cleanup";
 import { createContext } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import { holdfastBranchName, lanceBranchName } from "../src/branch-names.js";
-import { censusLanceReferences, isUnsupportedLance, openLanceFormat } from "../src/index.js";
+import { isUnsupportedLance, openLanceFormat } from "../src/index.js";
 import { listKeys, localPySite, pylance, type Written } from "./pylance.js";
 
 /**
@@ -64,7 +64,7 @@ describe("holdfast names of Lance branches", () => {
     const error = await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 0, noWriterActive: true },
-      { format, referenceCensus: censusLanceReferences(ctx) },
+      { format },
     ).catch((e: unknown) => e);
     expect(isUnsupportedLance(error)).toBe(true);
     expect(error).toMatchObject({

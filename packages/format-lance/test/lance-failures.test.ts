@@ -6,7 +6,7 @@ import { cleanup, recover } from "@holdfast/cleanup";
 import { createContext } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
-import { censusLanceReferences, openLanceFormat } from "../src/index.js";
+import { openLanceFormat } from "../src/index.js";
 import {
   holdfastPython,
   leftovers,
@@ -130,7 +130,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     const stats = await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 0, noWriterActive: true },
-      { format, referenceCensus: censusLanceReferences(ctx) },
+      { format },
     );
     expect(stats.retained).toContainEqual({ branch: "main", version, reason: "lease" });
     writeFileSync(signal, "");
@@ -155,7 +155,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 0, noWriterActive: true },
-      { format, referenceCensus: censusLanceReferences(ctx) },
+      { format },
     );
     const holdfastAfter = await pylance<Verified>(["verify", join(site.dir!, "copy.lance")], {});
     // Both keep the same versions (the tagged one and the latest) and read them alike.
@@ -186,12 +186,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     const clean = {
       "index-window": () =>
         pylance(["lance-cleanup", table("index-window"), "--retain", "2", "--keep-unverified"], {}),
-      holdfast: () =>
-        cleanup(
-          ctx,
-          { retainVersions: 2, minVersionAgeMs: 0 },
-          { format, referenceCensus: censusLanceReferences(ctx) },
-        ),
+      holdfast: () => cleanup(ctx, { retainVersions: 2, minVersionAgeMs: 0 }, { format }),
     };
     type Queried = Verified & {
       main: Record<string, { queries: Record<string, { indexed: boolean; ids: number[] }> }>;
@@ -292,7 +287,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 240_000, format });
     let stats: Awaited<ReturnType<typeof cleanup>> | undefined;
     const { before, between, betweenKeys } = await race("holdfast", async () => {
-      stats = await cleanup(ctx, policy, { format, referenceCensus: censusLanceReferences(ctx) });
+      stats = await cleanup(ctx, policy, { format });
     });
     await releaseLease(ctx, lease);
     expect(stats!.retained).toEqual(
@@ -324,7 +319,6 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     await releaseLease(ctx, onTwo);
     const next = await cleanup(ctx, policy, {
       format,
-      referenceCensus: censusLanceReferences(ctx),
     });
     expect(next.retained).toEqual(
       expect.arrayContaining([
@@ -342,10 +336,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     const bare = createContext(await site.store("no-lease"));
     const bareFormat = await openLanceFormat(bare);
     await race("no-lease", async () => {
-      await cleanup(bare, policy, {
-        format: bareFormat,
-        referenceCensus: censusLanceReferences(bare),
-      });
+      await cleanup(bare, policy, { format: bareFormat });
     });
     const unprotected = await pylance<TolerantVerified>(
       ["verify", table("no-lease"), "--tolerant"],
@@ -394,7 +385,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     const error = await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 3_600_000 },
-      { format, referenceCensus: censusLanceReferences(ctx) },
+      { format },
     ).catch((e) => e);
     await releaseLease(ctx0, lease);
     expect(landed).toBe(true);
@@ -421,7 +412,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     // The operator removes that manifest (docs/operations.md, "Stuck states"): the next
     // recover finishes the record; 1 and 3 read as before.
     await base.delete(manifestTwo);
-    await recover(ctx0, { format, referenceCensus: censusLanceReferences(ctx0) });
+    await recover(ctx0, { format });
     expect((await listKeys(base)).filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
     const last = await pylance<Verified>(["verify", uri], {});
     expect(Object.keys(last.main)).toEqual(["1", "3"]);
@@ -453,7 +444,7 @@ describe("Lance's cleanup and holdfast's on copies of one pylance 14 table (loca
     const stats = await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 0, noWriterActive: true },
-      { format, referenceCensus: censusLanceReferences(ctx) },
+      { format },
     );
     expect(stats.objectsDeleted.orphans).toBe(3);
     const after = await pylance<Verified>(["verify", join(site.dir!, "copy.lance")], {});

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { cleanup } from "@holdfast/cleanup";
 import { createContext } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
-import { censusLanceReferences, openLanceFormat } from "../src/index.js";
+import { openLanceFormat } from "../src/index.js";
 import {
   azuritePySite,
   leftovers,
@@ -95,7 +95,7 @@ function describePylance(siteName: string, makeSite: () => PySite) {
           const stats = await cleanup(
             ctx,
             { retainVersions: RETAIN, minVersionAgeMs: 0, orphanGraceMs: 0, noWriterActive: true },
-            { format, referenceCensus: censusLanceReferences(ctx) },
+            { format },
           );
           const kept = expectedKept(info);
           const retainedOn = (branch: string) =>
@@ -173,7 +173,7 @@ describe("folders holdfast never lists or deletes on a Lance table (local disk)"
     const stats = await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0, orphanGraceMs: 0, noWriterActive: true },
-      { format, referenceCensus: censusLanceReferences(ctx) },
+      { format },
     );
     expect(stats.retired.length).toBeGreaterThan(0);
     // No listing's range reaches into _mem_wal/ (a prefix "" or "_" would).
@@ -232,7 +232,7 @@ describe("orphans under tree/ (local disk)", () => {
     const stats = await cleanup(
       ctx,
       { retainVersions: RETAIN, minVersionAgeMs: 0, orphanGraceMs: 3_600_000 },
-      { format, referenceCensus: censusLanceReferences(ctx) },
+      { format },
     );
     expect(stats.objectsDeleted.orphans).toBe(swept.length);
     const keys = await listKeys(ctx.store);
@@ -269,11 +269,7 @@ describe("the version hint (local disk)", () => {
     const before = await pylance<Verified>(["verify", uri], site.storageOptions);
     const ctx = createContext(await site.store("stale"));
     const format = await openLanceFormat(ctx);
-    const stats = await cleanup(
-      ctx,
-      { retainVersions: 1, minVersionAgeMs: 0 },
-      { format, referenceCensus: censusLanceReferences(ctx) },
-    );
+    const stats = await cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format });
     // Retiring 5-7 (the policy would) leaves 4 and 8 with a gap above the hint: a reader
     // probing upward from 4 stops at the missing 5 and reads version 4 as the latest.
     const retained = stats.retained
@@ -306,11 +302,7 @@ describe("the version hint (local disk)", () => {
     const ctx = createContext(store);
     const format = await openLanceFormat(ctx);
     await expect(
-      cleanup(
-        ctx,
-        { retainVersions: 1, minVersionAgeMs: 0 },
-        { format, referenceCensus: censusLanceReferences(ctx) },
-      ),
+      cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format }),
     ).rejects.toMatchObject({ kind: "invalid-input", code: "LANCE_MALFORMED_HINT" });
     const versions = (await listKeys(store)).filter((k) => k.endsWith(".manifest"));
     expect(versions).toHaveLength(7);

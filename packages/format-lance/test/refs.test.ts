@@ -5,7 +5,6 @@ import * as lancedb from "@lancedb/lancedb";
 import { describe, expect, it } from "vitest";
 import {
   autoCleanupOf,
-  censusLanceReferences,
   describeLanceDataset,
   isUnsupportedLance,
   LANCE_MALFORMED_REFERENCE,
@@ -38,11 +37,7 @@ async function smallTable(): Promise<{ site: LanceSite; ctx: ProtocolContext }> 
 }
 
 const cleanupWith = async (ctx: ProtocolContext) =>
-  cleanup(
-    ctx,
-    { retainVersions: 1, minVersionAgeMs: 0 },
-    { format: await openLanceFormat(ctx), referenceCensus: censusLanceReferences(ctx) },
-  );
+  cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format: await openLanceFormat(ctx) });
 
 async function refusal(promise: Promise<unknown>): Promise<unknown> {
   try {

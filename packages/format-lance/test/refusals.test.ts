@@ -8,7 +8,6 @@ import { commit, drain, readRecord, seal } from "@holdfast/retirement";
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import {
-  censusLanceReferences,
   isUnsupportedLance,
   type LanceFeature,
   lanceManifestKey,
@@ -245,11 +244,7 @@ async function expectRefusedBeforeAnyRecord(
   const format = await openLanceFormat(ctx);
   let error: unknown;
   try {
-    await cleanup(
-      ctx,
-      { retainVersions: 1, minVersionAgeMs: 0 },
-      { format, referenceCensus: censusLanceReferences(ctx) },
-    );
+    await cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format });
   } catch (e) {
     error = e;
   }
@@ -284,11 +279,7 @@ describe("what holdfast refuses on a pylance 14 table (local disk)", () => {
       const format = await openLanceFormat(ctx);
       let error: unknown;
       try {
-        await cleanup(
-          ctx,
-          { retainVersions: 1, minVersionAgeMs: 0 },
-          { format, referenceCensus: censusLanceReferences(ctx) },
-        );
+        await cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format });
       } catch (e) {
         error = e;
       }
@@ -448,11 +439,7 @@ describe("a crashed cleaner's sealed record on a pylance 14 table whose recovery
     rmSync(join(table, "_refs/notes.json"));
     const settled = await recover(ctx, { format });
     expect(settled.recovered).toEqual({ committed: 0, cancelled: 0, retained: 0 });
-    const stats = await cleanup(
-      ctx,
-      { retainVersions: 1, minVersionAgeMs: 0 },
-      { format, referenceCensus: censusLanceReferences(ctx) },
-    );
+    const stats = await cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format });
     expect(stats.retiredRanges).toEqual([{ branch: "main", from: 1, to: 6 }]);
     expect((await listKeys(store)).filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual(
       [],

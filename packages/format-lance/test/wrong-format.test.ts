@@ -50,11 +50,17 @@ describe("a Lance table given to holdfast's library in holdfast's format", () =>
     const target = { branch: "main", version: 1 };
     const format = holdfastFormat;
     const operations: [string, (ctx: ProtocolContext) => Promise<unknown>][] = [
-      ["cleanup", (ctx) => cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 })],
-      ["cleanup --concurrent", (ctx) => cleanup(ctx, { retainVersions: 1 }, { concurrent: true })],
-      ["planCleanup", (ctx) => planCleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 })],
-      ["recover", (ctx) => recover(ctx)],
-      ["collectStatus", (ctx) => collectStatus(ctx)],
+      ["cleanup", (ctx) => cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format })],
+      [
+        "cleanup --concurrent",
+        (ctx) => cleanup(ctx, { retainVersions: 1 }, { format, concurrent: true }),
+      ],
+      [
+        "planCleanup",
+        (ctx) => planCleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format }),
+      ],
+      ["recover", (ctx) => recover(ctx, { format })],
+      ["collectStatus", (ctx) => collectStatus(ctx, { format })],
       ["acquireLease", (ctx) => acquireLease(ctx, { ...target, ttlMs: 60_000 })],
       ["createTag", (ctx) => createTag(ctx, { name: "t", target }, { format })],
       ["createBranch", (ctx) => createBranch(ctx, { name: "b", parent: target }, { format })],

@@ -9,7 +9,7 @@ import { openS3Store } from "@holdfast/backends-s3";
 import { cleanup } from "@holdfast/cleanup";
 import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/dataset";
-import { censusLanceReferences, openLanceFormat } from "@holdfast/format-lance";
+import { openLanceFormat } from "@holdfast/format-lance";
 import * as lancedb from "@lancedb/lancedb";
 
 /** Where the table is: a local folder, or an S3 prefix reached through an endpoint. */
@@ -100,11 +100,7 @@ async function holdfast(target: CleanerTarget) {
     // Format detection is part of the call: a caller opens the format, then cleans.
     const ctx = createContext(counting);
     const format = await openLanceFormat(ctx);
-    await cleanup(
-      ctx,
-      { retainVersions: 1, minVersionAgeMs: 0 },
-      { format, referenceCensus: censusLanceReferences(ctx) },
-    );
+    await cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format });
     requests = counting.totalRequests();
   };
   return { run, counted: () => requests };

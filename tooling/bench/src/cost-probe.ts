@@ -24,7 +24,7 @@ import type {
 } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/dataset";
 import { startFaultProxy } from "@holdfast/fault-proxy";
-import { censusLanceReferences, openLanceFormat } from "@holdfast/format-lance";
+import { openLanceFormat } from "@holdfast/format-lance";
 import { copyLanceTable, rgwEnv } from "./lance-section.js";
 import { removeAll } from "./targets.js";
 
@@ -101,11 +101,7 @@ const profileTo = args.find((a) => a.startsWith("--profile="))?.slice("--profile
 async function plainCleanup(table: string) {
   const ctx = createContext(createLocalStore({ root: table }));
   const format = await openLanceFormat(ctx);
-  await cleanup(
-    ctx,
-    { retainVersions: 1, minVersionAgeMs: 0 },
-    { format, referenceCensus: censusLanceReferences(ctx) },
-  );
+  await cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format });
 }
 
 if (warm) {
@@ -181,7 +177,6 @@ try {
     { retainVersions: 1, minVersionAgeMs: 0 },
     {
       format,
-      referenceCensus: censusLanceReferences(ctx),
       onProgress: (p) => setPhase(p.phase),
     },
   );

@@ -17,7 +17,7 @@ import { cleanup } from "@holdfast/cleanup";
 import { CountingStore, listAll, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/dataset";
 import { startFaultProxy } from "@holdfast/fault-proxy";
-import { censusLanceReferences, openLanceFormat } from "@holdfast/format-lance";
+import { openLanceFormat } from "@holdfast/format-lance";
 import * as lancedb from "@lancedb/lancedb";
 import { step } from "./sections.js";
 import { fmtMinMedian, minMedian, printTable } from "./table.js";
@@ -92,11 +92,7 @@ async function holdfastCleanup(store: ObjectStore): Promise<number> {
   const counting = new CountingStore(store);
   const ctx = createContext(counting);
   const format = await openLanceFormat(ctx);
-  await cleanup(
-    ctx,
-    { retainVersions: 1, minVersionAgeMs: 0 },
-    { format, referenceCensus: censusLanceReferences(ctx) },
-  );
+  await cleanup(ctx, { retainVersions: 1, minVersionAgeMs: 0 }, { format });
   return counting.totalRequests();
 }
 

@@ -2,10 +2,12 @@
 // process: cleans the local dataset at argv[2] down to the newest argv[3] versions and
 // prints one JSON line per sample (every argv[4] ms: phase, progress, live heap after a
 // full GC, RSS) and a last line with the totals (time, objects deleted, requests by type).
+
 import { performance } from "node:perf_hooks";
 import { createLocalStore } from "@holdfast/backends-local";
 import { type CleanupProgress, cleanup } from "@holdfast/cleanup";
 import { createContext } from "@holdfast/dataset";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 
 const [root, retainText, everyText, rateText] = process.argv.slice(2);
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -31,6 +33,7 @@ const stats = await cleanup(
   createContext(createLocalStore({ root })),
   { retainVersions: Number(retainText ?? 10), minVersionAgeMs: 0 },
   {
+    format: holdfastFormat,
     onProgress: (p) => {
       last = p;
     },

@@ -1,10 +1,12 @@
 // One point of the scaling table, in its own process (run with --expose-gc) so its peak
 // RSS is the cleanup's alone: cleans the local dataset at argv[2] down to the newest
 // argv[3] versions and prints one JSON line { ms, heapMiB, rssMiB, deleted }.
+
 import { performance } from "node:perf_hooks";
 import { createLocalStore } from "@holdfast/backends-local";
 import { cleanup } from "@holdfast/cleanup";
 import { createContext } from "@holdfast/dataset";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 
 const [root, retainText] = process.argv.slice(2);
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -25,6 +27,7 @@ const stats = await cleanup(
   createContext(createLocalStore({ root })),
   { retainVersions: Number(retainText ?? 10), minVersionAgeMs: 0 },
   {
+    format: holdfastFormat,
     onProgress: () => {
       if (performance.now() - lastSample > 100) sample();
     },

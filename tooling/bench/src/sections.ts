@@ -16,6 +16,7 @@ import {
   writeDataFile,
 } from "@holdfast/dataset";
 import { acquireLease, releaseLease, renewLease } from "@holdfast/leases";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { baselineCleanup } from "./baseline.js";
 import { buildDataset } from "./datasets.js";
 import { S3_PRICES, s3Cost } from "./prices.js";
@@ -53,7 +54,11 @@ async function protectedRun(store: ObjectStore, versions: number): Promise<Clean
   }
   const started = performance.now();
   // Just written, no writer in flight: no minimum version age needed.
-  const stats = await cleanup(ctx, { retainVersions: RETAIN, minVersionAgeMs: 0 });
+  const stats = await cleanup(
+    ctx,
+    { retainVersions: RETAIN, minVersionAgeMs: 0 },
+    { format: holdfastFormat },
+  );
   const ms = performance.now() - started;
   const { total, ...counts } = stats.requests;
   return { counts, total, ms };

@@ -1,13 +1,8 @@
 import { cleanup, recover } from "@holdfast/cleanup";
 import { decodeJson, isHoldfastError } from "@holdfast/conditional-store";
-import {
-  defaultFormat,
-  manifestKey,
-  type ProtocolContext,
-  type VersionRef,
-} from "@holdfast/dataset";
+import { manifestKey, type ProtocolContext, type VersionRef } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
-import { censusReferences, holdfastFormat, recoverReferences } from "@holdfast/refs-lifecycle";
+import { holdfastFormat, recoverReferences } from "@holdfast/refs-lifecycle";
 import { isRetiredManifestRewritten } from "@holdfast/retirement";
 import { show } from "./checks.js";
 import { BRANCH, NEVER_BEATS } from "./config.js";
@@ -112,13 +107,13 @@ async function runRecovery(
   // cleanup has it, the final recovery's too (see `planted.ts`).
   const planted =
     world.config.plant === "floor-above-latest"
-      ? { format: floorAboveLatestFormat(defaultFormat) }
+      ? { format: floorAboveLatestFormat(holdfastFormat) }
       : {};
   const steps = [
     () => recoverReferences(ctx, { format: holdfastFormat }),
     () =>
       recover(ctx, {
-        referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+        format: holdfastFormat,
         heartbeatSleep: NEVER_BEATS,
         ...planted,
       }),
@@ -128,7 +123,7 @@ async function runRecovery(
         // Every actor has stopped: no commit can be in flight.
         { retainVersions: Number.MAX_SAFE_INTEGER, orphanGraceMs: 0, noWriterActive: true },
         {
-          referenceCensus: censusReferences(ctx, { format: holdfastFormat }),
+          format: holdfastFormat,
           heartbeatSleep: NEVER_BEATS,
           ...planted,
         },

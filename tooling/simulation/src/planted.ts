@@ -11,6 +11,7 @@ import {
   type ProtocolContext,
   type VersionEntry,
 } from "@holdfast/dataset";
+import { censusReferences, type ReferenceFormat } from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";
 
 /**
@@ -179,6 +180,23 @@ export function refusingCensus(
       }
     }
     return census(branch, versions);
+  };
+}
+
+/**
+ * `base` whose reference codec censuses through {@link refusingCensus}: the cleaner binds
+ * this format, and its run takes the census from it as from any format.
+ */
+export function refusingCensusFormat(
+  base: ReferenceFormat,
+  broken: ReadonlyMap<string, unknown>,
+): ReferenceFormat {
+  return {
+    ...base,
+    references: {
+      ...base.references,
+      census: (ctx) => refusingCensus(censusReferences(ctx, { format: base }), ctx, base, broken),
+    },
   };
 }
 

@@ -226,7 +226,7 @@ async function cleanupWhileReading(
       `   (as: ${selfCommand(cx)} cleanup ${dirArg} --retain ${RETAIN} --min-age 0 --dry-run; --min-age 0 is safe here because every commit has returned)`,
     ),
   );
-  const plan = await planCleanup(ctx, policy);
+  const plan = await planCleanup(ctx, policy, { format: holdfastFormat });
   out.line(
     `   plan: retire ${plan.retired.length} version(s), keep ${plan.retained.length}; ${plan.objectsDeleted.total} object(s) would be deleted`,
   );
@@ -243,7 +243,10 @@ async function cleanupWhileReading(
   let stats: CleanupStats;
   try {
     const paced = { ...ctx, store: new ReadPacedStore(ctx.store, () => reader.nextRead(2_000)) };
-    stats = await cleanup(paced, policy, { onProgress: (p) => view.update(p) });
+    stats = await cleanup(paced, policy, {
+      format: holdfastFormat,
+      onProgress: (p) => view.update(p),
+    });
   } finally {
     view.stop();
   }

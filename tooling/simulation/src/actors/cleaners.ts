@@ -1,7 +1,7 @@
 import { cleanup, ORPHAN_GRACE_BELOW_FLOOR } from "@holdfast/cleanup";
 import { decodeJson, isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
-import { COMMIT_INTENT_PREFIX, defaultFormat } from "@holdfast/dataset";
-import { censusReferences } from "@holdfast/refs-lifecycle";
+import { COMMIT_INTENT_PREFIX } from "@holdfast/dataset";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { MIN_VERSION_AGE_MS, NEVER_BEATS, ORPHAN_GRACE_MS, OWNERSHIP_BOUND_MS } from "../config.js";
 import { GatedStore } from "../gated-store.js";
 import {
@@ -10,7 +10,7 @@ import {
   lateValidationFormat,
   noDropView,
   noGiveUpView,
-  refusingCensus,
+  refusingCensusFormat,
 } from "../planted.js";
 import { rethrowIfCrashed, type SimulationWorld } from "../world.js";
 
@@ -75,13 +75,16 @@ export function spawnCleaners(world: SimulationWorld): void {
           log,
         ),
     );
+    // The format the cleaner binds; its reference codec gives the run's reference census.
     const format = blind
-      ? frozenFormat(defaultFormat)
+      ? frozenFormat(holdfastFormat)
       : late
-        ? lateValidationFormat(defaultFormat, world.broken)
+        ? lateValidationFormat(holdfastFormat, world.broken)
         : config.plant === "floor-above-latest"
-          ? floorAboveLatestFormat(defaultFormat)
-          : undefined;
+          ? floorAboveLatestFormat(holdfastFormat)
+          : config.plant === "no-give-up"
+            ? refusingCensusFormat(holdfastFormat, world.broken)
+            : holdfastFormat;
     world.spawn(name, async () => {
       for (let r = 0; r < Math.max(1, Math.floor(config.rounds / 2)); r += 1) {
         await sched.sleep(sched.int(500, 6000));
@@ -106,21 +109,12 @@ export function spawnCleaners(world: SimulationWorld): void {
               minVersionAgeMs: MIN_VERSION_AGE_MS,
             },
             {
-              referenceCensus:
-                config.plant === "no-give-up"
-                  ? refusingCensus(
-                      censusReferences(ctx, { format: defaultFormat }),
-                      ctx,
-                      defaultFormat,
-                      world.broken,
-                    )
-                  : censusReferences(ctx, { format: format ?? defaultFormat }),
+              format,
               ownershipBoundMs: OWNERSHIP_BOUND_MS,
               // Cleaners here race on purpose: skip the one-cleanup lock, and keep host
               // timers (the heartbeat) out of the seeded schedule.
               concurrent: true,
               heartbeatSleep: NEVER_BEATS,
-              ...(format ? { format } : {}),
             },
           );
           world.stats.retired = (world.stats.retired ?? 0) + result.retired.length;
