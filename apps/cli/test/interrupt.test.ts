@@ -101,7 +101,7 @@ describe("interrupting a cleanup (built CLI, real signals)", () => {
       ),
     ).toEqual([]);
     expect(await mainVersions(ds)).toEqual([1, 2, 3, 4, 5, 6]);
-    await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 1, ttlMs: 60_000 });
   }, 120_000);
 
   it("SIGTERM behaves as the first Ctrl-C", async () => {

@@ -255,7 +255,7 @@ describe("cleanup", () => {
     });
     const ctx = { ...world().ctx, store };
     await seedDataset(ctx, time, { versions: 4 });
-    await acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60_000 });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 2, ttlMs: 60_000 });
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([2, 4]);
     expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });

@@ -32,7 +32,12 @@ describe("crash at each step, then recovery converges", () => {
       it(`crash at ${step} (${applied ? "after" : "before"} it applies) converges`, async () => {
         const { ctx, store, time, on } = world();
         await seedDataset(ctx, time, { versions: 5, filesPer: 2, shared: true });
-        await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 1_000 });
+        await acquireLease(ctx, {
+          format: holdfastFormat,
+          branch: "main",
+          version: 1,
+          ttlMs: 1_000,
+        });
         await time.advance(5_000);
         const crashing = new CrashStore(store, trigger(), applied);
         const error = await cleanup(

@@ -30,7 +30,12 @@ describe("lease and reference races at their exact interleavings (cleanup)", () 
         type: "before",
         run: async () => {
           await time.advance(2_000);
-          lease = await acquireLease(base, { branch: "main", version: 1, ttlMs: 60_000 });
+          lease = await acquireLease(base, {
+            format: holdfastFormat,
+            branch: "main",
+            version: 1,
+            ttlMs: 60_000,
+          });
         },
       },
     );
@@ -134,7 +139,12 @@ describe("lease and reference races at their exact interleavings (cleanup)", () 
     await seedDataset(base, time, { versions: 3 });
     const holderStore = new FaultStore(base.store);
     const holder = { ...base, store: holderStore };
-    const lease = await acquireLease(holder, { branch: "main", version: 1, ttlMs: 60_000 });
+    const lease = await acquireLease(holder, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 1,
+      ttlMs: 60_000,
+    });
     // The holder renews one second before its term ends; its rewrite is slow to land.
     await time.advance(59_000);
     const landed = deferred();

@@ -15,7 +15,7 @@ describe("leases of crashed readers (invariant 5)", () => {
     const { ctx, time } = world();
     await seedDataset(ctx, time, { versions: 2 });
     // A reader leases the latest version (always kept) and crashes without releasing.
-    await acquireLease(ctx, { branch: "main", version: 2, ttlMs: MINUTE });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 2, ttlMs: MINUTE });
 
     await time.advance(30 * MINUTE);
     const early = await cleanup(ctx, { retainVersions: 5 }, { format: holdfastFormat });

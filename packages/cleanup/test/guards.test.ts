@@ -28,7 +28,12 @@ describe("retirement guards that only one interleaving needs", () => {
       ids: seededIds(77),
       sleep: recordingSleep(),
     };
-    let lease = await acquireLease(reader, { branch: "main", version: 1, ttlMs: 15_000 });
+    let lease = await acquireLease(reader, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 1,
+      ttlMs: 15_000,
+    });
     await time.advance(18_000);
     await readerTime.advance(10_000);
     // Census 1 (after the drain) sees the lease expired; the renewal lands before the seal.

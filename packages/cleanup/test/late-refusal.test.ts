@@ -27,7 +27,12 @@ async function allAcquirable(
   branch = "main",
 ) {
   for (const version of versions) {
-    const lease = await acquireLease(ctx, { branch, version, ttlMs: 60_000 });
+    const lease = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch,
+      version,
+      ttlMs: 60_000,
+    });
     expect(lease.version).toBe(version);
   }
 }
@@ -171,7 +176,7 @@ describe("a committed record whose manifest changed since it was drained", () =>
       await store.put(key, body);
       expect((await store.head(key))!.etag).not.toBe(drained.etag);
       await expect(
-        acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60_000 }),
+        acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 2, ttlMs: 60_000 }),
       ).rejects.toMatchObject({
         code: "COMMITTED",
       });
@@ -258,7 +263,7 @@ describe("a committed record whose manifest was replaced by one the format refus
     await allAcquirable(ctx, [2]);
     for (const version of [1, 3, 4]) {
       await expect(
-        acquireLease(ctx, { branch: "main", version, ttlMs: 60_000 }),
+        acquireLease(ctx, { format: holdfastFormat, branch: "main", version, ttlMs: 60_000 }),
       ).rejects.toMatchObject({ code: "COMMITTED" });
     }
     // While the refusal stays, recover refuses too (the plan reads version 2) and deletes nothing.
@@ -304,7 +309,7 @@ describe("a committed record whose manifest was replaced by one the format refus
     ]);
     await allAcquirable(ctx, [2]);
     await expect(
-      acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 }),
+      acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 1, ttlMs: 60_000 }),
     ).rejects.toMatchObject({ code: "COMMITTED" });
     // A later cleanup meets the refusal in its plan, before any write of its own.
     const later = new RecordingStore(store);
@@ -355,7 +360,7 @@ describe("a committed record whose manifest was replaced by one the format refus
       await allAcquirable(ctx, [2]);
       for (const version of [1, 3]) {
         await expect(
-          acquireLease(ctx, { branch: "main", version, ttlMs: 60_000 }),
+          acquireLease(ctx, { format: holdfastFormat, branch: "main", version, ttlMs: 60_000 }),
         ).rejects.toMatchObject({ code: "COMMITTED" });
       }
       expect(versionsOf(store)).toEqual([1, 2, 3, 4, 5]);
@@ -427,7 +432,7 @@ describe("a manifest rewritten after its record's deletion began", () => {
     expect(record.versions.find((v: { version: number }) => v.version === 2).cancelled).toBe(false);
     expect((await readAdmission(ctx, "main", 2)).state).toBe("committed");
     await expect(
-      acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60_000 }),
+      acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 2, ttlMs: 60_000 }),
     ).rejects.toMatchObject({ code: "COMMITTED" });
     // A later cleanup stops the same way; the operator removes that manifest and the next
     // recover finishes the record.
@@ -512,7 +517,7 @@ describe("a manifest rewritten after its record's deletion began", () => {
     expect(error).toMatchObject({ code: "RETIRED_MANIFEST_REWRITTEN", key: key2 });
     expect(keysUnder(store, RECORDS)).toHaveLength(1);
     await expect(
-      acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60_000 }),
+      acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 2, ttlMs: 60_000 }),
     ).rejects.toMatchObject({ code: "COMMITTED" });
   });
 });

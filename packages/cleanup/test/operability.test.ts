@@ -39,7 +39,8 @@ describe("garbage retirement records fail closed with a typed error (docs/operat
       for (const attempt of [
         () => cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat }),
         () => recover(ctx, { format: holdfastFormat }),
-        () => acquireLease(ctx, { branch: "main", version: 2, ttlMs: MINUTE }),
+        () =>
+          acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 2, ttlMs: MINUTE }),
         () =>
           createTag(
             ctx,
@@ -63,9 +64,19 @@ describe("the dry run judges leases in storage time", () => {
       const { ctx, store, time } = world();
       await seedDataset(ctx, time, { versions: 4 });
       // version 2 has an active lease (1 h), version 3 one that expired 10 min ago
-      await acquireLease(ctx, { branch: "main", version: 3, ttlMs: MINUTE });
+      await acquireLease(ctx, {
+        format: holdfastFormat,
+        branch: "main",
+        version: 3,
+        ttlMs: MINUTE,
+      });
       await time.advance(10 * MINUTE);
-      await acquireLease(ctx, { branch: "main", version: 2, ttlMs: 60 * MINUTE });
+      await acquireLease(ctx, {
+        format: holdfastFormat,
+        branch: "main",
+        version: 2,
+        ttlMs: 60 * MINUTE,
+      });
       const host = new FakeTime(time.now() + skew);
       const skewed = { ...ctx, clock: host };
       const plan = await planCleanup(skewed, { retainVersions: 1 }, { format: holdfastFormat });
@@ -105,7 +116,7 @@ describe("interrupts stop a cleanup at the next safe point", () => {
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
     expect(keysUnder(store, "_holdfast/cleanup/")).toEqual([]);
     expect((await readAdmission(ctx, "main", 1)).state).toBe("open");
-    await acquireLease(ctx, { branch: "main", version: 1, ttlMs: MINUTE });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 1, ttlMs: MINUTE });
     expect(versionsOf(store)).toEqual([1, 2, 3, 4]);
   });
 

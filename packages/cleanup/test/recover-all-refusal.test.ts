@@ -34,7 +34,7 @@ describe("a reference recovery that fails", () => {
         await drain(ctx, { branch: "main", versions: drained, owner: "01CRASHEDCLEANER" }),
       );
       await expect(
-        acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 }),
+        acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 1, ttlMs: 60_000 }),
       ).rejects.toThrow();
       const intent = `${INTENTS_PREFIX}tags/t/01ARZ3NDEKTSV4RRFFQ69G5FAV.json`;
       await store.put(intent, new TextEncoder().encode("not an intent"));
@@ -43,7 +43,12 @@ describe("a reference recovery that fails", () => {
       // The sealed record no longer stands: its versions are leasable (or retired).
       expect(keysUnder(store, "_holdfast/retirement/")).not.toContain(sealed.key);
       for (const version of versionsOf(store)) {
-        const lease = await acquireLease(ctx, { branch: "main", version, ttlMs: 60_000 });
+        const lease = await acquireLease(ctx, {
+          format: holdfastFormat,
+          branch: "main",
+          version,
+          ttlMs: 60_000,
+        });
         await releaseLease(ctx, lease);
       }
       expect(versionsOf(store)).toContain(4);

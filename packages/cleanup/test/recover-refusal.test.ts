@@ -14,7 +14,12 @@ type Ctx = Parameters<typeof recover>[0];
 /** Every listed version of `branch` can be leased (and the lease released). */
 async function allAcquirable(ctx: Ctx, versions: number[], branch = "main") {
   for (const version of versions) {
-    const lease = await acquireLease(ctx, { branch, version, ttlMs: 60_000 });
+    const lease = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch,
+      version,
+      ttlMs: 60_000,
+    });
     expect(lease.version).toBe(version);
     await releaseLease(ctx, lease);
   }
@@ -60,7 +65,12 @@ describe("a crashed cleaner's sealed record whose recovery census meets a refusa
     async (_name, run) => {
       const { ctx, store, refused, original } = await twoBranches();
       // A reader leased 2 before the crashed cleaner drained; its renewals stopped at the seal.
-      const lease = await acquireLease(ctx, { branch: "main", version: 2, ttlMs: 10 * 60_000 });
+      const lease = await acquireLease(ctx, {
+        format: holdfastFormat,
+        branch: "main",
+        version: 2,
+        ttlMs: 10 * 60_000,
+      });
       const sealed = await crashedRecord(ctx, [1, 2, 3], "sealed");
       await expect(renewLease(ctx, lease)).rejects.toMatchObject({ code: "SEALED" });
       await store.put(refused, garbage);
@@ -141,7 +151,7 @@ describe("a crashed cleaner's sealed record whose recovery census meets a refusa
       await allAcquirable(ctx, [2, 4]);
       for (const version of [1, 3]) {
         await expect(
-          acquireLease(ctx, { branch: "main", version, ttlMs: 60_000 }),
+          acquireLease(ctx, { format: holdfastFormat, branch: "main", version, ttlMs: 60_000 }),
         ).rejects.toMatchObject({ code: "COMMITTED" });
       }
 

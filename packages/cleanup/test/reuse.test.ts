@@ -171,7 +171,12 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
   it("a lease-holding writer restores its leased version while a cleanup retires the others: the commit lands intact", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 5 });
-    const lease = await acquireLease(ctx, { branch: "main", version: 2, ttlMs: 600_000 });
+    const lease = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 2,
+      ttlMs: 600_000,
+    });
     const cleaner = new FaultStore(store);
     let restored: CommitResult | undefined;
     cleaner.on(

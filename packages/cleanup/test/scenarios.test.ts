@@ -22,7 +22,12 @@ describe("lease scenarios", () => {
   it("L1 a lease raced with the drain stays renewable and the version is retained", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 3 });
-    let lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
+    let lease = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 1,
+      ttlMs: 60_000,
+    });
     let calls = 0;
     let lateAcquire: unknown;
     const { censusLeases } = await import("@holdfast/leases");
@@ -39,6 +44,7 @@ describe("lease scenarios", () => {
             expect((await readAdmission(ctx, "main", 1)).state).toBe("draining");
             lease = await renewLease(ctx, lease);
             lateAcquire = await acquireLease(ctx, {
+              format: holdfastFormat,
               branch: "main",
               version: 2,
               ttlMs: 60_000,
@@ -60,8 +66,8 @@ describe("lease scenarios", () => {
   it("L3 a successful cleanup leaves no retirement marker or lease for removed versions", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 3 });
-    await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 1_000 });
-    await acquireLease(ctx, { branch: "main", version: 3, ttlMs: 600_000 });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 1, ttlMs: 1_000 });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 3, ttlMs: 600_000 });
     await time.advance(5_000); // the lease on 1 has expired
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2]);
@@ -85,7 +91,7 @@ describe("lease scenarios", () => {
     ).catch((e) => e);
     expect(error).toBeInstanceOf(Error);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
-    await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 1, ttlMs: 60_000 });
     expect(versionsOf(store)).toEqual([1, 2, 3]);
   });
 
@@ -94,12 +100,15 @@ describe("lease scenarios", () => {
     await seedDataset(ctx, time, { versions: 3 });
     const owner = ctx.ids.next();
     const stale = await drain(ctx, { branch: "main", versions: await etagsOf(ctx, [1]), owner });
-    const refused = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 }).catch(
-      (e) => e,
-    );
+    const refused = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 1,
+      ttlMs: 60_000,
+    }).catch((e) => e);
     expect(isHoldfastError(refused, "refused")).toBe(true);
     await time.advance(BOUND + 2_000);
-    await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 1, ttlMs: 60_000 });
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.recovered.cancelled).toBe(1);
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
@@ -117,7 +126,12 @@ describe("lease scenarios", () => {
     const recovered = await recover(ctx, { format: holdfastFormat });
     expect(recovered.retired).toEqual([]); // a live owner's seal is not claimed
     await abandon(ctx, h);
-    let lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
+    let lease = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 1,
+      ttlMs: 60_000,
+    });
     await time.advance(1_000);
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
@@ -129,7 +143,7 @@ describe("lease scenarios", () => {
   it("L8 a finalize that fails removing leases keeps its marker; the next run completes it", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 3 });
-    await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 1_000 });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 1, ttlMs: 1_000 });
     await time.advance(5_000);
     const first = await cleanup(
       ctx,
@@ -153,7 +167,12 @@ describe("lease scenarios", () => {
   it("L12 after a crash between seal and census, an active lease cancels the seal and renews", async () => {
     const { ctx, store, time } = world();
     await seedDataset(ctx, time, { versions: 3 });
-    let lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
+    let lease = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 1,
+      ttlMs: 60_000,
+    });
     const owner = ctx.ids.next();
     await seal(
       ctx,

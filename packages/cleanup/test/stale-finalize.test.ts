@@ -35,6 +35,7 @@ describe("a stale finalizer and a version cancelled after its view", () => {
     // Another cleaner's last look cancels version 2: acquirable at once, and a reader takes it.
     await cancelReplaced(ctx, committed.key, new Map([[2, replaced]]));
     const lease = await acquireLease(ctx, {
+      format: holdfastFormat,
       branch: "main",
       version: 2,
       ttlMs: DEFAULT_MIN_VERSION_AGE_MS + 10 * MINUTE,

@@ -66,6 +66,7 @@ describe("an acquire stalled across a commit and a cancellation", () => {
     );
     const putAt = time.now();
     const lease = await acquireLease(reader, {
+      format: holdfastFormat,
       branch: "main",
       version: 2,
       ttlMs: DEFAULT_MIN_VERSION_AGE_MS + 10 * MINUTE,
@@ -123,9 +124,19 @@ describe("an acquire stalled across a commit and a cancellation", () => {
     );
     const fault = new FaultStore(store, { sleep: time.sleep });
     const reader = on(fault);
-    await acquireLease(reader, { branch: "main", version: 4, ttlMs: MINUTE });
+    await acquireLease(reader, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 4,
+      ttlMs: MINUTE,
+    });
     fault.resetCounts();
-    const lease = await acquireLease(reader, { branch: "main", version: 3, ttlMs: MINUTE });
+    const lease = await acquireLease(reader, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 3,
+      ttlMs: MINUTE,
+    });
     expect(fault.requestCounts()).toEqual({
       get: 0,
       head: 1,

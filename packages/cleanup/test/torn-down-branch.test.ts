@@ -68,7 +68,7 @@ describe("a committed record on a branch torn down under it", () => {
     expect((await store.head(manifestKey("b", 1)))?.etag).toBe(before);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
     await expect(
-      acquireLease(ctx, { branch: "b", version: 1, ttlMs: MINUTE }),
+      acquireLease(ctx, { format: holdfastFormat, branch: "b", version: 1, ttlMs: MINUTE }),
     ).resolves.toMatchObject({ version: 1 });
     // The next commit on the new incarnation takes the number after its latest.
     expect((await commitVersion(ctx, { branch: "b", files: [] })).version).toBe(2);

@@ -3,7 +3,7 @@ import { FaultStore } from "@holdfast/conditional-store/testing";
 import {
   COMMIT_SOURCE_MISSING,
   commitVersion,
-  defaultFormat,
+  holdfastLayout,
   type ProtocolContext,
   writeDataFile,
 } from "@holdfast/dataset";
@@ -115,7 +115,10 @@ describe("cleanup options are validated before any request", () => {
     ["a non-boolean waitForLock", { waitForLock: 1 }],
     ["a non-signal signal", { signal: {} }],
     ["a format without methods", { format: { name: "x" } }],
-    ["a format whose data prefix is not a string", { format: { ...defaultFormat, dataPrefix: 7 } }],
+    [
+      "a format whose data prefix is not a string",
+      { format: { ...holdfastLayout, dataPrefix: 7 } },
+    ],
   ];
   // The format first, so each case meets the check it names (a missing format is FORMAT_REQUIRED, format-required.test.ts).
   const withFormat = (options: Record<string, unknown>) =>

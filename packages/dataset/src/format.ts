@@ -84,8 +84,13 @@ export interface DatasetFormat {
   teardownVersions(ctx: ProtocolContext, branch: string): Promise<void>;
 }
 
-/** The holdfast format: `_versions/{branch}/{version:020d}.json` manifests naming files under `data/`. */
-export const defaultFormat: DatasetFormat = {
+/**
+ * holdfast's own layout: `_versions/{branch}/{version:020d}.json` manifests naming files under
+ * `data/`. Not a default: every operation takes the format its caller bound (docs/protocol.md
+ * §1 "The format guard"); `holdfastFormat` of `@holdfast/refs-lifecycle` is this layout with
+ * its reference codec.
+ */
+export const holdfastLayout: DatasetFormat = {
   name: "holdfast",
   listBranches: (ctx) => listBranchesWithVersions(ctx),
   listVersions: (ctx, branch) => listVersions(ctx, branch),

@@ -38,7 +38,7 @@ export {
   writeDataFile,
 } from "./dataset.js";
 export { raiseRetiredFloor } from "./floor.js";
-export { type DatasetFormat, defaultFormat, type FormatManifest } from "./format.js";
+export { type DatasetFormat, type FormatManifest, holdfastLayout } from "./format.js";
 export { HEADS_PREFIX, headHintKey } from "./heads.js";
 export { latestVersion } from "./latest.js";
 export {

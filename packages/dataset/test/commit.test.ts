@@ -10,7 +10,7 @@ import {
   checkCommit,
   commitVersion,
   createContext,
-  defaultFormat,
+  holdfastLayout,
   initDataset,
   latestVersion,
   listBranchesWithVersions,
@@ -374,15 +374,15 @@ describe("reading and listing", () => {
     const ctx = memoryContext();
     const f = await writeDataFile(ctx, bytes("x"));
     const { etag } = await commitVersion(ctx, { branch: "main", files: [f] });
-    expect(await defaultFormat.readManifest(ctx, "main", 1)).toEqual({
+    expect(await holdfastLayout.readManifest(ctx, "main", 1)).toEqual({
       files: [f],
       parent: null,
       etag,
     });
-    expect(await defaultFormat.readManifest(ctx, "main", 2)).toBeNull();
-    expect(await defaultFormat.listBranches(ctx)).toEqual(["main"]);
-    expect(defaultFormat.isDataKey(f.key)).toBe(true);
-    expect(defaultFormat.parseManifestKey(defaultFormat.manifestKey("main", 3))).toEqual({
+    expect(await holdfastLayout.readManifest(ctx, "main", 2)).toBeNull();
+    expect(await holdfastLayout.listBranches(ctx)).toEqual(["main"]);
+    expect(holdfastLayout.isDataKey(f.key)).toBe(true);
+    expect(holdfastLayout.parseManifestKey(holdfastLayout.manifestKey("main", 3))).toEqual({
       branch: "main",
       version: 3,
     });

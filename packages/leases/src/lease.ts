@@ -10,10 +10,10 @@ import {
 import {
   type DatasetFormat,
   DEFAULT_BRANCH,
-  defaultFormat,
-  holdfastDatasetKnown,
+  holdfastMarkerUnchecked,
   type ProtocolContext,
   parseStored,
+  requireFormat,
   requireHoldfastDataset,
   resolverOptions,
   validateName,
@@ -54,8 +54,9 @@ export interface Lease {
    */
   readonly writtenAtLocalMs: number;
   /**
-   * Key of the leased version's manifest in the dataset's format; renewals check it.
-   * @default the holdfast format's manifest key
+   * Key of the leased version's manifest in the dataset's format, as acquire recorded it; a
+   * renewal whose term ran out in flight checks it. A handle an earlier release wrote may
+   * lack it: such a late renewal is refused (LEASE_EXPIRED), never checked in a guessed format.
    */
   readonly manifestKey?: string | undefined;
 }
@@ -66,8 +67,12 @@ export interface AcquireOptions {
   /** Lease lifetime in ms, MIN_TTL_MS..MAX_TTL_MS, measured from the store's Last-Modified. */
   readonly ttlMs: number;
   readonly signal?: AbortSignal;
-  /** The dataset format, which names the manifest proving the version exists. @default the holdfast format */
-  readonly format?: DatasetFormat | undefined;
+  /**
+   * The dataset's format, as opening it bound it (`OpenedDataset.resolved.format`): it names
+   * the manifest proving the version exists. Required; a call without one is refused before
+   * any request (`invalid-input`, FORMAT_REQUIRED, docs/protocol.md §1 "The format guard").
+   */
+  readonly format: DatasetFormat;
 }
 
 /**
@@ -85,12 +90,14 @@ export interface AcquireOptions {
  * Invariant 1.
  */
 export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions): Promise<Lease> {
+  requireFormat((options as Partial<AcquireOptions> | undefined)?.format, "acquireLease");
+  const { format } = options;
   const branch = validateName(options.branch, "branch");
   const version = validateVersion(options.version);
   const ttlMs = validateTtl(options.ttlMs);
-  const manifestKey = (options.format ?? defaultFormat).manifestKey(branch, version);
-  // Acquire 1 check. Default format: the store must be holdfast's (docs/protocol.md §1.1).
-  if (options.format === undefined && !holdfastDatasetKnown(ctx.store)) {
+  const manifestKey = format.manifestKey(branch, version);
+  // Acquire 1 check. holdfast's layout: the store must be holdfast's (docs/protocol.md §1.1).
+  if (holdfastMarkerUnchecked(ctx.store, format)) {
     await requireHoldfastDataset(ctx, "acquireLease");
   }
 
@@ -242,7 +249,22 @@ export async function renewLease(
     // The previous term ran out while this renewal was in flight, so a cleaner may have
     // counted the lease as expired and finished a whole retirement before our admission
     // read (which then sees no record): only the manifest proves the version still exists.
-    const key = lease.manifestKey ?? defaultFormat.manifestKey(lease.branch, lease.version);
+    const key = lease.manifestKey;
+    if (key === undefined) {
+      // A handle an earlier release wrote names no manifest, and renewLease takes no format:
+      // without the check, the renewal proves nothing. Refused like a lapsed term (L1).
+      await removeQuietly(ctx, lease.key);
+      throw holdfastError(
+        "refused",
+        "renewLease",
+        `lease ${lease.leaseId} expired while its renewal was in flight, and its handle names no manifest to check`,
+        {
+          key: lease.key,
+          code: "LEASE_EXPIRED",
+          hint: "acquire a new lease (its handle records the manifest), then re-read the manifest",
+        },
+      );
+    }
     const manifest = await ctx.store.head(key, { signal: options.signal });
     if (!manifest) {
       await removeQuietly(ctx, lease.key);

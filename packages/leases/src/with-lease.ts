@@ -1,15 +1,15 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import {
+  type DatasetFormat,
   type FormatManifest,
-  type ManifestRecord,
   type ProtocolContext,
-  readManifest,
+  requireFormat,
 } from "@holdfast/dataset";
 import { type KeepLeaseOptions, keepLease } from "./keeper.js";
 import { type AcquireOptions, acquireLease, type Lease, releaseLease } from "./lease.js";
 
 /** What `withLease` hands the reading function. */
-export interface LeasedVersion<M = ManifestRecord> {
+export interface LeasedVersion<M = FormatManifest> {
   /** The lease as acquired; its `secret` is the capability to renew and release it. */
   readonly lease: Lease;
   /** Read after the lease was admitted, so the files it names stay until the lease ends. */
@@ -19,37 +19,23 @@ export interface LeasedVersion<M = ManifestRecord> {
 }
 
 /**
- * Reads a version under a kept lease: acquire, read the manifest (after admission, so a
- * version retired just before reads as `not-found`), keep the lease renewed while `read`
- * runs, then stop the keeper and release the lease whatever `read` did. With `format`
- * the manifest is read through that dataset format (e.g. Lance). Invariant 1.
+ * Reads a version under a kept lease: acquire, read the manifest through the dataset's
+ * `format` (after admission, so a version retired just before reads as `not-found`), keep
+ * the lease renewed while `read` runs, then stop the keeper and release the lease whatever
+ * `read` did. The format is required (docs/protocol.md §1 "The format guard"). Invariant 1.
  */
 export async function withLease<T>(
   ctx: ProtocolContext,
-  options: AcquireOptions & { keep?: KeepLeaseOptions; format?: undefined },
-  read: (leased: LeasedVersion) => Promise<T>,
-): Promise<T>;
-export async function withLease<T>(
-  ctx: ProtocolContext,
-  options: AcquireOptions & {
-    keep?: KeepLeaseOptions;
-    format: NonNullable<AcquireOptions["format"]>;
-  },
-  read: (leased: LeasedVersion<FormatManifest>) => Promise<T>,
-): Promise<T>;
-export async function withLease<T>(
-  ctx: ProtocolContext,
   options: AcquireOptions & { keep?: KeepLeaseOptions },
-  read: (leased: LeasedVersion<never>) => Promise<T>,
+  read: (leased: LeasedVersion) => Promise<T>,
 ): Promise<T> {
+  requireFormat((options as Partial<AcquireOptions> | undefined)?.format, "withLease");
   const { keep, ...acquire } = options;
   const lease = await acquireLease(ctx, acquire);
   const keeper = keepLease(ctx, lease, keep);
   try {
-    const manifest = options.format
-      ? await readFormatManifest(ctx, options.format, lease)
-      : await readManifest(ctx, lease.branch, lease.version);
-    return await read({ lease, manifest: manifest as never, signal: keeper.signal });
+    const manifest = await readFormatManifest(ctx, options.format, lease);
+    return await read({ lease, manifest, signal: keeper.signal });
   } finally {
     await keeper.stop();
     await releaseLease(ctx, keeper.lease).catch(() => {
@@ -62,7 +48,7 @@ export async function withLease<T>(
 
 async function readFormatManifest(
   ctx: ProtocolContext,
-  format: NonNullable<AcquireOptions["format"]>,
+  format: DatasetFormat,
   lease: Lease,
 ): Promise<FormatManifest> {
   const manifest = await format.readManifest(ctx, lease.branch, lease.version);

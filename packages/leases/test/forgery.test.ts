@@ -1,6 +1,6 @@
 import { encodeJson, isHoldfastError, seededRandomBytes } from "@holdfast/conditional-store";
 import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import { createContext, type ProtocolContext } from "@holdfast/dataset";
+import { createContext, holdfastLayout, type ProtocolContext } from "@holdfast/dataset";
 import {
   acquireLease,
   censusLeases,
@@ -56,7 +56,12 @@ function forgedFrom(entry: LeaseEntry, ttlMs: number, secret = OTHER_SECRET): Le
 
 async function ownerWithLease(w: World): Promise<Lease> {
   await commitVersions(w, 1);
-  return acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+  return acquireLease(w.reader, {
+    format: holdfastLayout,
+    branch: "main",
+    version: 1,
+    ttlMs: 30_000,
+  });
 }
 
 async function snapshot(w: World, key: string) {

@@ -3,6 +3,7 @@ import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
 import {
   commitVersion,
   createContext,
+  holdfastLayout,
   initDataset,
   manifestKey,
   type ProtocolContext,
@@ -29,7 +30,12 @@ async function setup() {
   await initDataset(ctx);
   await commitVersion(ctx, { branch: "main", files: [] });
   await commitVersion(ctx, { branch: "main", files: [] });
-  const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
+  const lease = await acquireLease(ctx, {
+    format: holdfastLayout,
+    branch: "main",
+    version: 1,
+    ttlMs: 60_000,
+  });
   const manifest = (await memory.head(manifestKey("main", 2)))!;
   return { memory, counting, ctx, lease, manifest };
 }
@@ -59,7 +65,12 @@ describe("lease handles are checked before use", () => {
     await initDataset(ctx);
     await commitVersion(ctx, { branch: "main", files: [] });
     await commitVersion(ctx, { branch: "main", files: [] });
-    const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 60_000 });
+    const lease = await acquireLease(ctx, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 60_000,
+    });
     const manifest = (await memory.head(manifestKey("main", 2)))!;
     await expect(releaseLease(ctx, { ...lease, key: manifest.key })).rejects.toMatchObject({
       kind: "invalid-input",

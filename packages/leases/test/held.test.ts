@@ -1,6 +1,12 @@
 import { CountingStore, MemoryStore, seededIds } from "@holdfast/conditional-store";
 import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
-import { commitVersion, createContext, initDataset, type ProtocolContext } from "@holdfast/dataset";
+import {
+  commitVersion,
+  createContext,
+  holdfastLayout,
+  initDataset,
+  type ProtocolContext,
+} from "@holdfast/dataset";
 import {
   acquireLease,
   checkLeaseHandle,
@@ -29,7 +35,12 @@ async function setup() {
   });
   await initDataset(ctx);
   await commitVersion(ctx, { branch: "main", files: [] });
-  const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 10_000 });
+  const lease = await acquireLease(ctx, {
+    format: holdfastLayout,
+    branch: "main",
+    version: 1,
+    ttlMs: 10_000,
+  });
   return { storeTime, memory, counting, ctx, skewed, handle: toLeaseHandle(lease) };
 }
 

@@ -1,5 +1,5 @@
 import { seededIds } from "@holdfast/conditional-store";
-import { createContext, readManifest } from "@holdfast/dataset";
+import { createContext, holdfastLayout, readManifest } from "@holdfast/dataset";
 import { acquireLease, censusLeases, listLeases, renewLease } from "@holdfast/leases";
 import { drain, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
@@ -67,6 +67,7 @@ describe("acquire vs drain, all interleavings (docs/protocol.md §4)", () => {
           );
         }
         const outcome = await acquireLease(w.reader, {
+          format: holdfastLayout,
           branch: "main",
           version: 1,
           ttlMs: 30_000,
@@ -103,7 +104,12 @@ describe("renew vs seal (docs/protocol.md §4)", () => {
         clock: w.storeTime,
         sleep: w.storeTime.sleep,
       });
-      const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+      const lease = await acquireLease(w.reader, {
+        format: holdfastLayout,
+        branch: "main",
+        version: 1,
+        ttlMs: 30_000,
+      });
       const { etag } = await readManifest(cleaner, "main", 1);
       const drained = await drain(cleaner, {
         branch: "main",

@@ -1,4 +1,5 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
+import { holdfastLayout } from "@holdfast/dataset";
 import {
   acquireLease,
   encodeLeaseBody,
@@ -12,7 +13,12 @@ import { commitVersions, OTHER_SECRET, putRetirement, T0, world } from "./helper
 async function setup(ttlMs = 3_000) {
   const w = world();
   await commitVersions(w, 1);
-  const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs });
+  const lease = await acquireLease(w.reader, {
+    format: holdfastLayout,
+    branch: "main",
+    version: 1,
+    ttlMs,
+  });
   w.fault.resetCounts();
   return { w, lease };
 }
@@ -145,12 +151,13 @@ describe("withLease", () => {
     await commitVersions(w, 2);
     const seen = await withLease(
       w.reader,
-      { branch: "main", version: 2, ttlMs: 3_000 },
+      { format: holdfastLayout, branch: "main", version: 2, ttlMs: 3_000 },
       async (leased) => {
         expect(await w.memory.head(leased.lease.key)).not.toBeNull();
         await w.storeTime.advance(10_000); // long read: the keeper renews meanwhile
         expect(leased.signal.aborted).toBe(false);
-        return leased.manifest.manifest.version;
+        expect(leased.manifest).toEqual(await holdfastLayout.readManifest(w.reader, "main", 2));
+        return leased.lease.version;
       },
     );
     expect(seen).toBe(2);
@@ -161,9 +168,13 @@ describe("withLease", () => {
     const w = world();
     await commitVersions(w, 1);
     await expect(
-      withLease(w.reader, { branch: "main", version: 1, ttlMs: 3_000 }, async () => {
-        throw new Error("reader failed");
-      }),
+      withLease(
+        w.reader,
+        { format: holdfastLayout, branch: "main", version: 1, ttlMs: 3_000 },
+        async () => {
+          throw new Error("reader failed");
+        },
+      ),
     ).rejects.toThrow("reader failed");
     expect(w.memory.keys().filter((k) => k.startsWith("_holdfast/leases/"))).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { CountingStore, isHoldfastError } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import { createContext, storageNow } from "@holdfast/dataset";
+import { createContext, holdfastLayout, storageNow } from "@holdfast/dataset";
 import {
   acquireLease,
   censusLeases,
@@ -27,7 +27,12 @@ describe("acquire", () => {
   it("writes one lease object and returns it", async () => {
     const w = world();
     await commitVersions(w, 2);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 2,
+      ttlMs: 30_000,
+    });
     expect(lease).toMatchObject({ branch: "main", version: 2, ttlMs: 30_000, renewal: 0 });
     expect(lease.key).toBe(leaseKey("main", 2, lease.leaseId, lease.secret));
     const listed = await collect(listLeases(w.reader, { branch: "main", version: 2 }));
@@ -38,13 +43,16 @@ describe("acquire", () => {
   it("fails with not-found on a version that does not exist and leaves no lease behind", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const err = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 }).catch(
-      (e: unknown) => e,
-    );
+    const err = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 2,
+      ttlMs: 30_000,
+    }).catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: "not-found", code: "VERSION_NOT_FOUND" });
     expect(await collect(listLeases(w.reader, { branch: "main" }))).toEqual([]);
     await expect(
-      acquireLease(w.reader, { branch: "dev", version: 1, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "dev", version: 1, ttlMs: 30_000 }),
     ).rejects.toMatchObject({
       kind: "not-found",
     });
@@ -69,7 +77,12 @@ describe("acquire", () => {
     const w = world();
     await commitVersions(w, 1);
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 1, ttlMs: MIN_TTL_MS }),
+      acquireLease(w.reader, {
+        format: holdfastLayout,
+        branch: "main",
+        version: 1,
+        ttlMs: MIN_TTL_MS,
+      }),
     ).resolves.toMatchObject({
       ttlMs: MIN_TTL_MS,
     });
@@ -85,9 +98,12 @@ describe("acquire", () => {
       const w = world();
       await commitVersions(w, 3);
       await putRetirement(w, state, [1, 2]);
-      const err = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 }).catch(
-        (e: unknown) => e,
-      );
+      const err = await acquireLease(w.reader, {
+        format: holdfastLayout,
+        branch: "main",
+        version: 2,
+        ttlMs: 30_000,
+      }).catch((e: unknown) => e);
       expect(err).toMatchObject({ kind: "refused", code });
       expect(await collect(listLeases(w.reader))).toEqual([]);
       // The write came first, then the admission read (docs/protocol.md §4).
@@ -95,7 +111,12 @@ describe("acquire", () => {
       expect(ops.indexOf("put:leases")).toBeLessThan(ops.indexOf("list:retirement"));
       // Other versions are unaffected.
       await expect(
-        acquireLease(w.reader, { branch: "main", version: 3, ttlMs: 30_000 }),
+        acquireLease(w.reader, {
+          format: holdfastLayout,
+          branch: "main",
+          version: 3,
+          ttlMs: 30_000,
+        }),
       ).resolves.toBeDefined();
     },
   );
@@ -105,13 +126,13 @@ describe("acquire", () => {
     await commitVersions(w, 1);
     await putRetirement(w, "draining", [1], { ownershipBoundMs: 60_000 });
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 1, ttlMs: 30_000 }),
     ).rejects.toMatchObject({
       code: "RETIRING",
     });
     await w.storeTime.advance(62_000);
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 1, ttlMs: 30_000 }),
     ).resolves.toBeDefined();
   });
 
@@ -120,7 +141,7 @@ describe("acquire", () => {
     await commitVersions(w, 1);
     await putRetirement(w, "cancelled", [1]);
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 1, ttlMs: 30_000 }),
     ).resolves.toBeDefined();
   });
 });
@@ -132,11 +153,24 @@ describe("request counts (no cleanup in flight)", () => {
     const counting = new CountingStore(w.memory);
     const ctx = { ...w.reader, store: counting };
     // The first acquire through a store object also HEADs the dataset marker (docs/protocol.md
-    // §1.1); every later one is the 3 requests of §4.
-    await releaseLease(ctx, await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 30_000 }));
+    // §1, "The format guard"); every later one is the 3 requests of §4.
+    await releaseLease(
+      ctx,
+      await acquireLease(ctx, {
+        format: holdfastLayout,
+        branch: "main",
+        version: 1,
+        ttlMs: 30_000,
+      }),
+    );
     expect(counting.requestCounts()).toMatchObject({ head: 2, put: 1, list: 1, delete: 1 });
     counting.resetCounts();
-    const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(ctx, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     expect(counting.requestCounts()).toEqual({
       get: 0,
       head: 1,
@@ -172,7 +206,12 @@ describe("request counts (no cleanup in flight)", () => {
     await commitVersions(w, 3);
     const counting = new CountingStore(w.memory);
     const ctx = { ...w.reader, store: counting };
-    const lease = await acquireLease(ctx, { branch: "main", version: 3, ttlMs: 30_000 });
+    const lease = await acquireLease(ctx, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 3,
+      ttlMs: 30_000,
+    });
     await putRetirement(w, "draining", [1, 2]); // does not cover version 3
     counting.resetCounts();
     await renewLease(ctx, lease);
@@ -191,7 +230,12 @@ describe("renew and release", () => {
   it("rewrites the object with new bytes and a later Last-Modified", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     const before = await w.memory.get(lease.key);
     await w.storeTime.advance(5_000);
     const renewed = await renewLease(w.reader, lease);
@@ -206,7 +250,12 @@ describe("renew and release", () => {
   it("L1 an admitted lease renews while its version drains, and is refused once sealed", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     const key = await putRetirement(w, "draining", [1]);
     const renewed = await renewLease(w.reader, lease);
     expect(renewed.renewal).toBe(1);
@@ -231,7 +280,12 @@ describe("renew and release", () => {
   it("a renewal after an earlier renewal's unknown outcome adopts the landed rewrite", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     // The rewrite lands but every answer is lost, and the read-back fails too.
     w.fault.on(
       { operation: "put", key: lease.key, precondition: "if-match" },
@@ -255,7 +309,12 @@ describe("renew and release", () => {
   it("a renewal does not adopt a lease object that is not its own", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     await w.memory.put(lease.key, new TextEncoder().encode("{}"));
     await expect(renewLease(w.reader, lease)).rejects.toMatchObject({ code: "LEASE_LOST" });
   });
@@ -263,7 +322,12 @@ describe("renew and release", () => {
   it("a renewal of a lease that was deleted fails as LEASE_LOST and does not recreate it", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     await deleteLeasesOf(w.reader, "main", [1]);
     await expect(renewLease(w.reader, lease)).rejects.toMatchObject({
       kind: "not-found",
@@ -275,7 +339,12 @@ describe("renew and release", () => {
   it("refuses to renew a lease its own clock sees as expired, without writing", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 2_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 2_000,
+    });
     await w.storeTime.advance(1_999);
     const renewed = await renewLease(w.reader, lease);
     await w.storeTime.advance(2_000);
@@ -290,7 +359,12 @@ describe("renew and release", () => {
   it("release deletes the lease and is idempotent", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     await releaseLease(w.reader, lease);
     await releaseLease(w.reader, lease);
     expect(await collect(listLeases(w.reader))).toEqual([]);
@@ -303,7 +377,7 @@ describe("census", () => {
     const w = world({ readerClock });
     await commitVersions(w, 1);
     const ttlMs = 60_000;
-    await acquireLease(w.reader, { branch: "main", version: 1, ttlMs });
+    await acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 1, ttlMs });
     // The cleaner host's clock runs one TTL ahead; the store's clock has not moved.
     const cleanerClock = new FakeTime(T0 + ttlMs);
     const cleaner = createContext(w.memory, { clock: cleanerClock, sleep: cleanerClock.sleep });
@@ -324,7 +398,12 @@ describe("census", () => {
     const w = world();
     await commitVersions(w, 1);
     await w.storeTime.advance(900); // acquired at 100.9 s; stamped 100 s
-    await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 900 });
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 900,
+    });
     await w.storeTime.advance(101); // cleanup starts at 101.001 s, while the TTL still runs
     const cleaner = createContext(w.memory);
     const census = censusLeases(cleaner);
@@ -337,10 +416,30 @@ describe("census", () => {
   it("counts only asked versions with active, unreleased leases", async () => {
     const w = world();
     await commitVersions(w, 4);
-    const a = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 5_000 });
-    await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 5_000 });
-    await acquireLease(w.reader, { branch: "main", version: 3, ttlMs: 120_000 });
-    await acquireLease(w.reader, { branch: "main", version: 4, ttlMs: 5_000 });
+    const a = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 5_000,
+    });
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 2,
+      ttlMs: 5_000,
+    });
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 3,
+      ttlMs: 120_000,
+    });
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 4,
+      ttlMs: 5_000,
+    });
     await releaseLease(w.reader, a);
     await w.storeTime.advance(10_000);
     const cleaner = createContext(w.memory);
@@ -354,7 +453,12 @@ describe("census", () => {
   it("decides most leases from the listing alone and reads only ambiguous ones", async () => {
     const w = world();
     await commitVersions(w, 2);
-    await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 120_000 });
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 120_000,
+    });
     const census = censusLeases(w.reader);
     const ref = new Date(T0);
     w.fault.resetCounts();
@@ -381,7 +485,12 @@ describe("census", () => {
   it("describeLeases shows a lease whose body is not JSON, or JSON of another schema, as active with no TTL, never expired", async () => {
     const w = world();
     await commitVersions(w, 2);
-    const readable = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 5_000 });
+    const readable = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 5_000,
+    });
     const notJson = leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAV", OTHER_SECRET);
     const otherSchema = leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAW", OTHER_SECRET);
     await w.memory.put(notJson, new TextEncoder().encode("garbage"));
@@ -399,8 +508,18 @@ describe("census", () => {
     await commitVersions(w, 3);
     await commitVersions(w, 1, "dev");
     for (const version of [1, 2, 2, 3])
-      await acquireLease(w.reader, { branch: "main", version, ttlMs: 5_000 });
-    await acquireLease(w.reader, { branch: "dev", version: 1, ttlMs: 5_000 });
+      await acquireLease(w.reader, {
+        format: holdfastLayout,
+        branch: "main",
+        version,
+        ttlMs: 5_000,
+      });
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "dev",
+      version: 1,
+      ttlMs: 5_000,
+    });
     expect(await deleteLeasesOf(w.reader, "main", [2])).toEqual({ deleted: 2 });
     expect((await collect(listLeases(w.reader, { branch: "main" }))).map((l) => l.version)).toEqual(
       [1, 3],
@@ -413,8 +532,18 @@ describe("census", () => {
     for (const conditionalDelete of [true, false]) {
       const w = world();
       await commitVersions(w, 2);
-      await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 5_000 });
-      await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 120_000 });
+      await acquireLease(w.reader, {
+        format: holdfastLayout,
+        branch: "main",
+        version: 1,
+        ttlMs: 5_000,
+      });
+      await acquireLease(w.reader, {
+        format: holdfastLayout,
+        branch: "main",
+        version: 2,
+        ttlMs: 120_000,
+      });
       await w.memory.put(
         leaseKey("main", 2, "01ARZ3NDEKTSV4RRFFQ69G5FAV", OTHER_SECRET),
         new TextEncoder().encode("junk"),
@@ -438,7 +567,12 @@ describe("census", () => {
   it("a sweep leaves a lease that was renewed after it was judged expired (conditional delete)", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 5_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 5_000,
+    });
     // The renewal lands between the sweep's read of the lease and its delete.
     w.fault.on(
       { operation: "delete", key: lease.key },

@@ -1,5 +1,5 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
-import { manifestKey } from "@holdfast/dataset";
+import { holdfastLayout, manifestKey } from "@holdfast/dataset";
 import { acquireLease, renewLease } from "@holdfast/leases";
 import { describe, expect, it } from "vitest";
 import { commitVersions, world } from "./helpers.js";
@@ -17,7 +17,12 @@ describe("renewals across a retirement (leases)", () => {
   it("L1 a renewal whose term lapsed in flight, across a finished retirement, is not-found", async () => {
     const w = world();
     await commitVersions(w, 2);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 60_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 60_000,
+    });
     await w.storeTime.advance(59_000);
     const atRead = deferred();
     const finished = deferred();
@@ -49,7 +54,12 @@ describe("renewals across a retirement (leases)", () => {
   it("L1 a late renewal of a version that still exists succeeds after one manifest check", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 60_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 60_000,
+    });
     await w.storeTime.advance(59_000);
     w.fault.on(
       { operation: "put", key: lease.key, precondition: "if-match" },
@@ -64,7 +74,12 @@ describe("renewals across a retirement (leases)", () => {
   it("L1 an on-time renewal still costs two requests (no manifest check)", async () => {
     const w = world();
     await commitVersions(w, 1);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 60_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 60_000,
+    });
     await w.storeTime.advance(20_000);
     w.fault.resetCounts();
     await renewLease(w.reader, lease);

@@ -1,6 +1,11 @@
 import { isHoldfastError, seededIds } from "@holdfast/conditional-store";
 import { recordingSleep } from "@holdfast/conditional-store/testing";
-import { createContext, type ProtocolContext, readManifest } from "@holdfast/dataset";
+import {
+  createContext,
+  holdfastLayout,
+  type ProtocolContext,
+  readManifest,
+} from "@holdfast/dataset";
 import { acquireLease, listLeases, renewLease } from "@holdfast/leases";
 import { cancelReplaced, commit, drain, readAdmission, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
@@ -50,9 +55,19 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
       state: "open",
       reopened: true,
     });
-    await acquireLease(w.reader, { branch: "main", version: 3, ttlMs: 30_000 }); // marker HEAD
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 3,
+      ttlMs: 30_000,
+    }); // marker HEAD
     w.fault.resetCounts();
-    const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 2,
+      ttlMs: 30_000,
+    });
     expect(w.fault.requestCounts()).toMatchObject({ put: 2, list: 1, get: 1, head: 1, delete: 0 });
     expect(lease.renewal).toBe(1);
     expect((await w.memory.head(lease.key))!.etag).toBe(lease.etag);
@@ -74,7 +89,12 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
     );
     expect(after?.record.state).toBe("cancelled");
     w.fault.resetCounts();
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     expect(w.fault.requestCounts().put).toBe(2);
     expect(lease.renewal).toBe(1);
   });
@@ -90,9 +110,19 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
     const drained = await drain(cleaner, { branch: "main", versions, owner: cleaner.ids.next() });
     await seal(cleaner, drained, { cancel: new Map([[1, "lease"]]) });
     expect(await readAdmission(cleaner, "main", 1)).toEqual({ state: "open" });
-    await acquireLease(w.reader, { branch: "main", version: 3, ttlMs: 30_000 }); // marker HEAD
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 3,
+      ttlMs: 30_000,
+    }); // marker HEAD
     w.fault.resetCounts();
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     expect(w.fault.requestCounts()).toMatchObject({ put: 1, list: 1, get: 1, head: 1 });
     expect(lease.renewal).toBe(0);
   });
@@ -116,6 +146,7 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
       { type: "before", run: (inner) => inner.delete(rewritten) },
     );
     const outcome = await acquireLease(w.reader, {
+      format: holdfastLayout,
       branch: "main",
       version: 2,
       ttlMs: 30_000,
@@ -139,7 +170,12 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
       { type: "apply-then-lose" },
     );
     const reader = { ...w.reader, sleep: recordingSleep() };
-    const lease = await acquireLease(reader, { branch: "main", version: 2, ttlMs: 30_000 });
+    const lease = await acquireLease(reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 2,
+      ttlMs: 30_000,
+    });
     expect(lease.renewal).toBe(1);
     expect((await w.memory.head(lease.key))!.etag).toBe(lease.etag);
     await expect(renewLease(w.reader, lease)).resolves.toMatchObject({ renewal: 3 });
@@ -160,9 +196,12 @@ describe("an acquire admitted by a post-commit cancellation rewrites its lease",
       { type: "lose-before-apply" },
     );
     const reader = { ...w.reader, sleep: recordingSleep() };
-    const outcome = await acquireLease(reader, { branch: "main", version: 2, ttlMs: 30_000 }).catch(
-      (e: unknown) => e,
-    );
+    const outcome = await acquireLease(reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 2,
+      ttlMs: 30_000,
+    }).catch((e: unknown) => e);
     expect(isHoldfastError(outcome, "unresolved")).toBe(true);
     expect(await leaseKeys(w)).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { seededIds } from "@holdfast/conditional-store";
 import {
   createContext,
-  defaultFormat,
+  holdfastLayout,
   type ProtocolContext,
   readManifest,
 } from "@holdfast/dataset";
@@ -68,11 +68,16 @@ describe("leases against the retirement state machine", () => {
     const w = world();
     await commitVersions(w, 2);
     const cleaner = cleanerOf(w);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     const drained = await drainVersions(cleaner, [1, 2]);
     // New acquisitions are refused while draining…
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 1, ttlMs: 30_000 }),
     ).rejects.toMatchObject({
       code: "RETIRING",
     });
@@ -85,11 +90,11 @@ describe("leases against the retirement state machine", () => {
     // Version 1 is cancelled in the sealed record: renewal and acquisition work again.
     await expect(renewLease(w.reader, renewed)).resolves.toMatchObject({ renewal: 2 });
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 1, ttlMs: 30_000 }),
     ).resolves.toBeDefined();
     // Version 2 (no lease) stays sealed.
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 2, ttlMs: 30_000 }),
     ).rejects.toMatchObject({
       code: "SEALED",
     });
@@ -100,7 +105,12 @@ describe("leases against the retirement state machine", () => {
     const w = world();
     await commitVersions(w, 2);
     const cleaner = cleanerOf(w);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 3_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 3_000,
+    });
     const keeper = keepLease(w.reader, lease);
     const drained = await drainVersions(cleaner, [1]);
     await w.storeTime.advance(1_000);
@@ -118,7 +128,7 @@ describe("leases against the retirement state machine", () => {
     const cleaner = cleanerOf(w);
     const drained = await drainVersions(cleaner, [1, 2]);
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 2, ttlMs: 30_000 }),
     ).rejects.toMatchObject({
       kind: "refused",
       code: "RETIRING",
@@ -126,7 +136,7 @@ describe("leases against the retirement state machine", () => {
     expect(await collect(listLeases(w.reader))).toEqual([]); // the refused lease was removed
     await cancelVersions(cleaner, drained, new Map([[2, "policy"]]));
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 2, ttlMs: 30_000 }),
     ).resolves.toBeDefined();
   });
 
@@ -136,13 +146,13 @@ describe("leases against the retirement state machine", () => {
     const cleaner = cleanerOf(w);
     await drainVersions(cleaner, [1], 60_000);
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 1, ttlMs: 30_000 }),
     ).rejects.toMatchObject({
       code: "RETIRING",
     });
     await w.storeTime.advance(61_000);
     await expect(
-      acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 30_000 }),
+      acquireLease(w.reader, { format: holdfastLayout, branch: "main", version: 1, ttlMs: 30_000 }),
     ).resolves.toBeDefined();
   });
 
@@ -151,8 +161,18 @@ describe("leases against the retirement state machine", () => {
     await commitVersions(w, 3);
     const cleaner = cleanerOf(w);
     // A lease on version 1 that expires before the cleanup, one on version 3 that stays.
-    await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 1_000 });
-    await acquireLease(w.reader, { branch: "main", version: 3, ttlMs: 600_000 });
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 1_000,
+    });
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 3,
+      ttlMs: 600_000,
+    });
     await w.storeTime.advance(5_000);
     const drained = await drainVersions(cleaner, [1, 2]);
     const census = censusLeases(cleaner);
@@ -166,7 +186,7 @@ describe("leases against the retirement state machine", () => {
       deleteLeases: (branch, versions, o) => deleteLeasesOf(cleaner, branch, versions, o),
       leasesWrittenBefore: await recordTime(cleaner, committed.key),
       presentManifests: (branch, versions) =>
-        defaultFormat.presentManifests(cleaner, branch, versions),
+        holdfastLayout.presentManifests(cleaner, branch, versions),
     });
     expect((await collect(listLeases(w.reader))).map((l) => l.version)).toEqual([3]);
     expect(w.memory.keys().filter((k) => k.startsWith("_holdfast/retirement/"))).toEqual([]);
@@ -185,7 +205,12 @@ describe("leases against the retirement state machine", () => {
       ids: seededIds(78),
     });
     // An old lease on version 1 that expired before the retirement: finalize removes it.
-    await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 1_000 });
+    await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 1_000,
+    });
     await w.storeTime.advance(5_000);
     const committed = await commit(a, await seal(a, await drainVersions(a, [1, 2])));
     // Finalizer A's view: the committed record as read now (both versions retired).
@@ -202,7 +227,12 @@ describe("leases against the retirement state machine", () => {
     // Cleaner B's last look cancels version 2 in the committed record: acquirable at once.
     const after = await cancelReplaced(b, committed.key, new Map([[2, newEtag]]));
     expect(after!.record.versions.map((v) => v.cancelled)).toEqual([false, true]);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 600_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 2,
+      ttlMs: 600_000,
+    });
     // A finalizes with its stale handle: the replaced manifest counts as absent, by design.
     await finalize(a, stale, {
       deleteLeases: (branch, versions, o) => deleteLeasesOf(a, branch, versions, o),
@@ -236,7 +266,12 @@ describe("leases against the retirement state machine", () => {
     const w = world();
     await commitVersions(w, 2);
     const a = cleanerOf(w);
-    const before = await acquireLease(w.reader, { branch: "main", version: 1, ttlMs: 100 });
+    const before = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 1,
+      ttlMs: 100,
+    });
     await w.storeTime.advance(1_000);
     const committed = await commit(a, await seal(a, await drainVersions(a, [1])));
     const view = (await readRecord(a, committed.key))!;
@@ -254,7 +289,7 @@ describe("leases against the retirement state machine", () => {
         deleted.push(o.writtenBefore.toISOString());
         return deleteLeasesOf(a, branch, versions, o);
       },
-      presentManifests: (branch, versions) => defaultFormat.presentManifests(a, branch, versions),
+      presentManifests: (branch, versions) => holdfastLayout.presentManifests(a, branch, versions),
     });
     expect(deleted).toEqual([view.lastModified!.toISOString()]);
     const left = (await collect(listLeases(w.reader))).map((l) => l.key);

@@ -1,7 +1,7 @@
 import { encodeJson, holdfastError } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
-  defaultFormat,
+  holdfastLayout,
   type ProtocolContext,
   parseStored,
   requireFormat,
@@ -93,10 +93,10 @@ export const holdfastReferenceCodec: ReferenceCodec = {
  */
 export function referenceCodecOf(format: DatasetFormat): ReferenceCodec {
   requireFormat(format, "references");
-  if (format === defaultFormat) return holdfastReferenceCodec;
+  if (format === holdfastLayout) return holdfastReferenceCodec;
   const declared = (format as Partial<ReferenceFormat>).references;
   if (declared) return declared;
-  if (format.name === defaultFormat.name) return holdfastReferenceCodec;
+  if (format.name === holdfastLayout.name) return holdfastReferenceCodec;
   throw holdfastError(
     "unsupported",
     "references",

@@ -17,9 +17,14 @@ describe("branch deletion leaves nothing behind (refs-lifecycle)", () => {
       { format: holdfastFormat },
     );
     await commits(ctx, "b", 2, { branch: "main", version: 1 });
-    const lease = await acquireLease(ctx, { branch: "b", version: 1, ttlMs: 60_000 });
+    const lease = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch: "b",
+      version: 1,
+      ttlMs: 60_000,
+    });
     await releaseLease(ctx, lease);
-    await acquireLease(ctx, { branch: "b", version: 2, ttlMs: 1_000 });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "b", version: 2, ttlMs: 1_000 });
     // A cleaner drained version 1 of b and died.
     const head = await memory.head(manifestKey("b", 1));
     await drain(ctx, {

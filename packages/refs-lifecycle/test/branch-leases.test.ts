@@ -50,7 +50,9 @@ describe("lease admission vs branch deletion (docs/operations.md)", () => {
     const deleting = deleteBranch(ctx, "dev", { format: holdfastFormat });
     await paused.reached;
     expect(await memory.get(fenceKey("dev"))).not.toBeNull();
-    const refused = await failure(acquireLease(ctx, { branch: "dev", version: 2, ttlMs: MINUTE }));
+    const refused = await failure(
+      acquireLease(ctx, { format: holdfastFormat, branch: "dev", version: 2, ttlMs: MINUTE }),
+    );
     expect(refused).toMatchObject({
       kind: "refused",
       code: "BRANCH_DELETING",
@@ -72,7 +74,12 @@ describe("lease admission vs branch deletion (docs/operations.md)", () => {
       { format: holdfastFormat },
     );
     await commits(ctx, "dev", 2, { branch: "main", version: 1 });
-    const lease = await acquireLease(ctx, { branch: "dev", version: 2, ttlMs: MINUTE });
+    const lease = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch: "dev",
+      version: 2,
+      ttlMs: MINUTE,
+    });
     const refused = await failure(deleteBranch(ctx, "dev", { format: holdfastFormat }));
     expect(refused).toMatchObject({ kind: "conflict", code: "BRANCH_HAS_LEASES" });
     // Nothing torn down, fence and intent withdrawn: the lease renews, the branch is intact.

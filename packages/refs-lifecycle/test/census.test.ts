@@ -1,5 +1,5 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
-import { type DatasetFormat, defaultFormat, manifestKey } from "@holdfast/dataset";
+import { type DatasetFormat, holdfastLayout, manifestKey } from "@holdfast/dataset";
 import { commit, drain, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import {
@@ -157,9 +157,9 @@ describe("censusReferences", () => {
     await commits(ctx, "other", 1);
     // A format whose manifests name their parent elsewhere than the holdfast manifest does.
     const format: DatasetFormat = {
-      ...defaultFormat,
+      ...holdfastLayout,
       async readManifest(c, branch, version) {
-        const manifest = await defaultFormat.readManifest(c, branch, version);
+        const manifest = await holdfastLayout.readManifest(c, branch, version);
         return manifest && branch === "other"
           ? { ...manifest, parent: { branch: "main", version: 3 } }
           : manifest;

@@ -391,7 +391,7 @@ describe("branches", () => {
       "dev",
     ]);
     // operational state of the incarnation
-    await acquireLease(ctx, { branch: "dev", version: 2, ttlMs: 60_000 });
+    await acquireLease(ctx, { format: holdfastFormat, branch: "dev", version: 2, ttlMs: 60_000 });
     expect(keysUnder(memory, "_holdfast/leases/dev/")).toHaveLength(1);
     await sealVersions(ctx, "dev", [1]);
     await deleteBranch(ctx, "dev", { format: holdfastFormat, force: true }); // the lease above is still active

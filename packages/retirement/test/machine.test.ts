@@ -1,6 +1,6 @@
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
-import { defaultFormat, initDataset } from "@holdfast/dataset";
+import { holdfastLayout, initDataset } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import {
   abandon,
@@ -363,5 +363,5 @@ describe("recoverRetirements", () => {
 /** The holdfast format's present-manifest check, as cleanup hands it to finalize. */
 function holdfastPresent(ctx: Parameters<typeof finalize>[0]) {
   return (branch: string, versions: readonly number[]) =>
-    defaultFormat.presentManifests(ctx, branch, versions);
+    holdfastLayout.presentManifests(ctx, branch, versions);
 }

@@ -50,7 +50,12 @@ function leasedVersions(versions: number): number[] {
 async function protectedRun(store: ObjectStore, versions: number): Promise<CleanupRun> {
   const ctx = createContext(store);
   for (const version of leasedVersions(versions)) {
-    await acquireLease(ctx, { branch: "main", version, ttlMs: 10 * 60_000 });
+    await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch: "main",
+      version,
+      ttlMs: 10 * 60_000,
+    });
   }
   const started = performance.now();
   // Just written, no writer in flight: no minimum version age needed.
@@ -325,7 +330,12 @@ export async function singleOperations(targets: readonly Target[], reps: number)
       for (const [name, op] of ops) await measure(name, op);
       // Lease lifecycle: acquire, renew, release measured as pairs on fresh leases.
       const acquire = () =>
-        acquireLease(ctx, { branch: "main", version: 12, ttlMs: 60_000 }).then((l) => {
+        acquireLease(ctx, {
+          format: holdfastFormat,
+          branch: "main",
+          version: 12,
+          ttlMs: 60_000,
+        }).then((l) => {
           lease = l;
         });
       const times = { acquire: [] as number[], renew: [] as number[], release: [] as number[] };

@@ -2,9 +2,11 @@
 // acquire + release per round trip, through one replica and through three (acquire on one,
 // release on another), on local disk and RGW, with the store requests each lease costs.
 // Run: pnpm --filter @holdfast/bench bench:server (source the service env files for RGW).
+
 import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
 import { commitVersion, createContext, initDataset, writeDataFile } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { buildServer, hashToken } from "@holdfast/server";
 import { availableTargets } from "./targets.js";
 
@@ -42,7 +44,12 @@ async function direct(target: string, store: CountingStore, count: number): Prom
   const ctx = createContext(store);
   store.resetCounts();
   const ms = await timed(count, async () => {
-    const lease = await acquireLease(ctx, { branch: "main", version: 1, ttlMs: 30_000 });
+    const lease = await acquireLease(ctx, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 1,
+      ttlMs: 30_000,
+    });
     await releaseLease(ctx, lease);
   });
   return row(target, "library (direct)", count, ms, store);

@@ -5,7 +5,7 @@ import { createLocalStore } from "@holdfast/backends-local";
 import {
   commitVersion,
   createContext,
-  defaultFormat,
+  holdfastLayout,
   initDataset,
   writeDataFile,
 } from "@holdfast/dataset";
@@ -26,7 +26,7 @@ describeDatasetFormatContract("holdfast format on the local backend", {
       const file = await writeDataFile(ctx, new TextEncoder().encode(`version ${v}`));
       await commitVersion(ctx, { branch: "main", files: [file] });
     }
-    return { ctx, format: defaultFormat, branch: "main" };
+    return { ctx, format: holdfastLayout, branch: "main" };
   },
   entry: holdfastFormatEntry,
 });

@@ -258,7 +258,12 @@ async function probeAcquire(
   let failure: unknown = null;
   const probe = (async () => {
     try {
-      const lease = await acquireLease(ctx, { branch, version, ttlMs: 1000 });
+      const lease = await acquireLease(ctx, {
+        format: holdfastFormat,
+        branch,
+        version,
+        ttlMs: 1000,
+      });
       await releaseLease(ctx, lease);
     } catch (error) {
       failure = error;

@@ -15,6 +15,7 @@ import {
   releaseLease,
   renewLease,
 } from "@holdfast/leases";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import type { Protection } from "../checks.js";
 import { BRANCH } from "../config.js";
 import { rethrowIfCrashed, type SimulationWorld } from "../world.js";
@@ -31,7 +32,12 @@ export function spawnForgers(world: SimulationWorld): void {
       const version = sched.int(1, world.latestMain());
       let lease: Lease;
       try {
-        lease = await acquireLease(ctx, { branch: BRANCH, version, ttlMs: 20_000 });
+        lease = await acquireLease(ctx, {
+          format: holdfastFormat,
+          branch: BRANCH,
+          version,
+          ttlMs: 20_000,
+        });
       } catch (error) {
         world.tolerate(ctx, error);
         continue;
@@ -181,7 +187,7 @@ export function spawnReaders(world: SimulationWorld): void {
       let lease: Lease;
       let sentAt = sched.clock.now();
       try {
-        lease = await acquireLease(ctx, { branch, version, ttlMs });
+        lease = await acquireLease(ctx, { format: holdfastFormat, branch, version, ttlMs });
       } catch (error) {
         world.tolerate(ctx, error, "acquireRefused");
         continue;

@@ -7,6 +7,7 @@ import {
   writeDataFile,
 } from "@holdfast/dataset";
 import { acquireLease, type Lease, releaseLease } from "@holdfast/leases";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { BRANCH, ORPHAN_GRACE_MS } from "../config.js";
 import type { SimulationWorld } from "../world.js";
 
@@ -83,7 +84,7 @@ export function spawnRestorers(world: SimulationWorld): void {
       let lease: Lease | undefined;
       if (sched.random() < 0.5) {
         try {
-          lease = await acquireLease(ctx, { ...source, ttlMs: 60_000 });
+          lease = await acquireLease(ctx, { format: holdfastFormat, ...source, ttlMs: 60_000 });
         } catch (error) {
           world.tolerate(ctx, error);
           world.bump("restoreLeaseRefused");
