@@ -1,25 +1,31 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/dataset";
 import {
-  DATASET_FORMAT_NAMES,
-  type DatasetFormatName,
   describeLanceDataset,
   type LanceDatasetReport,
   type LanceFormat,
+  lanceFormatEntry,
   lanceAutoCleanupWarning as lanceReportWarning,
-  openDatasetOfFormat,
-  resolveDatasetFormat,
 } from "@holdfast/format-lance";
-import type {
-  OpenedDataset,
-  ResolvedFormat as SharedResolvedFormat,
+import {
+  FormatRegistry,
+  holdfastFormatEntry,
+  type OpenedDataset,
+  type ResolvedFormat as SharedResolvedFormat,
 } from "@holdfast/refs-lifecycle";
 import type { Command } from "commander";
 import type { Output } from "./output.js";
 
-/** Formats the CLI knows: holdfast's own, and Lance tables as LanceDB writes them. */
-export const FORMAT_NAMES = DATASET_FORMAT_NAMES;
-export type FormatName = DatasetFormatName;
+/**
+ * The formats the CLI knows, bound once per dataset by detection or `--format`: holdfast's
+ * own, and Lance tables as LanceDB writes them (docs/lance.md). A new format is one
+ * `register` line here; nothing else in the CLI names a format's layout.
+ */
+export const formats = new FormatRegistry(holdfastFormatEntry).register(lanceFormatEntry);
+
+/** The names `--format` takes, holdfast's first. */
+export const FORMAT_NAMES = formats.names;
+export type FormatName = string;
 
 /** The format of an existing dataset, with the Lance details `describe` asked for. */
 export interface ResolvedFormat extends SharedResolvedFormat<FormatName> {
@@ -74,8 +80,8 @@ export function parseFormatOption(value: unknown): FormatName | undefined {
 }
 
 /**
- * The dataset's format (`forced` by `--format`, else detected: `@holdfast/format-lance`'s
- * `resolveDatasetFormat`, which the server uses too); `describe` also reads a Lance
+ * The dataset's format (`forced` by `--format`, else detected by {@link formats}, as the
+ * server's registry does); `describe` also reads a Lance
  * table's details (every manifest name, the latest manifest, `_refs/`) for cleanup,
  * status and doctor.
  */
@@ -84,7 +90,7 @@ export async function resolveFormat(
   forced?: FormatName,
   options: { describe?: boolean } = {},
 ): Promise<ResolvedFormat> {
-  return withDetails(ctx, await resolveDatasetFormat(ctx, forced), options);
+  return withDetails(ctx, await formats.resolve(ctx, forced), options);
 }
 
 /** An existing dataset of either format, opened. */
@@ -93,16 +99,16 @@ export interface OpenedFormatDataset extends OpenedDataset<FormatName> {
 }
 
 /**
- * Opens an existing dataset of either format (`openDatasetOfFormat`, shared with the
- * server). Every command that reads or writes an existing dataset opens it here, so the
- * format is honoured everywhere.
+ * Opens an existing dataset in its format ({@link formats}: `forced` or detected). Every
+ * command that reads or writes an existing dataset opens it here, so the format is bound
+ * once and honoured everywhere.
  */
 export async function openFormatDataset(
   ctx: ProtocolContext,
   forced?: FormatName,
   options: { describe?: boolean } = {},
 ): Promise<OpenedFormatDataset> {
-  const opened = await openDatasetOfFormat(ctx, forced);
+  const opened = await formats.open(ctx, forced);
   return { ...opened, resolved: await withDetails(ctx, opened.resolved, options) };
 }
 

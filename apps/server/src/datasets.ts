@@ -1,8 +1,15 @@
 import type { ObjectStore } from "@holdfast/conditional-store";
 import { createContext, type ProtocolContext } from "@holdfast/dataset";
-import { type DatasetFormatName, openDatasetOfFormat } from "@holdfast/format-lance";
-import type { OpenedDataset } from "@holdfast/refs-lifecycle";
+import { lanceFormatEntry } from "@holdfast/format-lance";
+import { FormatRegistry, holdfastFormatEntry, type OpenedDataset } from "@holdfast/refs-lifecycle";
 import { MeteredStore, type ServerMetrics } from "./metrics.js";
+
+/**
+ * The formats the server serves, bound once per dataset by detection: holdfast's own, and
+ * Lance tables as LanceDB writes them (docs/lance.md). A new format is one `register` line
+ * here; nothing else in the server names a format's layout.
+ */
+export const formats = new FormatRegistry(holdfastFormatEntry).register(lanceFormatEntry);
 
 /** A dataset the server serves: its name in URLs and the store holding it (keys relative to its root). */
 export interface DatasetSource {
@@ -21,7 +28,7 @@ export interface DatasetEntry {
    * manifests): it never changes for an existing dataset, so later opens skip detection.
    * Unset while the dataset is missing, so a dataset created later is still detected.
    */
-  formatName?: DatasetFormatName | undefined;
+  formatName?: string | undefined;
 }
 
 /** Wraps each source's store in the metrics counter and builds its protocol context. */
@@ -39,13 +46,13 @@ export function openDatasets(
 }
 
 /**
- * Opens a served dataset in its format, as the CLI does (`openDatasetOfFormat`): a Lance
+ * Opens a served dataset in its format ({@link formats}), as the CLI does: a Lance
  * table LanceDB wrote is read as Lance (its manifests, tags, branches and census), holdfast's
  * own layout otherwise. The format found is remembered for the process; a Lance table's
  * manifest naming is still read on every open (a migration to V2 names changes it).
  */
-export async function openServed(ds: DatasetEntry): Promise<OpenedDataset<DatasetFormatName>> {
-  const opened = await openDatasetOfFormat(ds.ctx, ds.formatName);
+export async function openServed(ds: DatasetEntry): Promise<OpenedDataset> {
+  const opened = await formats.open(ds.ctx, ds.formatName);
   ds.formatName = opened.resolved.name;
   return opened;
 }

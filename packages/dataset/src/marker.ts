@@ -87,7 +87,7 @@ export function requireFormat(format: unknown, operation: string): asserts forma
     kind: "invalid-input",
     operation,
     code: FORMAT_REQUIRED,
-    hint: "open the dataset (FormatRegistry.open, openDatasetOfFormat) and pass its format, or pass holdfastFormat",
+    hint: "open the dataset (FormatRegistry.open) and pass its format, or pass holdfastFormat",
   });
 }
 
@@ -110,7 +110,7 @@ export function markHoldfastDataset(store: ObjectStore): void {
 
 const marked = new WeakSet<ObjectStore>();
 
-/** `defaultFormat.name`, repeated: format.ts reaches this module through dataset.ts, so importing it back would be a cycle. */
+/** `holdfastLayout.name`, repeated: format.ts reaches this module through dataset.ts, so importing it back would be a cycle. */
 const HOLDFAST_FORMAT_NAME = "holdfast";
 
 const LANCE_MANIFEST = /^_versions\/[^/]+\.manifest$/;
@@ -135,7 +135,7 @@ const DESCRIBE: Record<FoundLayout, string> = {
 
 const HINT: Record<FoundLayout, string> = {
   lance:
-    "pass the Lance format (resolveDatasetFormat or openLanceFormat from @holdfast/format-lance); the CLI and server detect it",
+    "pass the Lance format (openLanceFormat or lanceFormatEntry of @holdfast/format-lance); the CLI and server detect it",
   "holdfast-without-marker":
     "run initDataset (holdfast init) once on this dataset: it only writes the marker",
   other: "check the storage URL and prefix, or pass the dataset's format",

@@ -5,19 +5,15 @@ import {
   type StoreProbeReport,
   ulidIds,
 } from "@holdfast/conditional-store";
-import { PRECISION_FLOOR_MS, type ProtocolContext } from "@holdfast/dataset";
-import {
-  type DatasetFormatName,
-  detectDatasetFormat,
-  resolveDatasetFormat,
-} from "./dataset-format.js";
+import { PRECISION_FLOOR_MS, type ProtocolContext, requireFormat } from "@holdfast/dataset";
+import type { ResolvedFormat } from "@holdfast/refs-lifecycle";
 import {
   describeLanceDataset,
   LANCE_AUTO_CLEANUP_GUARANTEE,
   type LanceDatasetReport,
   lanceDoctorCheck,
 } from "./describe.js";
-import type { LanceFormat } from "./format.js";
+import { LANCE_FORMAT, type LanceFormat } from "./format.js";
 
 // What a doctor concludes about a store (the CLI's `holdfast doctor`, the HTTP API's
 // `GET .../doctor`): the checks, the guarantees holdfast can give there, and one verdict.
@@ -38,15 +34,19 @@ export type StoreDiagnosis = {
 /**
  * Probes what a store enforces and says what holdfast guarantees there: create-only,
  * if-match (stale refused, current applied: C9) and conditional delete, timestamp precision,
- * batch delete and clock skew; on a Lance table (detected, or `format: "lance"`) its details
- * and a `lance` check (`warn` when Lance's automatic cleanup is on). Any `fail` makes the
- * verdict `unsupported`, any `warn` `degraded`. Writes and removes a few probe objects under
- * `_holdfast/probe/`; needs no dataset.
+ * batch delete and clock skew; on a Lance table (`resolved`, the format the application's
+ * `FormatRegistry` detected or was told) its details and a `lance` check (`warn` when Lance's
+ * automatic cleanup is on). Any `fail` makes the verdict `unsupported`, any `warn`
+ * `degraded`. Writes and removes a few probe objects under `_holdfast/probe/`; needs no
+ * dataset. Without `resolved` it is refused before any request (`invalid-input`,
+ * FORMAT_REQUIRED, docs/protocol.md §1 "The format guard").
  */
 export async function diagnoseStore(
   ctx: ProtocolContext,
-  options: { format?: DatasetFormatName | undefined } = {},
+  options: { readonly resolved: ResolvedFormat },
 ): Promise<StoreDiagnosis> {
+  requireFormat(options?.resolved?.format, "doctor");
+  const { resolved } = options;
   const store = ctx.store;
   const report = await probeStore(store);
   const batch = await probeBatchDelete(store);
@@ -58,13 +58,9 @@ export async function diagnoseStore(
       : { ok: false, detail: "an if-match put with the current ETag was refused" };
   const checks = diagnose(store, report, batch, cas);
   const guarantees = guaranteesFor(store, report, cas.ok);
-  const name = options.format ?? (await detectDatasetFormat(ctx));
   const lance =
-    name === "lance"
-      ? await describeLanceDataset(
-          ctx,
-          (await resolveDatasetFormat(ctx, "lance")).format as LanceFormat,
-        )
+    resolved.name === LANCE_FORMAT
+      ? await describeLanceDataset(ctx, resolved.format as LanceFormat)
       : null;
   if (lance) {
     const check = lanceDoctorCheck(lance);

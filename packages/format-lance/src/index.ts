@@ -1,15 +1,5 @@
 export { type BranchView, describeBranches, resolveForkPoint } from "./branch-list.js";
-export {
-  DATASET_FORMAT_NAMES,
-  type DatasetFormatName,
-  datasetFormats,
-  detectDatasetFormat,
-  FORMAT_READ_ONLY,
-  lanceFormatEntry,
-  openDatasetOfFormat,
-  requireWritableFormat,
-  resolveDatasetFormat,
-} from "./dataset-format.js";
+export { FORMAT_READ_ONLY, lanceFormatEntry, requireWritableFormat } from "./dataset-format.js";
 export {
   autoCleanupOf,
   describeLanceDataset,

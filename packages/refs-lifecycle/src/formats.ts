@@ -1,6 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import {
-  defaultFormat,
+  holdfastLayout,
   NotAHoldfastDatasetError,
   openDataset,
   type ProtocolContext,
@@ -9,12 +9,12 @@ import {
 import { holdfastReferenceCodec, type ReferenceFormat } from "./codec.js";
 
 /**
- * The holdfast format with the codec of its references: `_versions/{branch}/` manifests,
- * `data/` files and holdfast's canonical JSON under `_refs/`. What opening a holdfast
+ * The holdfast format with the codec of its references: holdfast's layout (`holdfastLayout`
+ * of `@holdfast/dataset`: its manifests and data files) and its canonical JSON under `_refs/`. What opening a holdfast
  * dataset binds.
  */
 export const holdfastFormat: ReferenceFormat = {
-  ...defaultFormat,
+  ...holdfastLayout,
   references: holdfastReferenceCodec,
 };
 
@@ -56,7 +56,7 @@ export interface FormatEntry {
 
 /** holdfast's own format: detected by its dataset marker, opened by `openDataset`. */
 export const holdfastFormatEntry: FormatEntry = {
-  name: defaultFormat.name,
+  name: holdfastLayout.name,
   async detect(ctx) {
     try {
       await requireHoldfastDataset(ctx, "detect");
@@ -66,11 +66,11 @@ export const holdfastFormatEntry: FormatEntry = {
       throw error;
     }
   },
-  resolve: async () => ({ name: defaultFormat.name, format: holdfastFormat }),
+  resolve: async () => ({ name: holdfastLayout.name, format: holdfastFormat }),
   async open(ctx) {
     const info = await openDataset(ctx);
     return {
-      resolved: { name: defaultFormat.name, format: holdfastFormat },
+      resolved: { name: holdfastLayout.name, format: holdfastFormat },
       defaultBranch: info.defaultBranch,
       datasetId: info.datasetId,
     };
@@ -83,7 +83,7 @@ export const UNKNOWN_FORMAT = "UNKNOWN_FORMAT";
 /**
  * The formats an application knows, and detection among them. A store no registered entry
  * recognises is the fallback's (holdfast's: its open then reports a missing dataset), so
- * detection costs only the registered entries' checks (Lance's: one listing of `_versions/`).
+ * detection costs only the registered entries' checks (Lance's: one listing).
  * Adding a format is one `register` line: `new FormatRegistry(holdfastFormatEntry).register(lanceFormatEntry)`.
  */
 export class FormatRegistry {

@@ -7,6 +7,7 @@ import { Command } from "commander";
 import { ExitCode } from "../exit-codes.js";
 import {
   type FormatName,
+  formats,
   parseFormatOption,
   printLanceDetails,
   withFormatOption,
@@ -94,7 +95,8 @@ async function runDoctor(
     return ExitCode.unsupported;
   }
   // The checks, guarantees and verdict are the format package's (the server's doctor too).
-  const report = await diagnoseStore(createContext(store), { format: forced });
+  const ctx = createContext(store);
+  const report = await diagnoseStore(ctx, { resolved: await formats.resolve(ctx, forced) });
   const { verdict, checks, guarantees, lance } = report;
   cx.out.result(cx.command, { location: target.display, ...report });
   printHuman(cx.out, target.display, store, checks, guarantees, verdict);

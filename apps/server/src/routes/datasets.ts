@@ -7,7 +7,7 @@ import {
   lanceAutoCleanupWarning,
 } from "@holdfast/format-lance";
 import { type AppDeps, datasetOf, type ZodApp } from "../app.js";
-import { type DatasetEntry, openServed } from "../datasets.js";
+import { type DatasetEntry, formats, openServed } from "../datasets.js";
 import { BEARER, DatasetParams, withProblems } from "./common.js";
 
 /** The served datasets, each one's status and doctor. */
@@ -98,6 +98,6 @@ async function doctorRoute(ds: DatasetEntry) {
     ok: true as const,
     command: "doctor" as const,
     location: ds.store.location,
-    ...(await diagnoseStore(ds.ctx)),
+    ...(await diagnoseStore(ds.ctx, { resolved: await formats.resolve(ds.ctx, ds.formatName) })),
   };
 }
