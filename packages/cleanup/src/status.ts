@@ -61,7 +61,7 @@ const BOUND_SLACK_MS = 1000;
 /**
  * Reads a dataset's status. Read-only except the one clock probe `storageNow` makes.
  * Branches, versions and tags are read through `options.format`, required (a Lance table's
- * are Lance's; docs/protocol.md §1 "The format guard").
+ * are Lance's; docs/protocol.md §1.1).
  */
 export async function collectStatus(
   ctx: ProtocolContext,

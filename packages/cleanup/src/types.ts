@@ -28,7 +28,7 @@ export interface CleanupOptions {
    * The dataset's format, as opening it bound it (`OpenedDataset.resolved.format`, or
    * `holdfastFormat` of `@holdfast/refs-lifecycle`): its layout and, through its reference
    * codec, its reference census. Required; a call without one is refused before any request
-   * (`invalid-input`, FORMAT_REQUIRED, docs/protocol.md §1 "The format guard").
+   * (`invalid-input`, FORMAT_REQUIRED, docs/protocol.md §1.1).
    */
   readonly format: DatasetFormat;
   readonly onProgress?: ((progress: CleanupProgress) => void) | undefined;

@@ -18,7 +18,7 @@ import {
 } from "../src/index.js";
 import { seedDataset, world } from "./helpers.js";
 
-// docs/protocol.md §1 "The format guard": cleanup never falls back to holdfast's layout. A
+// docs/protocol.md §1.1: cleanup never falls back to holdfast's layout. A
 // call without the dataset's format is a type error (each `@ts-expect-error` below fails
 // the typecheck once the format is optional again) and, for a JavaScript caller, a typed
 // refusal before any request, the policy's check and the storage-time probe included.
@@ -80,7 +80,7 @@ describe("cleanup operations take the dataset's format", () => {
   });
 });
 
-// docs/protocol.md §1 "The format guard": holdfast's format on a store that is not a holdfast
+// docs/protocol.md §1.1: holdfast's format on a store that is not a holdfast
 // dataset (no marker) is refused before any write, whatever the call.
 describe("holdfast's format on a store without holdfast's marker", () => {
   it("invariant 6: cleanup, plan, recover, recoverAll and status refuse with NOT_A_HOLDFAST_DATASET (found: lance) and write nothing", async () => {

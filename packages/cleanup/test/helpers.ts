@@ -166,7 +166,7 @@ export class HookStore extends RecordingStore {
 /**
  * holdfast's format (or `format`) whose reference codec censuses with `census`: how a test
  * stands in for the references a format's codec would find (the census always comes from
- * the format the caller bound, docs/protocol.md §1 "The format guard").
+ * the format the caller bound, docs/protocol.md §1.1).
  */
 export function formatWithCensus(
   census: ReferenceCensus,

@@ -87,8 +87,7 @@ export interface DatasetFormat {
 /**
  * holdfast's own layout: `_versions/{branch}/{version:020d}.json` manifests naming files under
  * `data/`. Not a default: every operation takes the format its caller bound (docs/protocol.md
- * §1 "The format guard"); `holdfastFormat` of `@holdfast/refs-lifecycle` is this layout with
- * its reference codec.
+ * §1.1); `holdfastFormat` of `@holdfast/refs-lifecycle` is this layout with its reference codec.
  */
 export const holdfastLayout: DatasetFormat = {
   name: "holdfast",

@@ -39,7 +39,7 @@ export type StoreDiagnosis = {
  * automatic cleanup is on). Any `fail` makes the verdict `unsupported`, any `warn`
  * `degraded`. Writes and removes a few probe objects under `_holdfast/probe/`; needs no
  * dataset. Without `resolved` it is refused before any request (`invalid-input`,
- * FORMAT_REQUIRED, docs/protocol.md §1 "The format guard").
+ * FORMAT_REQUIRED, docs/protocol.md §1.1).
  */
 export async function diagnoseStore(
   ctx: ProtocolContext,

@@ -3,7 +3,7 @@ import { createContext, FORMAT_REQUIRED } from "@holdfast/dataset";
 import { describe, expect, it } from "vitest";
 import { diagnoseStore } from "../src/index.js";
 
-// docs/protocol.md §1 "The format guard": the doctor reads a Lance table's details only in
+// docs/protocol.md §1.1: the doctor reads a Lance table's details only in
 // the format the application's FormatRegistry bound. A call without it is a type error (each
 // `@ts-expect-error` below fails the typecheck once it is optional again) and, for a
 // JavaScript caller, a typed refusal before any request (the doctor's probe writes).

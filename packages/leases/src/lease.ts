@@ -70,7 +70,7 @@ export interface AcquireOptions {
   /**
    * The dataset's format, as opening it bound it (`OpenedDataset.resolved.format`): it names
    * the manifest proving the version exists. Required; a call without one is refused before
-   * any request (`invalid-input`, FORMAT_REQUIRED, docs/protocol.md §1 "The format guard").
+   * any request (`invalid-input`, FORMAT_REQUIRED, docs/protocol.md §1.1).
    */
   readonly format: DatasetFormat;
 }

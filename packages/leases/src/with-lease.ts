@@ -22,7 +22,7 @@ export interface LeasedVersion<M = FormatManifest> {
  * Reads a version under a kept lease: acquire, read the manifest through the dataset's
  * `format` (after admission, so a version retired just before reads as `not-found`), keep
  * the lease renewed while `read` runs, then stop the keeper and release the lease whatever
- * `read` did. The format is required (docs/protocol.md §1 "The format guard"). Invariant 1.
+ * `read` did. The format is required (docs/protocol.md §1.1). Invariant 1.
  */
 export async function withLease<T>(
   ctx: ProtocolContext,

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { acquireLease, type Lease, renewLease, withLease } from "../src/index.js";
 import { commitVersions, world } from "./helpers.js";
 
-// docs/protocol.md §1 "The format guard": a lease names its version's manifest in the format
+// docs/protocol.md §1.1: a lease names its version's manifest in the format
 // the caller bound, never in a guessed one. A call without the dataset's format is a type
 // error (each `@ts-expect-error` below fails the typecheck once the format is optional
 // again) and, for a JavaScript caller, a typed refusal before any request.

@@ -153,7 +153,7 @@ describe("request counts (no cleanup in flight)", () => {
     const counting = new CountingStore(w.memory);
     const ctx = { ...w.reader, store: counting };
     // The first acquire through a store object also HEADs the dataset marker (docs/protocol.md
-    // §1, "The format guard"); every later one is the 3 requests of §4.
+    // §1.1); every later one is the 3 requests of §4.
     await releaseLease(
       ctx,
       await acquireLease(ctx, {

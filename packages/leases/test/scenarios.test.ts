@@ -86,7 +86,7 @@ describe("lease scenarios (conformance/leases/scenarios.json)", () => {
     });
     // The scenarios are holdfast datasets without an identity object: the store counts as
     // having shown it, so the shared request sequences stay free of the format guard's one
-    // HEAD (docs/protocol.md §1, "The format guard"), which is not shared.
+    // HEAD (docs/protocol.md §1.1), which is not shared.
     markHoldfastDataset(fault);
     const ctx = createContext(fault, {
       clock: { now: () => readerNow },
