@@ -209,7 +209,12 @@ for (const backend of BACKENDS) {
         { name: "keep", target: { branch: "main", version: 10 } },
         { format: holdfastFormat },
       );
-      await acquireLease(ctx, { branch: "main", version: 20, ttlMs: 600_000 });
+      await acquireLease(ctx, {
+        format: holdfastFormat,
+        branch: "main",
+        version: 20,
+        ttlMs: 600_000,
+      });
       const tokens = join(root, "tokens.json");
       await writeFile(
         tokens,

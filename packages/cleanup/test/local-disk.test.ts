@@ -67,10 +67,11 @@ describe("cleanup on the local filesystem backend", () => {
       await commitVersion(ctx, { branch: "main", files });
     }
     log.length = 0;
-    const stats = await cleanup(createContext(new LoggingStore(local, log)), {
-      retainVersions: 1,
-      minVersionAgeMs: 0,
-    });
+    const stats = await cleanup(
+      createContext(new LoggingStore(local, log)),
+      { retainVersions: 1, minVersionAgeMs: 0 },
+      { format: holdfastFormat },
+    );
     expect(stats.objectsDeleted).toMatchObject({ manifests: 5, dataFiles: 5 });
 
     // What each record or lock write synced: the syncs of its key between its start and end.

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { listAll } from "@holdfast/conditional-store";
 import { commitVersion, createContext, initDataset, writeDataFile } from "@holdfast/dataset";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CleanupOptions, type CleanupStats, cleanup } from "../src/index.js";
 import { RecordingStore } from "./helpers.js";
@@ -89,10 +90,10 @@ async function clean(name: string, options: CleanupOptions): Promise<Outcome> {
 
 describe("the manifest spill on a real local store", () => {
   it("in memory, spilled, or spilled past a threshold: the same plan, the same objects deleted, the same requests", async () => {
-    const inMemory = await clean("memory", {});
-    const spilled = await clean("spilled", { spillAboveVersions: 0 });
+    const inMemory = await clean("memory", { format: holdfastFormat });
+    const spilled = await clean("spilled", { format: holdfastFormat, spillAboveVersions: 0 });
     // 65 retired in records of 25, 25 and 15: the first in memory, the other two spilled.
-    const mixed = await clean("mixed", { spillAboveVersions: 30 });
+    const mixed = await clean("mixed", { format: holdfastFormat, spillAboveVersions: 30 });
 
     expect(inMemory.folders.size).toBe(0); // below the default threshold: no disk
     expect(spilled.folders.size).toBe(1);

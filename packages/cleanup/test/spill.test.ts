@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { MemoryStore } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { manifestKey } from "@holdfast/dataset";
+import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CleanupProgress, cleanup } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
@@ -62,6 +63,7 @@ describe("the manifest spill", () => {
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0 },
       {
+        format: holdfastFormat,
         spillDir: root,
         spillAboveVersions: 0,
         maxVersionsPerRecord: 10,
@@ -104,6 +106,7 @@ describe("the manifest spill", () => {
       { ...ctx, store: fault },
       { retainVersions: 1, minVersionAgeMs: 0 },
       {
+        format: holdfastFormat,
         spillDir: root,
         spillAboveVersions: 0,
         maxVersionsPerRecord: 5,
@@ -128,7 +131,7 @@ describe("the manifest spill", () => {
     const error = await cleanup(
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0 },
-      { spillDir: root, spillAboveVersions: 0, maxVersionsPerRecord: 5 },
+      { format: holdfastFormat, spillDir: root, spillAboveVersions: 0, maxVersionsPerRecord: 5 },
     ).catch((e) => e);
     expect(error).toMatchObject({ kind: "invalid-input" });
     expect(keysUnder(store, RECORDS)).toEqual([]);
@@ -146,6 +149,7 @@ describe("the manifest spill", () => {
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0 },
       {
+        format: holdfastFormat,
         spillDir: root,
         spillAboveVersions: 0,
         onProgress: atDeleteStart(() => {
@@ -190,6 +194,7 @@ describe("the manifest spill", () => {
       { ...ctx, store: fault },
       { retainVersions: 1, minVersionAgeMs: 0 },
       {
+        format: holdfastFormat,
         spillDir: root,
         spillAboveVersions: 0,
         onProgress: atDeleteStart(() => {
@@ -211,6 +216,7 @@ describe("the manifest spill", () => {
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0 },
       {
+        format: holdfastFormat,
         spillDir: root,
         spillAboveVersions: 0,
         onProgress: atDeleteStart(() => {
@@ -241,7 +247,13 @@ describe("the manifest spill", () => {
     const error = await cleanup(
       { ...ctx, store: fault },
       { retainVersions: 1, minVersionAgeMs: 0 },
-      { spillDir: root, spillAboveVersions: 0, maxVersionsPerRecord: 2, concurrency: 1 },
+      {
+        format: holdfastFormat,
+        spillDir: root,
+        spillAboveVersions: 0,
+        maxVersionsPerRecord: 2,
+        concurrency: 1,
+      },
     ).catch((e) => e);
     expect(error).toMatchObject({ kind: "not-found", code: "MANIFEST_SPILL_LOST" });
     expect(fault.requests().some((r) => r.operation === "put" && r.key.startsWith(RECORDS))).toBe(
@@ -272,6 +284,7 @@ describe("the manifest spill", () => {
         ctx,
         { retainVersions: 1, minVersionAgeMs: 0 },
         {
+          format: holdfastFormat,
           spillDir: root,
           spillAboveVersions: 0,
           maxVersionsPerRecord: 5,
@@ -303,6 +316,7 @@ describe("the manifest spill", () => {
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0 },
       {
+        format: holdfastFormat,
         spillDir: root,
         spillAboveVersions: 0,
         maxVersionsPerRecord: 5,
@@ -330,6 +344,7 @@ describe("the manifest spill", () => {
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0 },
       {
+        format: holdfastFormat,
         spillDir: root,
         maxVersionsPerRecord: 10,
         onProgress: () => {
@@ -351,6 +366,7 @@ describe("the manifest spill", () => {
       ctx,
       { retainVersions: 1, minVersionAgeMs: 0 },
       {
+        format: holdfastFormat,
         spillDir: root,
         spillAboveVersions: 15,
         maxVersionsPerRecord: 10,
@@ -383,7 +399,7 @@ describe("the manifest spill", () => {
         cleanup(
           { ...ctx, store: fault },
           { retainVersions: 1 },
-          { spillAboveVersions: value as number },
+          { format: holdfastFormat, spillAboveVersions: value as number },
         ),
       ).rejects.toMatchObject({ kind: "invalid-input", code: "INVALID_OPTION" });
       expect(fault.requests()).toEqual([]);
@@ -395,7 +411,11 @@ describe("the manifest spill", () => {
     await seedDataset(ctx, time, { versions: 2, filesPer: 1 });
     const fault = new FaultStore(store);
     await expect(
-      cleanup({ ...ctx, store: fault }, { retainVersions: 1 }, { spillDir: "" }),
+      cleanup(
+        { ...ctx, store: fault },
+        { retainVersions: 1 },
+        { format: holdfastFormat, spillDir: "" },
+      ),
     ).rejects.toMatchObject({ kind: "invalid-input", code: "INVALID_OPTION" });
     expect(fault.requests()).toEqual([]);
   });

@@ -160,7 +160,12 @@ describe("a renewal stalled across a commit and a cancellation", () => {
     await time.advance(DEFAULT_MIN_VERSION_AGE_MS + MINUTE);
     const fault = new FaultStore(store, { sleep: time.sleep });
     const reader = on(fault);
-    const lease = await acquireLease(reader, { branch: "main", version: 2, ttlMs: MINUTE });
+    const lease = await acquireLease(reader, {
+      format: holdfastFormat,
+      branch: "main",
+      version: 2,
+      ttlMs: MINUTE,
+    });
     const candidates = [];
     for (const version of [1, 2]) {
       candidates.push({ version, manifestEtag: (await readManifest(ctx, "main", version)).etag });

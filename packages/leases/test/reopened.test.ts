@@ -214,7 +214,12 @@ describe("a renewal admitted by a post-commit cancellation writes once more", ()
   it("L1 cancelReplaced in a committed record: 2 PUTs, renewal + 2, the stored lease is the second write", async () => {
     const w = world();
     await commitVersions(w, 3);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 2,
+      ttlMs: 30_000,
+    });
     const { cleaner, committed } = await committedRecord(w);
     await cancelReplaced(cleaner, committed.key, new Map([[2, "another-etag"]]));
     w.fault.resetCounts();
@@ -230,7 +235,12 @@ describe("a renewal admitted by a post-commit cancellation writes once more", ()
   it("L1 a renewal no record names costs 2 requests (no second write)", async () => {
     const w = world();
     await commitVersions(w, 3);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 3, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 3,
+      ttlMs: 30_000,
+    });
     await committedRecord(w);
     w.fault.resetCounts();
     const renewed = await renewLease(w.reader, lease);
@@ -241,7 +251,12 @@ describe("a renewal admitted by a post-commit cancellation writes once more", ()
   it("L1 a lease deleted before the second write fails the renewal: not-found LEASE_LOST", async () => {
     const w = world();
     await commitVersions(w, 2);
-    const lease = await acquireLease(w.reader, { branch: "main", version: 2, ttlMs: 30_000 });
+    const lease = await acquireLease(w.reader, {
+      format: holdfastLayout,
+      branch: "main",
+      version: 2,
+      ttlMs: 30_000,
+    });
     const { cleaner, committed } = await committedRecord(w);
     await cancelReplaced(cleaner, committed.key, new Map([[2, "another-etag"]]));
     // A finalizer deletes the lease between the renewal's admission read and its second write.
