@@ -88,7 +88,9 @@ async function run() {
     }
     case "acquire": {
       const { acquireLease } = await load("leases");
+      const { holdfastLayout } = await load("dataset");
       return acquireLease(ctx, {
+        format: holdfastLayout,
         branch: request.branch,
         version: request.version,
         ttlMs: request.ttlMs,
