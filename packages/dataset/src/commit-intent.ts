@@ -8,23 +8,29 @@ import {
   type ObjectMeta,
   putIfAbsent,
 } from "@holdfast/conditional-store";
+import {
+  type ProtocolContext,
+  RETIREMENT_ROOT,
+  RetirementState,
+  truncSec,
+  type VersionRef,
+  VersionRefSchema,
+} from "@holdfast/protocol";
+import {
+  CONTROL_PREFIX,
+  RetirementRecordState,
+  resolverOptions,
+  UlidSchema,
+} from "@holdfast/protocol/internal";
 import { z } from "zod";
-import { type ProtocolContext, resolverOptions } from "./context.js";
 import { tryReadManifest } from "./dataset.js";
 import { readHeadHint } from "./heads.js";
 import { latestFromHint } from "./latest.js";
-import { CONTROL_PREFIX, manifestKey } from "./layout.js";
-import { type DataFile, UlidSchema, type VersionRef, VersionRefSchema } from "./manifest.js";
-import { truncSec } from "./storage-time.js";
+import { manifestKey } from "./layout.js";
+import type { DataFile } from "./manifest.js";
 
 /** Commit intents: `_holdfast/commits/{txnId}.json`, one per commit that names files it did not write. */
 export const COMMIT_INTENT_PREFIX = `${CONTROL_PREFIX}commits/`;
-
-/**
- * Retirement records live here (`@holdfast/retirement` writes them; a commit only reads
- * their `state`). Kept equal to `RETIREMENT_ROOT` by a test in `@holdfast/cleanup`.
- */
-export const RETIREMENT_RECORDS_PREFIX = `${CONTROL_PREFIX}retirement/`;
 
 /**
  * How long a commit intent counts (storage time from its Last-Modified, plus precision).
@@ -98,12 +104,6 @@ const LINEAGE_READS = 16;
 
 /** Pauses between the checks of a commit that waits for a retirement (the last one repeats). */
 const RETIREMENT_WAIT_PAUSES_MS = [1000, 2000, 4000, 8000, 15_000];
-
-const RecordStateSchema = z.looseObject({
-  state: z.string(),
-  branch: z.string(),
-  versions: z.array(z.looseObject({ version: z.number(), cancelled: z.boolean() })),
-});
 
 /** A committed retirement record as a commit reads it: its key and what it retires. */
 interface CommittedRecord {
@@ -350,13 +350,13 @@ async function checkReuse(
  */
 async function committedRecords(ctx: ProtocolContext): Promise<CommittedRecord[]> {
   const committed: CommittedRecord[] = [];
-  for await (const meta of listAll(ctx.store, RETIREMENT_RECORDS_PREFIX)) {
+  for await (const meta of listAll(ctx.store, RETIREMENT_ROOT)) {
     if (!meta.key.endsWith(".json")) continue;
     const got = await ctx.store.get(meta.key);
     if (!got) continue; // finalized since the listing: its deletions are complete
-    let record: z.infer<typeof RecordStateSchema>;
+    let record: RetirementRecordState;
     try {
-      record = RecordStateSchema.parse(decodeJson(got.body));
+      record = RetirementRecordState.parse(decodeJson(got.body));
     } catch (cause) {
       throw holdfastError(
         "invalid-input",
@@ -369,7 +369,7 @@ async function committedRecords(ctx: ProtocolContext): Promise<CommittedRecord[]
         },
       );
     }
-    if (record.state !== "committed") continue;
+    if (record.state !== RetirementState.enum.committed) continue;
     const retired = new Set(record.versions.filter((v) => !v.cancelled).map((v) => v.version));
     committed.push({
       key: meta.key,

@@ -6,6 +6,8 @@ import {
   putIfAbsent,
   validateKey,
 } from "@holdfast/conditional-store";
+import { type ProtocolContext, type VersionRef, validateName } from "@holdfast/protocol";
+import { parseStored, resolverOptions } from "@holdfast/protocol/internal";
 import {
   type CommitCover,
   coverReusedFiles,
@@ -13,14 +15,11 @@ import {
   markCommitted,
   reusedFiles,
 } from "./commit-intent.js";
-import { type ProtocolContext, resolverOptions } from "./context.js";
 import { tryReadManifest, validateSignal } from "./dataset.js";
 import { advanceHeadHint, canProbe, type ProbeHint, readHeadHint, settleProbe } from "./heads.js";
 import { latestFromHint, latestVersionFrom } from "./latest.js";
 import { isDataKey, manifestKey, parseManifestKey, validateVersion } from "./layout.js";
-import { type DataFile, type Manifest, ManifestSchema, type VersionRef } from "./manifest.js";
-import { validateName } from "./names.js";
-import { parseStored } from "./stored.js";
+import { type DataFile, type Manifest, ManifestSchema } from "./manifest.js";
 
 /** What a successful commit returns. */
 export interface CommitResult {

@@ -5,7 +5,8 @@ import {
   putIfAbsent,
   writerPayload,
 } from "@holdfast/conditional-store";
-import { type ProtocolContext, resolverOptions } from "./context.js";
+import { DEFAULT_BRANCH, type ProtocolContext, validateName } from "@holdfast/protocol";
+import { parseStored, resolverOptions } from "@holdfast/protocol/internal";
 import {
   DATASET_KEY,
   dataKey,
@@ -22,8 +23,6 @@ import {
   ManifestSchema,
 } from "./manifest.js";
 import { markHoldfastDataset } from "./marker.js";
-import { DEFAULT_BRANCH, validateName } from "./names.js";
-import { parseStored } from "./stored.js";
 
 /**
  * Creates a dataset: create-only put of `_holdfast/dataset.json`. Throws `conflict` when

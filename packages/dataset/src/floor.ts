@@ -1,8 +1,8 @@
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
-import { type ProtocolContext, resolverOptions } from "./context.js";
+import { type ProtocolContext, validateName } from "@holdfast/protocol";
+import { resolverOptions } from "@holdfast/protocol/internal";
 import { headHintKey, putHint, readHeadHint } from "./heads.js";
 import { latestFromHint } from "./latest.js";
-import { validateName } from "./names.js";
 
 /**
  * Cleanup's step before it deletes any manifest of `branch` numbered up to `maxRetired`

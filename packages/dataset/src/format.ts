@@ -1,5 +1,5 @@
 import { deleteAllUnder, listAll } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "./context.js";
+import type { ProtocolContext, VersionRef } from "@holdfast/protocol";
 import {
   listBranchesWithVersions,
   listVersions,
@@ -11,7 +11,7 @@ import { raiseRetiredFloor } from "./floor.js";
 import { headHintKey } from "./heads.js";
 import { latestVersion } from "./latest.js";
 import { DATA_PREFIX, isDataKey, manifestKey, parseManifestKey, versionsPrefix } from "./layout.js";
-import type { DataFile, VersionRef } from "./manifest.js";
+import type { DataFile } from "./manifest.js";
 
 /** What cleanup needs to know of one version's manifest. */
 export interface FormatManifest {

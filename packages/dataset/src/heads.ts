@@ -5,12 +5,16 @@ import {
   putIfMatch,
   type ResolveOptions,
 } from "@holdfast/conditional-store";
+import type { ProtocolContext } from "@holdfast/protocol";
+import { validateName } from "@holdfast/protocol";
+import {
+  CONTROL_PREFIX,
+  NameSchema,
+  parseStored,
+  UlidSchema,
+  VersionNumberSchema,
+} from "@holdfast/protocol/internal";
 import { z } from "zod";
-import type { ProtocolContext } from "./context.js";
-import { CONTROL_PREFIX } from "./layout.js";
-import { NameSchema, UlidSchema, VersionNumberSchema } from "./manifest.js";
-import { validateName } from "./names.js";
-import { parseStored } from "./stored.js";
 
 /**
  * Head hints (docs/protocol.md §2): `_holdfast/heads/{branch}.json` names a version of the

@@ -20,11 +20,9 @@ export {
   commitIntentKey,
   FRESH_FILE_WINDOW_MS,
   MAX_RETIREMENT_WAIT_MS,
-  RETIREMENT_RECORDS_PREFIX,
   RetirementInProgressError,
   UNDECLARED_REUSE_MAX_AGE_MS,
 } from "./commit-intent.js";
-export { createContext, type ProtocolContext, resolverOptions } from "./context.js";
 export {
   initDataset,
   listBranchesWithVersions,
@@ -42,7 +40,6 @@ export { type DatasetFormat, type FormatManifest, holdfastLayout } from "./forma
 export { HEADS_PREFIX, headHintKey } from "./heads.js";
 export { latestVersion } from "./latest.js";
 export {
-  CLOCK_PREFIX,
   dataKey,
   formatVersion,
   isDataKey,
@@ -59,11 +56,6 @@ export {
   DatasetInfoSchema,
   type Manifest,
   ManifestSchema,
-  NameSchema,
-  UlidSchema,
-  VersionNumberSchema,
-  type VersionRef,
-  VersionRefSchema,
 } from "./manifest.js";
 export {
   FORMAT_REQUIRED,
@@ -76,14 +68,3 @@ export {
   requireFormat,
   requireHoldfastDataset,
 } from "./marker.js";
-export { DEFAULT_BRANCH, validateName } from "./names.js";
-export {
-  isActiveAt,
-  leaseExpiresAt,
-  PRECISION_FLOOR_MS,
-  precisionIntervalMs,
-  storageNow,
-  storePrecisionMs,
-  truncSec,
-} from "./storage-time.js";
-export { parseStored } from "./stored.js";

@@ -1,4 +1,5 @@
-import type { ProtocolContext } from "./context.js";
+import type { ProtocolContext } from "@holdfast/protocol";
+import { validateName } from "@holdfast/protocol";
 import { readHeadHint, type StoredHeadHint } from "./heads.js";
 import {
   MAX_VERSION,
@@ -7,7 +8,6 @@ import {
   validateVersion,
   versionsPrefix,
 } from "./layout.js";
-import { validateName } from "./names.js";
 
 /**
  * The highest version of a branch, or `null` when it has none. Starts at the branch's head

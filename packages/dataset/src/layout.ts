@@ -1,16 +1,13 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import { isValidName, validateName } from "./names.js";
+import { validateName } from "@holdfast/protocol";
+import { isValidName } from "@holdfast/protocol/internal";
 
-/** Prefix of every holdfast control object (never data, never a manifest). */
-export const CONTROL_PREFIX = "_holdfast/";
 /** Dataset identity object, written once by `initDataset`. */
 export const DATASET_KEY = "_holdfast/dataset.json";
 /** Data files live under this prefix and are immutable. */
 export const DATA_PREFIX = "data/";
 /** Manifests live under `_versions/{branch}/`. */
 export const VERSIONS_PREFIX = "_versions/";
-/** Storage-time probes written and removed by `storageNow`. */
-export const CLOCK_PREFIX = "_holdfast/clock/";
 
 /** Largest version number: fits in 20 digits and stays an exact JS integer. */
 export const MAX_VERSION = Number.MAX_SAFE_INTEGER;
@@ -66,9 +63,4 @@ export function dataKey(id: string): string {
 /** True for keys under `data/` (what cleanup may delete as data files). */
 export function isDataKey(key: string): boolean {
   return key.startsWith(DATA_PREFIX) && key.length > DATA_PREFIX.length;
-}
-
-/** `_holdfast/clock/{id}`: a storage-time probe. */
-export function clockProbeKey(id: string): string {
-  return `${CLOCK_PREFIX}${id}`;
 }

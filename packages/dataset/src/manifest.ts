@@ -1,24 +1,6 @@
+import { VersionRefSchema } from "@holdfast/protocol";
+import { NameSchema, UlidSchema, VersionNumberSchema } from "@holdfast/protocol/internal";
 import { z } from "zod";
-import { MAX_NAME_LENGTH } from "./names.js";
-
-const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-
-/** A ULID string (Crockford base32, 26 characters). */
-export const UlidSchema = z.string().regex(ULID, "expected a ULID");
-
-/** A branch or tag name as persisted (the same rules as `validateName`). */
-export const NameSchema = z
-  .string()
-  .min(1)
-  .max(MAX_NAME_LENGTH)
-  .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]*$/);
-
-/** A version number: an exact integer >= 1. */
-export const VersionNumberSchema = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
-
-/** `{ branch, version }`: one version of one branch. */
-export const VersionRefSchema = z.object({ branch: NameSchema, version: VersionNumberSchema });
-export type VersionRef = z.infer<typeof VersionRefSchema>;
 
 /** One data file a manifest names: its key under `data/` and its size in bytes. */
 export const DataFileSchema = z.object({

@@ -1,5 +1,5 @@
 import { HoldfastError, type ObjectStore } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "./context.js";
+import type { ProtocolContext } from "@holdfast/protocol";
 import type { DatasetFormat } from "./format.js";
 import { DATASET_KEY, parseManifestKey, VERSIONS_PREFIX } from "./layout.js";
 

@@ -9,13 +9,12 @@ import {
   initDataset,
   latestVersion,
   MAX_RETIREMENT_WAIT_MS,
-  type ProtocolContext,
-  RETIREMENT_RECORDS_PREFIX,
   RetirementInProgressError,
   readManifest,
   UNDECLARED_REUSE_MAX_AGE_MS,
   writeDataFile,
 } from "@holdfast/dataset";
+import { type ProtocolContext, RETIREMENT_ROOT } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -40,7 +39,7 @@ async function history(ctx: ProtocolContext) {
 
 /** A committed retirement record of versions 1..4 of main, as `@holdfast/retirement` writes it. */
 async function committedRecord(memory: MemoryStore, versions = [1, 2, 3, 4]) {
-  const key = `${RETIREMENT_RECORDS_PREFIX}main/${"1".padStart(20, "0")}-${"4".padStart(20, "0")}-op.json`;
+  const key = `${RETIREMENT_ROOT}main/${"1".padStart(20, "0")}-${"4".padStart(20, "0")}-op.json`;
   await memory.put(
     key,
     encodeJson({
@@ -287,7 +286,7 @@ describe("appends that reuse the head's files without naming sources", () => {
       ["other", false],
     ] as const) {
       await memory.put(
-        `${RETIREMENT_RECORDS_PREFIX}${branch}/x.json`,
+        `${RETIREMENT_ROOT}${branch}/x.json`,
         encodeJson({
           state: "committed",
           branch,

@@ -8,10 +8,10 @@ import {
   FRESH_FILE_WINDOW_MS,
   headHintKey,
   initDataset,
-  type ProtocolContext,
   readManifest,
   writeDataFile,
 } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 function setup() {

@@ -9,7 +9,6 @@ import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing"
 import {
   checkCommit,
   commitVersion,
-  createContext,
   holdfastLayout,
   initDataset,
   latestVersion,
@@ -17,12 +16,12 @@ import {
   listVersions,
   manifestKey,
   openDataset,
-  type ProtocolContext,
   readManifest,
   tryReadManifest,
   UnresolvedCommitError,
   writeDataFile,
 } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 const bytes = (s: string) => new TextEncoder().encode(s);

@@ -2,13 +2,12 @@ import { isHoldfastError, MemoryStore, seededIds } from "@holdfast/conditional-s
 import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
 import {
   commitVersion,
-  createContext,
   initDataset,
   manifestKey,
   openDataset,
-  type ProtocolContext,
   readManifest,
 } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 const DATASET_KEY = "_holdfast/dataset.json";

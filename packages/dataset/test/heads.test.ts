@@ -2,14 +2,13 @@ import { decodeJson, encodeJson, MemoryStore, seededIds } from "@holdfast/condit
 import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
 import {
   commitVersion,
-  createContext,
   headHintKey,
   latestVersion,
   manifestKey,
-  type ProtocolContext,
   raiseRetiredFloor,
   readManifest,
 } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 // Head hints (docs/protocol.md §2): a commit puts the version after the branch's hint

@@ -4,9 +4,9 @@ import {
   isDataKey,
   manifestKey,
   parseManifestKey,
-  validateName,
   versionsPrefix,
 } from "@holdfast/dataset";
+import { validateName } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 function invalid(fn: () => unknown): boolean {

@@ -1,13 +1,13 @@
 import { CountingStore, MemoryStore } from "@holdfast/conditional-store";
 import {
   commitVersion,
-  createContext,
   initDataset,
   NOT_A_HOLDFAST_DATASET,
   NotAHoldfastDatasetError,
   openDataset,
   requireHoldfastDataset,
 } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 const bytes = (s: string) => new TextEncoder().encode(s);

@@ -1,4 +1,4 @@
-import { isActiveAt, leaseExpiresAt, precisionIntervalMs, truncSec } from "@holdfast/dataset";
+import { isActiveAt, leaseExpiresAt, precisionIntervalMs, truncSec } from "@holdfast/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 

@@ -8,7 +8,7 @@ import {
   precisionIntervalMs,
   storageNow,
   truncSec,
-} from "@holdfast/dataset";
+} from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 const S = 1_000;

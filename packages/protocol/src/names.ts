@@ -1,4 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
+import { z } from "zod";
 
 /** Longest branch or tag name. */
 export const MAX_NAME_LENGTH = 128;
@@ -52,3 +53,6 @@ export function isValidName(name: unknown): name is string {
     return false;
   }
 }
+
+/** A branch or tag name as persisted (the same rules as {@link validateName}). */
+export const NameSchema = z.string().min(1).max(MAX_NAME_LENGTH).regex(NAME_PATTERN);

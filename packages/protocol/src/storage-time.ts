@@ -1,6 +1,6 @@
 import { holdfastError, writerPayload } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "./context.js";
-import { clockProbeKey } from "./layout.js";
+import { clockProbeKey } from "./keys.js";
 
 /**
  * The coarsest timestamp precision holdfast assumes of any store: HTTP Last-Modified is

@@ -1,0 +1,3 @@
+import { holdfastProject } from "@holdfast/vitest-config";
+
+export default holdfastProject();
