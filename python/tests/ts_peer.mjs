@@ -50,7 +50,7 @@ const meta = (m) =>
 
 async function run() {
   const store = request.store ? await openStore(request.store) : undefined;
-  const { createContext } = await load("dataset");
+  const { createContext } = await load("protocol");
   const ctx = store ? createContext(store) : undefined;
   switch (request.op) {
     case "capabilities":

@@ -1,5 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import { validateName } from "@holdfast/dataset";
+import { validateName } from "@holdfast/protocol";
 
 /** Parses a version argument: digits only, >= 1. Throws `invalid-input`. */
 export function parseVersionArg(text: unknown, what = "version"): number {

@@ -1,5 +1,4 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
 import {
   describeLanceDataset,
   type LanceDatasetReport,
@@ -7,6 +6,7 @@ import {
   lanceFormatEntry,
   lanceAutoCleanupWarning as lanceReportWarning,
 } from "@holdfast/format-lance";
+import type { ProtocolContext } from "@holdfast/protocol";
 import {
   FormatRegistry,
   holdfastFormatEntry,

@@ -1,5 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import { leaseExpiresAt, type ProtocolContext, storageNow, truncSec } from "@holdfast/dataset";
+import { leaseExpiresAt, type ProtocolContext, storageNow, truncSec } from "@holdfast/protocol";
 import { CLEANUP_LOCK_KEY, CLEANUP_RUNNING, readCleanupLock } from "@holdfast/retirement";
 
 /**

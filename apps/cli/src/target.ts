@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { holdfastError, isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
-import { createContext, type ProtocolContext } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import {
   type AzureFlags,
   chooseAzureCredentials,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { isHoldfastError, listAll } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { canonicalKey, createTag, holdfastFormat, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
 import { tempDir } from "@holdfast/test-support";
 import { describe, expect, it } from "vitest";

@@ -1,6 +1,7 @@
 import { cleanup } from "@holdfast/cleanup";
 import { MemoryStore } from "@holdfast/conditional-store";
-import { commitVersion, createContext, initDataset, writeDataFile } from "@holdfast/dataset";
+import { commitVersion, initDataset, writeDataFile } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterEach, describe, expect, it } from "vitest";
 import { ReadPacedStore } from "../src/commands/demo-reader.js";

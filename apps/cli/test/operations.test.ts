@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
-import { createContext, leaseExpiresAt, readManifest } from "@holdfast/dataset";
+import { readManifest } from "@holdfast/dataset";
+import { createContext, leaseExpiresAt } from "@holdfast/protocol";
 import {
   acquireCleanupLock,
   CLEANUP_LOCK_KEY,

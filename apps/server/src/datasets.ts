@@ -1,6 +1,6 @@
 import type { ObjectStore } from "@holdfast/conditional-store";
-import { createContext, type ProtocolContext } from "@holdfast/dataset";
 import { lanceFormatEntry } from "@holdfast/format-lance";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { FormatRegistry, holdfastFormatEntry, type OpenedDataset } from "@holdfast/refs-lifecycle";
 import { MeteredStore, type ServerMetrics } from "./metrics.js";
 

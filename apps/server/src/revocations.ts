@@ -5,7 +5,8 @@ import {
   putIfAbsent,
   writerPayload,
 } from "@holdfast/conditional-store";
-import { type ProtocolContext, resolverOptions } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
+import { resolverOptions } from "@holdfast/protocol/internal";
 import { z } from "zod";
 import type { DatasetEntry } from "./datasets.js";
 

@@ -1,7 +1,8 @@
 import { listAll, type ObjectStore } from "@holdfast/conditional-store";
-import { createContext, tryReadManifest } from "@holdfast/dataset";
+import { tryReadManifest } from "@holdfast/dataset";
+import { createContext, RETIREMENT_ROOT } from "@holdfast/protocol";
 import { holdfastFormat, INTENTS_PREFIX, listTags } from "@holdfast/refs-lifecycle";
-import { CLEANUP_LOCK_KEY, RETIREMENT_ROOT } from "@holdfast/retirement";
+import { CLEANUP_LOCK_KEY } from "@holdfast/retirement";
 
 /** Whether a version is whole: its manifest and every data file it names are on the store. */
 export async function versionIsWhole(

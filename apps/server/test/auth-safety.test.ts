@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProblemShape } from "@holdfast/api-shapes";
 import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   loadTokens,

@@ -9,10 +9,10 @@ import {
   COMMIT_INTENT_PREFIX,
   latestVersion,
   manifestKey,
-  type ProtocolContext,
   tryReadManifest,
   writeDataFile,
 } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ZodApp } from "../src/index.js";
 import { versionIsWhole } from "./audit.js";

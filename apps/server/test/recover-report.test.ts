@@ -1,7 +1,7 @@
 import { CleanupJobsShape, JsonShapes } from "@holdfast/api-shapes";
 import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { canonicalKey, createTag, holdfastFormat, INTENTS_PREFIX } from "@holdfast/refs-lifecycle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ZodApp } from "../src/index.js";

@@ -6,13 +6,8 @@ import { openGcsStore } from "@holdfast/backends-gcs";
 import { createLocalStore } from "@holdfast/backends-local";
 import { openS3Store } from "@holdfast/backends-s3";
 import { type ObjectStore, ulidIds } from "@holdfast/conditional-store";
-import {
-  commitVersion,
-  createContext,
-  initDataset,
-  type ProtocolContext,
-  writeDataFile,
-} from "@holdfast/dataset";
+import { commitVersion, initDataset, writeDataFile } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { readServiceEnv } from "@holdfast/test-support";
 import { buildServer, hashToken, type ServerConfig, type TokenEntry } from "../src/index.js";
 

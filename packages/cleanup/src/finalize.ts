@@ -1,4 +1,5 @@
-import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
+import type { DatasetFormat } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import {
   finalize,
   isRetiredManifestRewritten,

@@ -1,9 +1,9 @@
 import { holdfastError, listAll } from "@holdfast/conditional-store";
 import type { VersionEntry } from "@holdfast/dataset";
+import { RETIREMENT_ROOT } from "@holdfast/protocol";
 import {
   activeVersions,
   parseRetirementKey,
-  RETIREMENT_ROOT,
   type RetirementHandle,
   readRecord,
   recoverRetirements,

@@ -1,5 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import { validateName, validateVersion } from "@holdfast/dataset";
+import { validateVersion } from "@holdfast/dataset";
+import { validateName } from "@holdfast/protocol";
 
 /** Seven days: data files no manifest names are kept this long (storage time). */
 export const DEFAULT_ORPHAN_GRACE_MS = 7 * 24 * 60 * 60 * 1000;

@@ -1,11 +1,6 @@
 import { decodeJson, holdfastError, listAll } from "@holdfast/conditional-store";
-import {
-  COMMIT_INTENT_PREFIX,
-  CommitIntentSchema,
-  precisionIntervalMs,
-  truncSec,
-  type VersionEntry,
-} from "@holdfast/dataset";
+import { COMMIT_INTENT_PREFIX, CommitIntentSchema, type VersionEntry } from "@holdfast/dataset";
+import { precisionIntervalMs, truncSec } from "@holdfast/protocol";
 import {
   cancelReplaced,
   isRetiredManifestRewritten,

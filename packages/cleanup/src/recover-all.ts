@@ -1,5 +1,6 @@
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
-import { type ProtocolContext, requireFormat } from "@holdfast/dataset";
+import { requireFormat } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import {
   type ReferenceRecoveryKeys,
   recoverReferences,

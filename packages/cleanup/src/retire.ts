@@ -1,4 +1,5 @@
-import type { FormatManifest, ProtocolContext } from "@holdfast/dataset";
+import type { FormatManifest } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import {
   abandon,
   activeVersions,

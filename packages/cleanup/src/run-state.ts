@@ -4,10 +4,10 @@ import {
   holdfastDatasetKnown,
   holdfastMarkerUnchecked,
   markHoldfastDataset,
-  type ProtocolContext,
   requireHoldfastDataset,
 } from "@holdfast/dataset";
 import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { censusReferences } from "@holdfast/refs-lifecycle";
 import type { DeleteLeases, HeldRecord, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
 import { validateOptions } from "./options.js";

@@ -1,5 +1,5 @@
 import { isHoldfastError } from "@holdfast/conditional-store";
-import { type ProtocolContext, storageNow as probeStorageNow } from "@holdfast/dataset";
+import { type ProtocolContext, storageNow as probeStorageNow } from "@holdfast/protocol";
 import {
   acquireCleanupLock,
   type CleanupLock,

@@ -2,17 +2,15 @@ import { decodeJson, listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   holdfastMarkerUnchecked,
-  type ProtocolContext,
   requireFormat,
   requireHoldfastDataset,
-  storageNow,
 } from "@holdfast/dataset";
 import { describeLeases, type LeaseView } from "@holdfast/leases";
+import { type ProtocolContext, RETIREMENT_ROOT, storageNow } from "@holdfast/protocol";
 import { INTENTS_PREFIX, IntentSchema, listTags } from "@holdfast/refs-lifecycle";
 import {
   activeVersions,
   parseRetirementKey,
-  RETIREMENT_ROOT,
   readCleanupLock,
   readRecord,
 } from "@holdfast/retirement";

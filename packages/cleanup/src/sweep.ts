@@ -1,6 +1,6 @@
 import { listAll } from "@holdfast/conditional-store";
-import { CLOCK_PREFIX } from "@holdfast/dataset";
 import { sweepExpiredLeases } from "@holdfast/leases";
+import { CLOCK_PREFIX } from "@holdfast/protocol/internal";
 import { DeleteBatcher } from "./batcher.js";
 import type { PlannedDeletions } from "./delete.js";
 import { type RunState, truncSec } from "./run-state.js";

@@ -5,12 +5,11 @@ import {
   COMMIT_RETIREMENT_IN_PROGRESS,
   type CommitResult,
   commitVersion,
-  type ProtocolContext,
-  RETIREMENT_RECORDS_PREFIX,
   RetirementInProgressError,
   readManifest,
   writeDataFile,
 } from "@holdfast/dataset";
+import { type ProtocolContext, RETIREMENT_ROOT } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
@@ -50,7 +49,7 @@ describe("appends without sources while a cleanup deletes (docs/protocol.md §2.
       { operation: "deleteMany", nth: 1 },
       async () => {
         // Inside the delete phase: the record is committed and still there.
-        expect(keysUnder(store, RETIREMENT_RECORDS_PREFIX)).toHaveLength(1);
+        expect(keysUnder(store, RETIREMENT_ROOT)).toHaveLength(1);
         return append(ctx);
       },
     );

@@ -8,12 +8,11 @@ import {
   COMMIT_INTENT_PREFIX,
   COMMIT_RETIREMENT_IN_PROGRESS,
   commitVersion,
-  createContext,
   initDataset,
-  RETIREMENT_RECORDS_PREFIX,
   readManifest,
   writeDataFile,
 } from "@holdfast/dataset";
+import { createContext, RETIREMENT_ROOT } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
@@ -60,7 +59,7 @@ describe("appends without sources on the local filesystem backend (docs/protocol
       {
         type: "before",
         run: async () => {
-          expect(await keysUnder(local, RETIREMENT_RECORDS_PREFIX)).toHaveLength(1);
+          expect(await keysUnder(local, RETIREMENT_ROOT)).toHaveLength(1);
           appended = await append(ctx).catch((e: unknown) => e);
           restored = await commitVersion(ctx, {
             branch: "main",
@@ -78,6 +77,6 @@ describe("appends without sources on the local filesystem backend (docs/protocol
     expect(await missingFiles(ctx, local, 6)).toEqual([]);
     expect(await keysUnder(local, "_versions/main/")).toHaveLength(2);
     expect(await keysUnder(local, COMMIT_INTENT_PREFIX)).toEqual([]);
-    expect(await keysUnder(local, RETIREMENT_RECORDS_PREFIX)).toEqual([]);
+    expect(await keysUnder(local, RETIREMENT_ROOT)).toEqual([]);
   });
 });

@@ -4,10 +4,10 @@ import {
   commitVersion,
   type DataFile,
   latestVersion,
-  type ProtocolContext,
   readManifest,
   writeDataFile,
 } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 
 /**
  * An appending writer (docs/protocol.md §2.5, rule H): reads the

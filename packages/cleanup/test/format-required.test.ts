@@ -1,10 +1,6 @@
 import { CountingStore, MemoryStore } from "@holdfast/conditional-store";
-import {
-  createContext,
-  FORMAT_REQUIRED,
-  NOT_A_HOLDFAST_DATASET,
-  type ProtocolContext,
-} from "@holdfast/dataset";
+import { FORMAT_REQUIRED, NOT_A_HOLDFAST_DATASET } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {

@@ -4,11 +4,11 @@ import {
   commitVersion,
   headHintKey,
   manifestKey,
-  type ProtocolContext,
   readManifest,
   writeDataFile,
 } from "@holdfast/dataset";
 import { acquireLease, renewLease } from "@holdfast/leases";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { cleanup, DEFAULT_MIN_VERSION_AGE_MS } from "../src/index.js";

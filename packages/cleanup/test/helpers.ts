@@ -6,7 +6,8 @@ import {
   seededIds,
 } from "@holdfast/conditional-store";
 import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
-import { commitVersion, initDataset, type ProtocolContext, writeDataFile } from "@holdfast/dataset";
+import { commitVersion, initDataset, writeDataFile } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { holdfastFormat, type ReferenceFormat } from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import { DEFAULT_MIN_VERSION_AGE_MS } from "../src/policy.js";

@@ -18,13 +18,8 @@ import {
   type PutOptions,
   type PutResult,
 } from "@holdfast/conditional-store";
-import {
-  commitVersion,
-  createContext,
-  initDataset,
-  RETIREMENT_RECORDS_PREFIX,
-  writeDataFile,
-} from "@holdfast/dataset";
+import { commitVersion, initDataset, writeDataFile } from "@holdfast/dataset";
+import { createContext, RETIREMENT_ROOT } from "@holdfast/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";
 import {
@@ -234,7 +229,7 @@ describe.each([
         });
         if (resumed === null) continue; // the killed run's lock is not stale yet
         const keys = await keysOf(root);
-        const records = [...keys].filter((k) => k.startsWith(RETIREMENT_RECORDS_PREFIX));
+        const records = [...keys].filter((k) => k.startsWith(RETIREMENT_ROOT));
         const manifests = [...manifestOf.values()].filter((k) => keys.has(k));
         if (records.length === 0 && manifests.length === KEPT) break;
       }
@@ -265,7 +260,7 @@ describe.each([
       expect([...end].filter((k) => k.startsWith("data/")).sort(), where).toEqual([...kept].sort());
       expect([...end].filter((k) => k.startsWith("_versions/")).length, where).toBe(KEPT);
       expect(
-        [...end].filter((k) => k.startsWith(RETIREMENT_RECORDS_PREFIX)),
+        [...end].filter((k) => k.startsWith(RETIREMENT_ROOT)),
         where,
       ).toEqual([]);
       if (killed.completed) expect(finished.length, where).toBe(VERSIONS - KEPT);

@@ -11,7 +11,8 @@ import {
   type ObjectStore,
   type PutOptions,
 } from "@holdfast/conditional-store";
-import { commitVersion, createContext, initDataset, writeDataFile } from "@holdfast/dataset";
+import { commitVersion, initDataset, writeDataFile } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanup } from "../src/index.js";

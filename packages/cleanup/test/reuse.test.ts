@@ -7,13 +7,11 @@ import {
   type CommitResult,
   commitIntentKey,
   commitVersion,
-  type ProtocolContext,
-  RETIREMENT_RECORDS_PREFIX,
   readManifest,
 } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
-import { RETIREMENT_ROOT } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { cleanup, planCleanup } from "../src/index.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
@@ -224,10 +222,6 @@ describe("commits that reuse files vs a cleanup retiring their source", () => {
     );
     expect(later.objectsDeleted.expiredCommitIntents).toBe(1);
     expect(keysUnder(store, COMMIT_INTENT_PREFIX)).toEqual([]);
-  });
-
-  it("the records prefix a commit reads is the one retirement writes", () => {
-    expect(RETIREMENT_RECORDS_PREFIX).toBe(RETIREMENT_ROOT);
   });
 
   it("a dry run takes the last look too: files a live commit intent names are kept in the plan, as the run keeps them (docs/protocol.md §2.5)", async () => {

@@ -4,9 +4,9 @@ import {
   COMMIT_SOURCE_MISSING,
   commitVersion,
   holdfastLayout,
-  type ProtocolContext,
   writeDataFile,
 } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {

@@ -8,8 +8,8 @@ import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { cleanup } from "@holdfast/cleanup";
-import { createContext } from "@holdfast/dataset";
 import { withLease } from "@holdfast/leases";
+import { createContext } from "@holdfast/protocol";
 import * as lancedb from "@lancedb/lancedb";
 import { openLanceFormat } from "../src/index.js";
 

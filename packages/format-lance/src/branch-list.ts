@@ -1,5 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import type { DatasetFormat, ProtocolContext, VersionRef } from "@holdfast/dataset";
+import type { DatasetFormat } from "@holdfast/dataset";
+import type { ProtocolContext, VersionRef } from "@holdfast/protocol";
 import { listBranches } from "@holdfast/refs-lifecycle";
 
 /** One row of a branch listing (the CLI's `branch list`, the HTTP API's `GET .../branches`). */

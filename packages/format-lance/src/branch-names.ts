@@ -1,4 +1,4 @@
-import { validateName } from "@holdfast/dataset";
+import { validateName } from "@holdfast/protocol";
 import { UnsupportedLanceDatasetError } from "./errors.js";
 
 /**

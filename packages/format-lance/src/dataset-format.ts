@@ -1,5 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import type { FormatEntry, ResolvedFormat } from "@holdfast/refs-lifecycle";
 import { LANCE_FORMAT, openLanceFormat } from "./format.js";
 import { classifyVersionsKey, LANCE_VERSIONS_PREFIX } from "./naming.js";

@@ -1,5 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import type { LanceFormat } from "./format.js";
 import { readManifestFile } from "./manifest-file.js";
 import type { LanceManifest } from "./proto.js";

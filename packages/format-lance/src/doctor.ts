@@ -5,7 +5,8 @@ import {
   type StoreProbeReport,
   ulidIds,
 } from "@holdfast/conditional-store";
-import { PRECISION_FLOOR_MS, type ProtocolContext, requireFormat } from "@holdfast/dataset";
+import { requireFormat } from "@holdfast/dataset";
+import { PRECISION_FLOOR_MS, type ProtocolContext } from "@holdfast/protocol";
 import type { ResolvedFormat } from "@holdfast/refs-lifecycle";
 import {
   describeLanceDataset,

@@ -1,5 +1,6 @@
 import { holdfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
-import type { DataFile, FormatManifest, ProtocolContext, VersionEntry } from "@holdfast/dataset";
+import type { DataFile, FormatManifest, VersionEntry } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
 import { checkBranchLayout, holdfastBranchName, lanceBranchName } from "./branch-names.js";
 import { UnsupportedLanceDatasetError } from "./errors.js";

@@ -1,5 +1,5 @@
 import { decodeJson, holdfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { z } from "zod";
 import { lanceBranchName } from "./branch-names.js";
 import { LANCE_VERSIONS_PREFIX } from "./naming.js";

@@ -1,5 +1,5 @@
 import { decodeJson, holdfastError, listAll } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { INTENTS_PREFIX, scanIntentTargets } from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import { z } from "zod";

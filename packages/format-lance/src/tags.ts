@@ -1,5 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
+import type { DatasetFormat } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import type {
   BranchDocument,
   Carried,

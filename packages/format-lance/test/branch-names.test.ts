@@ -1,5 +1,5 @@
 import { cleanup } from "@holdfast/cleanup";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import { holdfastBranchName, lanceBranchName } from "../src/branch-names.js";
 import { isUnsupportedLance, openLanceFormat } from "../src/index.js";

@@ -1,5 +1,5 @@
-import { createContext } from "@holdfast/dataset";
 import { describeDatasetFormatContract } from "@holdfast/format-contract";
+import { createContext } from "@holdfast/protocol";
 import * as lancedb from "@lancedb/lancedb";
 import { censusLanceReferences, lanceFormatEntry, openLanceFormat } from "../src/index.js";
 import { TABLE } from "./history.js";

@@ -1,5 +1,6 @@
 import { CountingStore, MemoryStore } from "@holdfast/conditional-store";
-import { createContext, FORMAT_REQUIRED } from "@holdfast/dataset";
+import { FORMAT_REQUIRED } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import { diagnoseStore } from "../src/index.js";
 

@@ -1,5 +1,5 @@
 import { cleanup } from "@holdfast/cleanup";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import { openLanceFormat } from "../src/index.js";
 import { readBranch, readVersion, TABLE, writeHistory } from "./history.js";

@@ -3,8 +3,8 @@ import { cpSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { cleanup, recover } from "@holdfast/cleanup";
-import { createContext } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
+import { createContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import { openLanceFormat } from "../src/index.js";
 import {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { cleanup } from "@holdfast/cleanup";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import * as lancedb from "@lancedb/lancedb";
 import { describe, expect, it } from "vitest";
 import { openLanceFormat } from "../src/index.js";

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cleanup } from "@holdfast/cleanup";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import * as lancedb from "@lancedb/lancedb";
 import { afterEach, describe, expect, it } from "vitest";
 import { openLanceFormat } from "../src/index.js";

@@ -1,6 +1,6 @@
 import { cleanup } from "@holdfast/cleanup";
 import { encodeJson, isHoldfastError } from "@holdfast/conditional-store";
-import { createContext, type ProtocolContext } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import * as lancedb from "@lancedb/lancedb";
 import { describe, expect, it } from "vitest";
 import {

@@ -2,8 +2,8 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { join } from "node:path";
 import { cleanup, recover } from "@holdfast/cleanup";
 import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
-import { createContext } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
+import { createContext } from "@holdfast/protocol";
 import { commit, drain, readRecord, seal } from "@holdfast/retirement";
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";

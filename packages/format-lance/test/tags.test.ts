@@ -1,6 +1,6 @@
 import { cleanup } from "@holdfast/cleanup";
 import { encodeJson, isHoldfastError, listAll } from "@holdfast/conditional-store";
-import { createContext, type ProtocolContext } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import {
   createBranch,
   createTag,

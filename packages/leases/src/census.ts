@@ -4,13 +4,8 @@ import {
   type HoldfastError,
   holdfastError,
 } from "@holdfast/conditional-store";
-import {
-  isActiveAt,
-  type ProtocolContext,
-  parseStored,
-  resolverOptions,
-  validateName,
-} from "@holdfast/dataset";
+import { isActiveAt, type ProtocolContext, validateName } from "@holdfast/protocol";
+import { parseStored, resolverOptions } from "@holdfast/protocol/internal";
 import type { LeaseCensus } from "@holdfast/retirement";
 import { type LeaseEntry, listLeases } from "./list.js";
 import { MAX_TTL_MS, MIN_TTL_MS, StoredLeaseBodySchema } from "./schema.js";

@@ -1,11 +1,6 @@
 import { readJsonAs } from "@holdfast/conditional-store";
-import {
-  isActiveAt,
-  leaseExpiresAt,
-  type ProtocolContext,
-  storageNow,
-  storePrecisionMs,
-} from "@holdfast/dataset";
+import { isActiveAt, leaseExpiresAt, type ProtocolContext, storageNow } from "@holdfast/protocol";
+import { storePrecisionMs } from "@holdfast/protocol/internal";
 import type { Lease } from "./lease.js";
 import { type LeaseEntry, listLeases } from "./list.js";
 import { StoredLeaseBodySchema } from "./schema.js";

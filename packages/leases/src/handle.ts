@@ -1,5 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import { UlidSchema } from "@holdfast/dataset";
+import { UlidSchema } from "@holdfast/protocol/internal";
 import { leaseKey, parseLeaseKey } from "./layout.js";
 import type { Lease } from "./lease.js";
 import { MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";

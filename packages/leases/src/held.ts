@@ -1,10 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import {
-  isActiveAt,
-  leaseExpiresAt,
-  type ProtocolContext,
-  storePrecisionMs,
-} from "@holdfast/dataset";
+import { isActiveAt, leaseExpiresAt, type ProtocolContext } from "@holdfast/protocol";
+import { storePrecisionMs } from "@holdfast/protocol/internal";
 import type { LeaseView } from "./describe.js";
 import { INVALID_LEASE_HANDLE, validateLeaseHandle } from "./handle.js";
 import { type Lease, releaseLease, rewriteLease } from "./lease.js";

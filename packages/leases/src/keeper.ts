@@ -1,5 +1,5 @@
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { type Lease, renewLease } from "./lease.js";
 
 export interface KeepLeaseOptions {

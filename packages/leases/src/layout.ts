@@ -1,4 +1,5 @@
-import { formatVersion, validateName, validateVersion } from "@holdfast/dataset";
+import { formatVersion, validateVersion } from "@holdfast/dataset";
+import { validateName } from "@holdfast/protocol";
 import { leaseTag } from "./secret.js";
 
 /** Root of every lease object. */

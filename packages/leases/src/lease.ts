@@ -9,16 +9,13 @@ import {
 } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
-  DEFAULT_BRANCH,
   holdfastMarkerUnchecked,
-  type ProtocolContext,
-  parseStored,
   requireFormat,
   requireHoldfastDataset,
-  resolverOptions,
-  validateName,
   validateVersion,
 } from "@holdfast/dataset";
+import { DEFAULT_BRANCH, type ProtocolContext, validateName } from "@holdfast/protocol";
+import { parseStored, resolverOptions } from "@holdfast/protocol/internal";
 import { type Admission, type AdmissionState, readAdmission } from "@holdfast/retirement";
 import { validateLeaseHandle } from "./handle.js";
 import { branchFenceKey, leaseKey } from "./layout.js";

@@ -1,5 +1,5 @@
 import { holdfastError, listAll, type ObjectMeta } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { branchLeasesPrefix, LEASES_PREFIX, parseLeaseKey, versionLeasesPrefix } from "./layout.js";
 
 /** One listed lease object (from the listing only: its TTL is in the body). */

@@ -1,4 +1,4 @@
-import { NameSchema, UlidSchema, VersionNumberSchema } from "@holdfast/dataset";
+import { NameSchema, UlidSchema, VersionNumberSchema } from "@holdfast/protocol/internal";
 import { z } from "zod";
 
 /**

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { cryptoRandomBytes, holdfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 
 /** Bytes of randomness in a lease secret (docs/protocol.md §4.2). */
 export const LEASE_SECRET_BYTES = 32;

@@ -1,10 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  type FormatManifest,
-  type ProtocolContext,
-  requireFormat,
-} from "@holdfast/dataset";
+import { type DatasetFormat, type FormatManifest, requireFormat } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { type KeepLeaseOptions, keepLease } from "./keeper.js";
 import { type AcquireOptions, acquireLease, type Lease, releaseLease } from "./lease.js";
 

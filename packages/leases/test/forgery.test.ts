@@ -1,6 +1,6 @@
 import { encodeJson, isHoldfastError, seededRandomBytes } from "@holdfast/conditional-store";
 import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import { createContext, holdfastLayout, type ProtocolContext } from "@holdfast/dataset";
+import { holdfastLayout } from "@holdfast/dataset";
 import {
   acquireLease,
   censusLeases,
@@ -16,6 +16,7 @@ import {
   renewLease,
   StoredLeaseBodySchema,
 } from "@holdfast/leases";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import { commitVersions, OTHER_SECRET, T0, type World, world } from "./helpers.js";
 

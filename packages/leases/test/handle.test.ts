@@ -1,13 +1,6 @@
 import { CountingStore, MemoryStore, seededIds } from "@holdfast/conditional-store";
 import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
-import {
-  commitVersion,
-  createContext,
-  holdfastLayout,
-  initDataset,
-  manifestKey,
-  type ProtocolContext,
-} from "@holdfast/dataset";
+import { commitVersion, holdfastLayout, initDataset, manifestKey } from "@holdfast/dataset";
 import {
   acquireLease,
   INVALID_LEASE_HANDLE,
@@ -16,6 +9,7 @@ import {
   releaseLease,
   renewLease,
 } from "@holdfast/leases";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 async function setup() {

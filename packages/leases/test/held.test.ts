@@ -1,12 +1,6 @@
 import { CountingStore, MemoryStore, seededIds } from "@holdfast/conditional-store";
 import { FakeTime, recordingSleep } from "@holdfast/conditional-store/testing";
-import {
-  commitVersion,
-  createContext,
-  holdfastLayout,
-  initDataset,
-  type ProtocolContext,
-} from "@holdfast/dataset";
+import { commitVersion, holdfastLayout, initDataset } from "@holdfast/dataset";
 import {
   acquireLease,
   checkLeaseHandle,
@@ -16,6 +10,7 @@ import {
   renewLeaseHandle,
   toLeaseHandle,
 } from "@holdfast/leases";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 /** A writer host and a second host whose clock is an hour off: leases never read host clocks. */

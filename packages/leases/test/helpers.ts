@@ -1,12 +1,7 @@
 import { encodeJson, MemoryStore, seededIds, seededRandomBytes } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
-import {
-  commitVersion,
-  createContext,
-  initDataset,
-  markHoldfastDataset,
-  type ProtocolContext,
-} from "@holdfast/dataset";
+import { commitVersion, initDataset, markHoldfastDataset } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { retirementKey } from "@holdfast/retirement";
 
 /** A whole storage second, so offsets in tests read as sub-second parts. */

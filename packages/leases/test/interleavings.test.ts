@@ -1,6 +1,7 @@
 import { seededIds } from "@holdfast/conditional-store";
-import { createContext, holdfastLayout, readManifest } from "@holdfast/dataset";
+import { holdfastLayout, readManifest } from "@holdfast/dataset";
 import { acquireLease, censusLeases, listLeases, renewLease } from "@holdfast/leases";
+import { createContext } from "@holdfast/protocol";
 import { drain, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { commitVersions, world } from "./helpers.js";

@@ -1,6 +1,6 @@
 import { CountingStore, isHoldfastError } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import { createContext, holdfastLayout, storageNow } from "@holdfast/dataset";
+import { holdfastLayout } from "@holdfast/dataset";
 import {
   acquireLease,
   censusLeases,
@@ -14,6 +14,7 @@ import {
   renewLease,
   sweepExpiredLeases,
 } from "@holdfast/leases";
+import { createContext, storageNow } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import { commitVersions, OTHER_SECRET, putRetirement, T0, world } from "./helpers.js";
 

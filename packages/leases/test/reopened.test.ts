@@ -1,12 +1,8 @@
 import { isHoldfastError, seededIds } from "@holdfast/conditional-store";
 import { recordingSleep } from "@holdfast/conditional-store/testing";
-import {
-  createContext,
-  holdfastLayout,
-  type ProtocolContext,
-  readManifest,
-} from "@holdfast/dataset";
+import { holdfastLayout, readManifest } from "@holdfast/dataset";
 import { acquireLease, listLeases, renewLease } from "@holdfast/leases";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { cancelReplaced, commit, drain, readAdmission, seal } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 import { commitVersions, world } from "./helpers.js";

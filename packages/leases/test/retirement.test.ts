@@ -1,10 +1,5 @@
 import { seededIds } from "@holdfast/conditional-store";
-import {
-  createContext,
-  holdfastLayout,
-  type ProtocolContext,
-  readManifest,
-} from "@holdfast/dataset";
+import { holdfastLayout, readManifest } from "@holdfast/dataset";
 import {
   acquireLease,
   censusLeases,
@@ -13,6 +8,7 @@ import {
   listLeases,
   renewLease,
 } from "@holdfast/leases";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import {
   cancelReplaced,
   cancelVersions,

@@ -8,7 +8,7 @@ import {
   seededRandomBytes,
 } from "@holdfast/conditional-store";
 import { type Fault, FaultStore } from "@holdfast/conditional-store/testing";
-import { createContext, holdfastLayout, manifestKey, markHoldfastDataset } from "@holdfast/dataset";
+import { holdfastLayout, manifestKey, markHoldfastDataset } from "@holdfast/dataset";
 import {
   acquireLease,
   branchFenceKey,
@@ -17,6 +17,7 @@ import {
   releaseLease,
   renewLease,
 } from "@holdfast/leases";
+import { createContext } from "@holdfast/protocol";
 import { retirementKey } from "@holdfast/retirement";
 import { describe, expect, it } from "vitest";
 

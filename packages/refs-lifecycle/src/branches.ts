@@ -1,11 +1,11 @@
 import { holdfastError } from "@holdfast/conditional-store";
+import type { DatasetFormat } from "@holdfast/dataset";
 import {
-  type DatasetFormat,
   DEFAULT_BRANCH,
   type ProtocolContext,
   type VersionRef,
   validateName,
-} from "@holdfast/dataset";
+} from "@holdfast/protocol";
 import { z } from "zod";
 import { type ReferenceCodec, referenceCodecOf, requireBranchWrites } from "./codec.js";
 import { readCanonical, type StoredCanonical } from "./objects.js";

@@ -2,11 +2,10 @@ import { holdfastError, listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
   holdfastMarkerUnchecked,
-  type ProtocolContext,
   requireFormat,
   requireHoldfastDataset,
-  type VersionRef,
 } from "@holdfast/dataset";
+import type { ProtocolContext, VersionRef } from "@holdfast/protocol";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import { referenceCodecOf } from "./codec.js";
 import { BRANCHES_PREFIX, canonicalPrefix, INTENTS_PREFIX, TAGS_PREFIX } from "./layout.js";

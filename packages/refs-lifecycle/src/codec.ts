@@ -1,11 +1,7 @@
 import { encodeJson, holdfastError } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  holdfastLayout,
-  type ProtocolContext,
-  parseStored,
-  requireFormat,
-} from "@holdfast/dataset";
+import { type DatasetFormat, holdfastLayout, requireFormat } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
+import { parseStored } from "@holdfast/protocol/internal";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import {
   type BranchDocument,

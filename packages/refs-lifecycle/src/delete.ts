@@ -1,14 +1,11 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
-  DEFAULT_BRANCH,
   holdfastMarkerUnchecked,
-  type ProtocolContext,
   requireHoldfastDataset,
-  storageNow,
-  validateName,
 } from "@holdfast/dataset";
 import { branchLeasesPrefix, censusLeases, listLeases } from "@holdfast/leases";
+import { DEFAULT_BRANCH, type ProtocolContext, storageNow, validateName } from "@holdfast/protocol";
 import { type ReferenceCodec, referenceCodecOf, requireBranchWrites } from "./codec.js";
 import { publishFence, removeFence } from "./fence.js";
 import { canonicalKey, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";

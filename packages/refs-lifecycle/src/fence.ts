@@ -5,7 +5,8 @@ import {
   putIfAbsent,
   putIfMatch,
 } from "@holdfast/conditional-store";
-import { type ProtocolContext, resolverOptions } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
+import { resolverOptions } from "@holdfast/protocol/internal";
 import { fenceKey } from "./layout.js";
 import { deleteUnconditionally, readFence } from "./objects.js";
 import type { BranchDocument, Fence } from "./schema.js";

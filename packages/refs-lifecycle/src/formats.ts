@@ -3,9 +3,9 @@ import {
   holdfastLayout,
   NotAHoldfastDatasetError,
   openDataset,
-  type ProtocolContext,
   requireHoldfastDataset,
 } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { holdfastReferenceCodec, type ReferenceFormat } from "./codec.js";
 
 /**

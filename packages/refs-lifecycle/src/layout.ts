@@ -1,5 +1,5 @@
-import { validateName } from "@holdfast/dataset";
 import { branchFenceKey } from "@holdfast/leases";
+import { validateName } from "@holdfast/protocol";
 import type { ReferenceKind } from "./schema.js";
 
 /** Folder of canonical tags (released layout). */

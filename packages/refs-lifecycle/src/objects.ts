@@ -9,7 +9,8 @@ import {
   putIfAbsent,
   putIfMatch,
 } from "@holdfast/conditional-store";
-import { type ProtocolContext, parseStored, resolverOptions } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
+import { parseStored, resolverOptions } from "@holdfast/protocol/internal";
 import type { CanonicalDocument, ReferenceCodec, WrittenTarget } from "./codec.js";
 import { canonicalKey, canonicalPrefix, nameFromCanonicalKey } from "./layout.js";
 import {

@@ -8,11 +8,10 @@ import {
 import {
   type DatasetFormat,
   holdfastMarkerUnchecked,
-  type ProtocolContext,
   requireHoldfastDataset,
-  resolverOptions,
-  type VersionRef,
 } from "@holdfast/dataset";
+import type { ProtocolContext, VersionRef } from "@holdfast/protocol";
+import { resolverOptions } from "@holdfast/protocol/internal";
 import { readAdmission } from "@holdfast/retirement";
 import type { ReferenceCodec, WrittenTarget } from "./codec.js";
 import { canonicalKey, fenceKey, intentKey } from "./layout.js";

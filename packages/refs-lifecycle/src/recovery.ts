@@ -1,14 +1,16 @@
 import { listAll } from "@holdfast/conditional-store";
 import {
   type DatasetFormat,
-  DEFAULT_BRANCH,
   holdfastMarkerUnchecked,
+  requireHoldfastDataset,
+} from "@holdfast/dataset";
+import {
+  DEFAULT_BRANCH,
   isActiveAt,
   type ProtocolContext,
-  requireHoldfastDataset,
   storageNow,
   type VersionRef,
-} from "@holdfast/dataset";
+} from "@holdfast/protocol";
 import { listReferencedVersions, type ReferencedVersion } from "./census.js";
 import { type References, referencesOf, resumeDeletion } from "./delete.js";
 import { FENCES_PREFIX, INTENTS_PREFIX, intentKey, intentsOfPrefix } from "./layout.js";

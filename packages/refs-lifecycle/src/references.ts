@@ -1,12 +1,11 @@
 import { holdfastError } from "@holdfast/conditional-store";
+import { type DatasetFormat, validateVersion } from "@holdfast/dataset";
 import {
-  type DatasetFormat,
   DEFAULT_BRANCH,
   type ProtocolContext,
   type VersionRef,
   validateName,
-  validateVersion,
-} from "@holdfast/dataset";
+} from "@holdfast/protocol";
 import { type ReferenceCodec, referenceCodecOf } from "./codec.js";
 import { listCanonical, readCanonical, type StoredCanonical } from "./objects.js";
 import type { Dependency } from "./publish.js";

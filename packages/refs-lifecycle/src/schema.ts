@@ -1,4 +1,5 @@
-import { NameSchema, VersionRefSchema } from "@holdfast/dataset";
+import { VersionRefSchema } from "@holdfast/protocol";
+import { NameSchema } from "@holdfast/protocol/internal";
 import { z } from "zod";
 
 // --- released schema (what any client may rely on) ---

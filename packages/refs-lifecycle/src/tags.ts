@@ -1,5 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import { type ProtocolContext, type VersionRef, validateName } from "@holdfast/dataset";
+import { type ProtocolContext, type VersionRef, validateName } from "@holdfast/protocol";
 import { carriedOf, type ReferenceCodec, referenceCodecOf } from "./codec.js";
 import { readCanonical, type StoredCanonical } from "./objects.js";
 import { intentBound, type MutationOptions, publish } from "./publish.js";

@@ -1,6 +1,7 @@
 import { deleteAllUnder } from "@holdfast/conditional-store";
-import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
+import type { DatasetFormat } from "@holdfast/dataset";
 import { branchLeasesPrefix } from "@holdfast/leases";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { retirementPrefix } from "@holdfast/retirement";
 
 /**

@@ -1,10 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  latestVersion,
-  type ProtocolContext,
-  type VersionRef,
-} from "@holdfast/dataset";
+import { type DatasetFormat, latestVersion } from "@holdfast/dataset";
+import type { ProtocolContext, VersionRef } from "@holdfast/protocol";
 import { getBranch } from "./branches.js";
 import { holdfastFormat } from "./formats.js";
 import { listTags } from "./tags.js";

@@ -1,5 +1,6 @@
 import { CountingStore } from "@holdfast/conditional-store";
-import { createContext, initDataset } from "@holdfast/dataset";
+import { initDataset } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import {
   type FormatEntry,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { isHoldfastError, seededIds } from "@holdfast/conditional-store";
 import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   canonicalKey,

@@ -590,7 +590,7 @@ describe("references on stores without atomic compare-and-swap", () => {
     );
     // The same data seen through a backend that cannot compare-and-swap atomically.
     const { FaultStore } = await import("@holdfast/conditional-store/testing");
-    const { createContext } = await import("@holdfast/dataset");
+    const { createContext } = await import("@holdfast/protocol");
     const weak = new FaultStore(ok.memory, { capabilities: { atomicConditionalUpdate: false } });
     const ctx = createContext(weak, { clock: ok.time, ids: ok.ctx.ids, sleep: ok.ctx.sleep });
     const before = ok.memory.keys();

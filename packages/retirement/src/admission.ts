@@ -1,5 +1,5 @@
 import { listAll } from "@holdfast/conditional-store";
-import { isActiveAt, storageNow as probeStorageNow } from "@holdfast/dataset";
+import { isActiveAt, storageNow as probeStorageNow } from "@holdfast/protocol";
 import type { RetirementContext } from "./context.js";
 import { decodeRetirementRecord, parseRetirementKey, retirementPrefix } from "./record.js";
 

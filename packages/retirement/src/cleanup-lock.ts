@@ -6,12 +6,8 @@ import {
   putIfMatch,
   writerPayload,
 } from "@holdfast/conditional-store";
-import {
-  isActiveAt,
-  parseStored,
-  storageNow as probeStorageNow,
-  resolverOptions,
-} from "@holdfast/dataset";
+import { isActiveAt, storageNow as probeStorageNow } from "@holdfast/protocol";
+import { parseStored, resolverOptions } from "@holdfast/protocol/internal";
 import { z } from "zod";
 import type { RetirementContext } from "./context.js";
 

@@ -1,4 +1,4 @@
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 
 /** Retirement runs on the shared protocol context of `@holdfast/dataset`. */
 export type RetirementContext = ProtocolContext;

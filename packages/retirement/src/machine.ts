@@ -9,12 +9,12 @@ import {
   type ResolveOptions,
   writerPayload,
 } from "@holdfast/conditional-store";
+import type { RetirementState } from "@holdfast/protocol";
 import type { RetirementContext } from "./context.js";
 import {
   DEFAULT_OWNERSHIP_BOUND_MS,
   decodeRetirementRecord,
   type RetirementRecord,
-  type RetirementState,
   retirementKey,
 } from "./record.js";
 

@@ -1,7 +1,8 @@
 import { holdfastError, listAll } from "@holdfast/conditional-store";
+import { RETIREMENT_ROOT } from "@holdfast/protocol";
 import type { RetirementContext } from "./context.js";
 import { fence, isFenced, readRecord } from "./machine.js";
-import { parseRetirementKey, RETIREMENT_ROOT } from "./record.js";
+import { parseRetirementKey } from "./record.js";
 
 /** What {@link abandonRetirement} did. */
 export interface AbandonResult {

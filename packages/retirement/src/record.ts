@@ -1,8 +1,6 @@
 import { decodeJson, holdfastError } from "@holdfast/conditional-store";
+import { RETIREMENT_ROOT, RetirementState } from "@holdfast/protocol";
 import { z } from "zod";
-
-/** Root of every retirement record. */
-export const RETIREMENT_ROOT = "_holdfast/retirement/";
 
 /**
  * Default ownership bound: one minute of storage time after the record's last write. A
@@ -10,10 +8,6 @@ export const RETIREMENT_ROOT = "_holdfast/retirement/";
  * owner's record goes stale, and it blocks acquisitions for about a minute at most.
  */
 export const DEFAULT_OWNERSHIP_BOUND_MS = 60 * 1000;
-
-/** Retirement states. `committed` is the irreversible deletion boundary; `cancelled` is terminal. */
-export const RetirementState = z.enum(["draining", "sealed", "committed", "cancelled"]);
-export type RetirementState = z.infer<typeof RetirementState>;
 
 /** One version named by a retirement record, with the manifest identity it was drained at. */
 export const RetiringVersion = z.object({

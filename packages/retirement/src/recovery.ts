@@ -1,8 +1,8 @@
 import { listAll } from "@holdfast/conditional-store";
-import { isActiveAt, storageNow as probeStorageNow } from "@holdfast/dataset";
+import { isActiveAt, storageNow as probeStorageNow, RETIREMENT_ROOT } from "@holdfast/protocol";
 import type { RetirementContext } from "./context.js";
 import { activeVersions, fence, isFenced, type RetirementHandle, readRecord } from "./machine.js";
-import { parseRetirementKey, RETIREMENT_ROOT } from "./record.js";
+import { parseRetirementKey } from "./record.js";
 
 /** Active leases among `versions` at storage time `referenceTime`: version → reason (`lease`). */
 export type LeaseCensus = (

@@ -1,6 +1,6 @@
 import type { IdSource, ObjectStore } from "@holdfast/conditional-store";
 import { encodeJson, isHoldfastError, MemoryStore, seededIds } from "@holdfast/conditional-store";
-import { createContext, type ProtocolContext } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import { type RetirementRecord, readAdmission, retirementKey } from "../src/index.js";
 

@@ -9,8 +9,8 @@ import { performance } from "node:perf_hooks";
 import { createLocalStore } from "@holdfast/backends-local";
 import { cleanup } from "@holdfast/cleanup";
 import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
-import { createContext } from "@holdfast/dataset";
 import { openLanceFormat } from "@holdfast/format-lance";
+import { createContext } from "@holdfast/protocol";
 
 /** Where the table is: a local folder, or an S3 prefix reached through an endpoint. */
 export type CleanerTarget =

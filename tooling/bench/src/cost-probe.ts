@@ -22,9 +22,9 @@ import type {
   PutOptions,
   PutResult,
 } from "@holdfast/conditional-store";
-import { createContext } from "@holdfast/dataset";
 import { startFaultProxy } from "@holdfast/fault-proxy";
 import { openLanceFormat } from "@holdfast/format-lance";
+import { createContext } from "@holdfast/protocol";
 import { copyLanceTable, rgwEnv } from "./lance-section.js";
 import { removeAll } from "./targets.js";
 

@@ -5,7 +5,7 @@
 import { performance } from "node:perf_hooks";
 import { createLocalStore } from "@holdfast/backends-local";
 import { cleanup } from "@holdfast/cleanup";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 
 const [root, retainText] = process.argv.slice(2);

@@ -7,15 +7,9 @@ import { fileURLToPath } from "node:url";
 import { createLocalStore } from "@holdfast/backends-local";
 import { cleanup } from "@holdfast/cleanup";
 import { CountingStore, type ObjectStore, type RequestCounts } from "@holdfast/conditional-store";
-import {
-  commitVersion,
-  createContext,
-  type ProtocolContext,
-  readManifest,
-  storageNow,
-  writeDataFile,
-} from "@holdfast/dataset";
+import { commitVersion, readManifest, writeDataFile } from "@holdfast/dataset";
 import { acquireLease, releaseLease, renewLease } from "@holdfast/leases";
+import { createContext, type ProtocolContext, storageNow } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { baselineCleanup } from "./baseline.js";
 import { buildDataset } from "./datasets.js";

@@ -4,8 +4,9 @@
 // Run: pnpm --filter @holdfast/bench bench:server (source the service env files for RGW).
 
 import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
-import { commitVersion, createContext, initDataset, writeDataFile } from "@holdfast/dataset";
+import { commitVersion, initDataset, writeDataFile } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
+import { createContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { buildServer, hashToken } from "@holdfast/server";
 import { availableTargets } from "./targets.js";

@@ -1,7 +1,8 @@
 import { cleanup } from "@holdfast/cleanup";
 import { isHoldfastError } from "@holdfast/conditional-store";
-import type { DatasetFormat, ProtocolContext, VersionEntry } from "@holdfast/dataset";
+import type { DatasetFormat, VersionEntry } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
+import type { ProtocolContext } from "@holdfast/protocol";
 import {
   createTag,
   deleteTag,

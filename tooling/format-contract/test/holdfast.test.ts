@@ -2,13 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
-import {
-  commitVersion,
-  createContext,
-  holdfastLayout,
-  initDataset,
-  writeDataFile,
-} from "@holdfast/dataset";
+import { commitVersion, holdfastLayout, initDataset, writeDataFile } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { holdfastFormatEntry } from "@holdfast/refs-lifecycle";
 import { afterAll } from "vitest";
 import { describeDatasetFormatContract } from "../src/index.js";

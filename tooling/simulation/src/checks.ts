@@ -1,6 +1,7 @@
 import type { MemoryStore } from "@holdfast/conditional-store";
 import { decodeJson } from "@holdfast/conditional-store";
-import { manifestKey, parseManifestKey, VERSIONS_PREFIX, type VersionRef } from "@holdfast/dataset";
+import { manifestKey, parseManifestKey, VERSIONS_PREFIX } from "@holdfast/dataset";
+import type { VersionRef } from "@holdfast/protocol";
 import type { Scheduler } from "./scheduler.js";
 
 const BRANCH = "main";

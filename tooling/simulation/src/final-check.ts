@@ -1,14 +1,8 @@
 import { cleanup, recover } from "@holdfast/cleanup";
 import { decodeJson, isHoldfastError } from "@holdfast/conditional-store";
-import {
-  manifestKey,
-  type ProtocolContext,
-  parseManifestKey,
-  VERSIONS_PREFIX,
-  type VersionRef,
-  versionsPrefix,
-} from "@holdfast/dataset";
+import { manifestKey, parseManifestKey, VERSIONS_PREFIX, versionsPrefix } from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
+import type { ProtocolContext, VersionRef } from "@holdfast/protocol";
 import { holdfastFormat, recoverReferences } from "@holdfast/refs-lifecycle";
 import { isRetiredManifestRewritten } from "@holdfast/retirement";
 import { show } from "./checks.js";

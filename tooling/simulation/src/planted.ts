@@ -8,9 +8,9 @@ import {
   type DatasetFormat,
   type FormatManifest,
   headHintKey,
-  type ProtocolContext,
   type VersionEntry,
 } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { censusReferences, type ReferenceFormat } from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";
 

@@ -10,15 +10,13 @@ import {
 } from "@holdfast/conditional-store";
 import {
   commitVersion,
-  createContext,
   type DataFile,
   manifestKey,
   markHoldfastDataset,
-  type ProtocolContext,
   tryReadManifest,
-  type VersionRef,
   writeDataFile,
 } from "@holdfast/dataset";
+import { createContext, type ProtocolContext, type VersionRef } from "@holdfast/protocol";
 import type { BrokenManifest } from "./actors/breakers.js";
 import type { BranchModel, Protection, TagModel } from "./checks.js";
 import {

@@ -3,13 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import type { ObjectStore } from "@holdfast/conditional-store";
-import {
-  commitVersion,
-  createContext,
-  initDataset,
-  type ProtocolContext,
-  writeDataFile,
-} from "@holdfast/dataset";
+import { commitVersion, initDataset, writeDataFile } from "@holdfast/dataset";
+import { createContext, type ProtocolContext } from "@holdfast/protocol";
 
 /** A temporary directory, removed by `dispose` (or `await using`). */
 export interface TempDir extends AsyncDisposable {

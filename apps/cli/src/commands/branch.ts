@@ -1,5 +1,5 @@
-import type { VersionRef } from "@holdfast/dataset";
 import { describeBranches, resolveForkPoint } from "@holdfast/format-lance";
+import type { VersionRef } from "@holdfast/protocol";
 import { type BranchInfo, createBranch } from "@holdfast/refs-lifecycle";
 import { Command } from "commander";
 import { parseForkPoint, parseNameArg } from "../args.js";

@@ -8,11 +8,11 @@ import {
   type DataFile,
   initDataset,
   listVersions,
-  type ProtocolContext,
   readManifest,
   tryReadManifest,
   writeDataFile,
 } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { createBranch, createTag, holdfastFormat, listTags } from "@holdfast/refs-lifecycle";
 import { Command } from "commander";
 import { parseCountArg } from "../args.js";

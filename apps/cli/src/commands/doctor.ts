@@ -1,8 +1,8 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
-import { createContext } from "@holdfast/dataset";
 import { type DoctorCheck, diagnoseStore } from "@holdfast/format-lance";
+import { createContext } from "@holdfast/protocol";
 import { Command } from "commander";
 import { ExitCode } from "../exit-codes.js";
 import {

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
-import type { DatasetFormat, ProtocolContext } from "@holdfast/dataset";
+import type { DatasetFormat } from "@holdfast/dataset";
 import {
   acquireLease,
   checkLeaseHandle,
@@ -19,6 +19,7 @@ import {
   releaseLeaseHandle,
   toLeaseHandle,
 } from "@holdfast/leases";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { Command } from "commander";
 import { parseNameArg, parseVersionArg } from "../args.js";
 import { formatDuration, parseDuration } from "../duration.js";

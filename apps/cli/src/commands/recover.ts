@@ -1,6 +1,6 @@
 import { type RecoveredRun, recoverAll } from "@holdfast/cleanup";
 import { holdfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { abandonRetirement } from "@holdfast/retirement";
 import { Command } from "commander";
 import { formatBytes } from "../duration.js";

@@ -1,4 +1,5 @@
-import type { DatasetFormat, ProtocolContext, VersionRef } from "@holdfast/dataset";
+import type { DatasetFormat } from "@holdfast/dataset";
+import type { ProtocolContext, VersionRef } from "@holdfast/protocol";
 import { createTag, listTags, type TagInfo, updateTag } from "@holdfast/refs-lifecycle";
 import { Command } from "commander";
 import { parseNameArg, parseVersionArg } from "../args.js";

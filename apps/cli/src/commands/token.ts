@@ -1,5 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import {
   createToken,
   loadTokens,

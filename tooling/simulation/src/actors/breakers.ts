@@ -1,5 +1,6 @@
 import { decodeJson, encodeJson } from "@holdfast/conditional-store";
-import { manifestKey, type ProtocolContext, parseManifestKey } from "@holdfast/dataset";
+import { manifestKey, parseManifestKey } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { BRANCH, MIN_VERSION_AGE_MS } from "../config.js";
 import type { FaultRates } from "../gated-store.js";
 import type { SimulationWorld } from "../world.js";

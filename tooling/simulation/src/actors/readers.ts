@@ -4,7 +4,7 @@ import {
   isHoldfastError,
   putIfMatch,
 } from "@holdfast/conditional-store";
-import { manifestKey, type ProtocolContext, resolverOptions } from "@holdfast/dataset";
+import { manifestKey } from "@holdfast/dataset";
 import {
   acquireLease,
   type Lease,
@@ -15,6 +15,8 @@ import {
   releaseLease,
   renewLease,
 } from "@holdfast/leases";
+import type { ProtocolContext } from "@holdfast/protocol";
+import { resolverOptions } from "@holdfast/protocol/internal";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import type { Protection } from "../checks.js";
 import { BRANCH } from "../config.js";
