@@ -6,7 +6,6 @@ import {
   parseManifestKey,
   versionsPrefix,
 } from "@holdfast/dataset";
-import { validateName } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 
 function invalid(fn: () => unknown): boolean {
@@ -17,36 +16,6 @@ function invalid(fn: () => unknown): boolean {
     return isHoldfastError(error, "invalid-input");
   }
 }
-
-describe("names", () => {
-  it.each(["main", "feature_1", "v1.2.3", "a-b", "A", "_x", "x".repeat(128)])(
-    "accepts %s",
-    (name) => {
-      expect(validateName(name, "branch")).toBe(name);
-    },
-  );
-
-  it.each([
-    "",
-    ".",
-    "..",
-    ".hidden",
-    "-flag",
-    "a/b",
-    "a\\b",
-    "a b",
-    "é",
-    "a\u0000",
-    "x".repeat(129),
-  ])("rejects %j with invalid-input", (name) => {
-    expect(invalid(() => validateName(name, "tag"))).toBe(true);
-  });
-
-  it("rejects non-strings", () => {
-    expect(invalid(() => validateName(42, "branch"))).toBe(true);
-    expect(invalid(() => validateName(undefined, "branch"))).toBe(true);
-  });
-});
 
 describe("layout", () => {
   it("pads versions to 20 digits so keys sort in version order", () => {
