@@ -44,7 +44,7 @@ export function validateName(name: unknown, kind: "branch" | "tag"): string {
   return name;
 }
 
-/** True when `name` would pass {@link validateName}. */
+/** True when `name` would pass `validateName`. */
 export function isValidName(name: unknown): name is string {
   try {
     validateName(name, "branch");
@@ -54,5 +54,5 @@ export function isValidName(name: unknown): name is string {
   }
 }
 
-/** A branch or tag name as persisted (the same rules as {@link validateName}). */
+/** A branch or tag name as persisted (the same rules as `validateName`). */
 export const NameSchema = z.string().min(1).max(MAX_NAME_LENGTH).regex(NAME_PATTERN);
