@@ -1,5 +1,6 @@
 import { decodeJson, holdfastError, listAll } from "@holdfast/conditional-store";
-import { COMMIT_INTENT_PREFIX, CommitIntentSchema, type VersionEntry } from "@holdfast/dataset";
+import { COMMIT_INTENT_PREFIX, type VersionEntry } from "@holdfast/dataset";
+import { CommitIntentSchema } from "@holdfast/dataset/internal";
 import { precisionIntervalMs, truncSec } from "@holdfast/protocol";
 import {
   cancelReplaced,

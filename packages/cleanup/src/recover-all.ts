@@ -1,5 +1,5 @@
 import { holdfastError, isHoldfastError } from "@holdfast/conditional-store";
-import { requireFormat } from "@holdfast/dataset";
+import { requireFormat } from "@holdfast/dataset/internal";
 import type { ProtocolContext } from "@holdfast/protocol";
 import {
   type ReferenceRecoveryKeys,

@@ -1,11 +1,10 @@
 import { CountingStore } from "@holdfast/conditional-store";
+import { type DatasetFormat, requireHoldfastDataset } from "@holdfast/dataset";
 import {
-  type DatasetFormat,
   holdfastDatasetKnown,
   holdfastMarkerUnchecked,
   markHoldfastDataset,
-  requireHoldfastDataset,
-} from "@holdfast/dataset";
+} from "@holdfast/dataset/internal";
 import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { censusReferences } from "@holdfast/refs-lifecycle";

@@ -1,10 +1,6 @@
 import { decodeJson, listAll } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  holdfastMarkerUnchecked,
-  requireFormat,
-  requireHoldfastDataset,
-} from "@holdfast/dataset";
+import { type DatasetFormat, requireHoldfastDataset } from "@holdfast/dataset";
+import { holdfastMarkerUnchecked, requireFormat } from "@holdfast/dataset/internal";
 import { describeLeases, type LeaseView } from "@holdfast/leases";
 import { type ProtocolContext, RETIREMENT_ROOT, storageNow } from "@holdfast/protocol";
 import { INTENTS_PREFIX, IntentSchema, listTags } from "@holdfast/refs-lifecycle";

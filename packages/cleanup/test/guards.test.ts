@@ -1,12 +1,7 @@
 import { decodeJson, encodeJson, seededIds } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import {
-  commitVersion,
-  headHintKey,
-  manifestKey,
-  readManifest,
-  writeDataFile,
-} from "@holdfast/dataset";
+import { commitVersion, manifestKey, readManifest, writeDataFile } from "@holdfast/dataset";
+import { headHintKey } from "@holdfast/dataset/internal";
 import { acquireLease, renewLease } from "@holdfast/leases";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";

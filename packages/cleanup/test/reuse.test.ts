@@ -5,10 +5,10 @@ import {
   COMMIT_INTENT_PREFIX,
   COMMIT_RETIREMENT_IN_PROGRESS,
   type CommitResult,
-  commitIntentKey,
   commitVersion,
   readManifest,
 } from "@holdfast/dataset";
+import { commitIntentKey } from "@holdfast/dataset/internal";
 import { acquireLease, releaseLease } from "@holdfast/leases";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";

@@ -1,5 +1,6 @@
 // The public API of @holdfast/dataset. Every name here is covered by api/dataset.api.md:
-// add or remove one deliberately (`pnpm api:update`).
+// add or remove one deliberately (`pnpm api:update`). Names only other holdfast packages
+// need are in `./internal.ts` (`@holdfast/dataset/internal`).
 
 export {
   type CommitOptions,
@@ -16,8 +17,6 @@ export {
   COMMIT_SOURCE_MISSING,
   COMMIT_SOURCES_REQUIRED,
   type CommitIntent,
-  CommitIntentSchema,
-  commitIntentKey,
   FRESH_FILE_WINDOW_MS,
   MAX_RETIREMENT_WAIT_MS,
   RetirementInProgressError,
@@ -37,7 +36,6 @@ export {
 } from "./dataset.js";
 export { raiseRetiredFloor } from "./floor.js";
 export { type DatasetFormat, type FormatManifest, holdfastLayout } from "./format.js";
-export { HEADS_PREFIX, headHintKey } from "./heads.js";
 export { latestVersion } from "./latest.js";
 export {
   dataKey,
@@ -60,11 +58,7 @@ export {
 export {
   FORMAT_REQUIRED,
   type FoundLayout,
-  holdfastDatasetKnown,
-  holdfastMarkerUnchecked,
-  markHoldfastDataset,
   NOT_A_HOLDFAST_DATASET,
   NotAHoldfastDatasetError,
-  requireFormat,
   requireHoldfastDataset,
 } from "./marker.js";

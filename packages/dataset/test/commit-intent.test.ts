@@ -6,11 +6,11 @@ import {
   COMMIT_SOURCE_MISSING,
   commitVersion,
   FRESH_FILE_WINDOW_MS,
-  headHintKey,
   initDataset,
   readManifest,
   writeDataFile,
 } from "@holdfast/dataset";
+import { headHintKey } from "@holdfast/dataset/internal";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 

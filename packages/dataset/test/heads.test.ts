@@ -2,12 +2,12 @@ import { decodeJson, encodeJson, MemoryStore, seededIds } from "@holdfast/condit
 import { FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
 import {
   commitVersion,
-  headHintKey,
   latestVersion,
   manifestKey,
   raiseRetiredFloor,
   readManifest,
 } from "@holdfast/dataset";
+import { headHintKey } from "@holdfast/dataset/internal";
 import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 

@@ -5,7 +5,7 @@ import {
   type StoreProbeReport,
   ulidIds,
 } from "@holdfast/conditional-store";
-import { requireFormat } from "@holdfast/dataset";
+import { requireFormat } from "@holdfast/dataset/internal";
 import { PRECISION_FLOOR_MS, type ProtocolContext } from "@holdfast/protocol";
 import type { ResolvedFormat } from "@holdfast/refs-lifecycle";
 import {

@@ -7,13 +7,8 @@ import {
   putIfAbsent,
   putIfMatch,
 } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  holdfastMarkerUnchecked,
-  requireFormat,
-  requireHoldfastDataset,
-  validateVersion,
-} from "@holdfast/dataset";
+import { type DatasetFormat, requireHoldfastDataset, validateVersion } from "@holdfast/dataset";
+import { holdfastMarkerUnchecked, requireFormat } from "@holdfast/dataset/internal";
 import { DEFAULT_BRANCH, type ProtocolContext, validateName } from "@holdfast/protocol";
 import { parseStored, resolverOptions } from "@holdfast/protocol/internal";
 import { type Admission, type AdmissionState, readAdmission } from "@holdfast/retirement";

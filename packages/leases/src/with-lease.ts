@@ -1,5 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import { type DatasetFormat, type FormatManifest, requireFormat } from "@holdfast/dataset";
+import type { DatasetFormat, FormatManifest } from "@holdfast/dataset";
+import { requireFormat } from "@holdfast/dataset/internal";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { type KeepLeaseOptions, keepLease } from "./keeper.js";
 import { type AcquireOptions, acquireLease, type Lease, releaseLease } from "./lease.js";

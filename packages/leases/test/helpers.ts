@@ -1,6 +1,7 @@
 import { encodeJson, MemoryStore, seededIds, seededRandomBytes } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore } from "@holdfast/conditional-store/testing";
-import { commitVersion, initDataset, markHoldfastDataset } from "@holdfast/dataset";
+import { commitVersion, initDataset } from "@holdfast/dataset";
+import { markHoldfastDataset } from "@holdfast/dataset/internal";
 import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { retirementKey } from "@holdfast/retirement";
 

@@ -8,7 +8,8 @@ import {
   seededRandomBytes,
 } from "@holdfast/conditional-store";
 import { type Fault, FaultStore } from "@holdfast/conditional-store/testing";
-import { holdfastLayout, manifestKey, markHoldfastDataset } from "@holdfast/dataset";
+import { holdfastLayout, manifestKey } from "@holdfast/dataset";
+import { markHoldfastDataset } from "@holdfast/dataset/internal";
 import {
   acquireLease,
   branchFenceKey,

@@ -1,10 +1,6 @@
 import { holdfastError, listAll } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  holdfastMarkerUnchecked,
-  requireFormat,
-  requireHoldfastDataset,
-} from "@holdfast/dataset";
+import { type DatasetFormat, requireHoldfastDataset } from "@holdfast/dataset";
+import { holdfastMarkerUnchecked, requireFormat } from "@holdfast/dataset/internal";
 import type { ProtocolContext, VersionRef } from "@holdfast/protocol";
 import type { ReferenceCensus } from "@holdfast/retirement";
 import { referenceCodecOf } from "./codec.js";

@@ -1,5 +1,6 @@
 import { encodeJson, holdfastError } from "@holdfast/conditional-store";
-import { type DatasetFormat, holdfastLayout, requireFormat } from "@holdfast/dataset";
+import { type DatasetFormat, holdfastLayout } from "@holdfast/dataset";
+import { requireFormat } from "@holdfast/dataset/internal";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { parseStored } from "@holdfast/protocol/internal";
 import type { ReferenceCensus } from "@holdfast/retirement";

@@ -1,9 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  holdfastMarkerUnchecked,
-  requireHoldfastDataset,
-} from "@holdfast/dataset";
+import { type DatasetFormat, requireHoldfastDataset } from "@holdfast/dataset";
+import { holdfastMarkerUnchecked } from "@holdfast/dataset/internal";
 import { branchLeasesPrefix, censusLeases, listLeases } from "@holdfast/leases";
 import { DEFAULT_BRANCH, type ProtocolContext, storageNow, validateName } from "@holdfast/protocol";
 import { type ReferenceCodec, referenceCodecOf, requireBranchWrites } from "./codec.js";

@@ -5,11 +5,8 @@ import {
   putIfAbsent,
   putIfMatch,
 } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  holdfastMarkerUnchecked,
-  requireHoldfastDataset,
-} from "@holdfast/dataset";
+import { type DatasetFormat, requireHoldfastDataset } from "@holdfast/dataset";
+import { holdfastMarkerUnchecked } from "@holdfast/dataset/internal";
 import type { ProtocolContext, VersionRef } from "@holdfast/protocol";
 import { resolverOptions } from "@holdfast/protocol/internal";
 import { readAdmission } from "@holdfast/retirement";

@@ -1,9 +1,6 @@
 import { listAll } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  holdfastMarkerUnchecked,
-  requireHoldfastDataset,
-} from "@holdfast/dataset";
+import { type DatasetFormat, requireHoldfastDataset } from "@holdfast/dataset";
+import { holdfastMarkerUnchecked } from "@holdfast/dataset/internal";
 import {
   DEFAULT_BRANCH,
   isActiveAt,

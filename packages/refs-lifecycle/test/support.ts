@@ -8,7 +8,8 @@ import {
   seededIds,
 } from "@holdfast/conditional-store";
 import { FakeTime, FaultStore, recordingSleep } from "@holdfast/conditional-store/testing";
-import { commitVersion, initDataset, manifestKey, markHoldfastDataset } from "@holdfast/dataset";
+import { commitVersion, initDataset, manifestKey } from "@holdfast/dataset";
+import { markHoldfastDataset } from "@holdfast/dataset/internal";
 import { createContext, type ProtocolContext, type VersionRef } from "@holdfast/protocol";
 import { drain, seal } from "@holdfast/retirement";
 import { releasedBranchSchema, releasedTagSchema } from "../src/index.js";

@@ -4,12 +4,8 @@ import {
   isHoldfastError,
   type ObjectStore,
 } from "@holdfast/conditional-store";
-import {
-  type DatasetFormat,
-  type FormatManifest,
-  headHintKey,
-  type VersionEntry,
-} from "@holdfast/dataset";
+import type { DatasetFormat, FormatManifest, VersionEntry } from "@holdfast/dataset";
+import { headHintKey } from "@holdfast/dataset/internal";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { censusReferences, type ReferenceFormat } from "@holdfast/refs-lifecycle";
 import type { ReferenceCensus } from "@holdfast/retirement";

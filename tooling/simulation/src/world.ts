@@ -12,10 +12,10 @@ import {
   commitVersion,
   type DataFile,
   manifestKey,
-  markHoldfastDataset,
   tryReadManifest,
   writeDataFile,
 } from "@holdfast/dataset";
+import { markHoldfastDataset } from "@holdfast/dataset/internal";
 import { createContext, type ProtocolContext, type VersionRef } from "@holdfast/protocol";
 import type { BrokenManifest } from "./actors/breakers.js";
 import type { BranchModel, Protection, TagModel } from "./checks.js";

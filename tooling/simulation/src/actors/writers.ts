@@ -1,11 +1,6 @@
 import type { ObjectStore } from "@holdfast/conditional-store";
-import {
-  type DataFile,
-  HEADS_PREFIX,
-  latestVersion,
-  tryReadManifest,
-  writeDataFile,
-} from "@holdfast/dataset";
+import { type DataFile, latestVersion, tryReadManifest, writeDataFile } from "@holdfast/dataset";
+import { HEADS_PREFIX } from "@holdfast/dataset/internal";
 import { acquireLease, type Lease, releaseLease } from "@holdfast/leases";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { BRANCH, ORPHAN_GRACE_MS } from "../config.js";
