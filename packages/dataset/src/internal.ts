@@ -2,7 +2,7 @@
 // Not a stable API: it changes with the packages that use it. Covered by
 // api/dataset-internal.api.md (`pnpm api:update`).
 
-export { CommitIntentSchema, commitIntentKey } from "./commit-intent.js";
+export { type CommitIntent, CommitIntentSchema, commitIntentKey } from "./commit-intent.js";
 export { HEADS_PREFIX, headHintKey } from "./heads.js";
 export {
   holdfastDatasetKnown,

@@ -63,7 +63,7 @@ export async function requireHoldfastDataset(
 
 /**
  * Whether `store` already showed holdfast's marker. Callers test it before awaiting
- * {@link requireHoldfastDataset}, so the known case costs no request and no await (an
+ * `requireHoldfastDataset`, so the known case costs no request and no await (an
  * await changes how concurrent operations interleave, which seeded schedules replay).
  */
 export function holdfastDatasetKnown(store: ObjectStore): boolean {
@@ -93,7 +93,7 @@ export function requireFormat(format: unknown, operation: string): asserts forma
 
 /**
  * True when an operation in `format` must still check the store's marker
- * ({@link requireHoldfastDataset}) before its first write: the format is holdfast's
+ * (`requireHoldfastDataset`) before its first write: the format is holdfast's
  * layout and `store` has not shown the marker. Synchronous, so the known case costs no
  * request and no await; any other format was bound by its own detection.
  */
