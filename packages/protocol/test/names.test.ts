@@ -1,16 +1,13 @@
-import { isHoldfastError } from "@holdfast/conditional-store";
 import { validateName } from "@holdfast/protocol";
 import { NameSchema } from "@holdfast/protocol/internal";
 import { describe, expect, it } from "vitest";
 
-function invalid(fn: () => unknown): boolean {
-  try {
-    fn();
-    return false;
-  } catch (error) {
-    return isHoldfastError(error, "invalid-input");
-  }
-}
+/** The `invalid-input` HoldfastError a rejected name throws (invariant 6). */
+const INVALID_NAME = expect.objectContaining({
+  name: "HoldfastError",
+  kind: "invalid-input",
+  code: "INVALID_NAME",
+});
 
 const VALID = ["main", "feature_1", "v1.2.3", "a-b", "A", "_x", "x".repeat(128)];
 const INVALID = [
@@ -33,12 +30,12 @@ describe("names", () => {
   });
 
   it.each(INVALID)("rejects %j with invalid-input", (name) => {
-    expect(invalid(() => validateName(name, "tag"))).toBe(true);
+    expect(() => validateName(name, "tag")).toThrow(INVALID_NAME);
   });
 
   it("rejects non-strings", () => {
-    expect(invalid(() => validateName(42, "branch"))).toBe(true);
-    expect(invalid(() => validateName(undefined, "branch"))).toBe(true);
+    expect(() => validateName(42, "branch")).toThrow(INVALID_NAME);
+    expect(() => validateName(undefined, "branch")).toThrow(INVALID_NAME);
   });
 
   it("invariant 6: the persisted name schema accepts exactly the names validateName accepts", () => {
