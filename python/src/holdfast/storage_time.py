@@ -1,7 +1,7 @@
 """Storage time (docs/protocol.md §3): every expiry is judged on the store's own stamps.
 
 ``truncSec``, the precision interval, ``leaseExpiresAt`` and ``isActiveAt`` exactly as the
-TypeScript ``@holdfast/dataset`` computes them, on integer milliseconds. Host clocks are
+TypeScript ``@holdfast/protocol`` computes them, on integer milliseconds. Host clocks are
 never compared across machines.
 """
 
