@@ -1,3 +1,5 @@
+import type { Problem } from "./wire.js";
+
 /** A small client of the holdfast API for the dashboard: bearer token, JSON, problem errors. */
 export class Api {
   constructor(private readonly token: string) {}
@@ -41,8 +43,12 @@ export class Api {
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    const json = (await res.json()) as T & { detail?: string; status?: number };
-    if (!res.ok) throw new Error(`${res.status}: ${json.detail ?? "request failed"}`);
-    return json;
+    const json: unknown = await res.json();
+    if (!res.ok) {
+      const problem = json as Partial<Problem>;
+      const code = problem.code === undefined ? "" : ` (${problem.code})`;
+      throw new Error(`${res.status}: ${problem.detail ?? "request failed"}${code}`);
+    }
+    return json as T;
   }
 }

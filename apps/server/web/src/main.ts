@@ -2,6 +2,7 @@ import { Api } from "./api.js";
 import { drawTimeline, type Fork, stateOf, type TimelinePoint } from "./timeline.js";
 import type {
   BranchList,
+  CleanupBody,
   Datasets,
   Doctor,
   Job,
@@ -197,7 +198,7 @@ async function render(): Promise<void> {
   }
 }
 
-function policy() {
+function policy(): CleanupBody["policy"] {
   return {
     retainVersions: Number($<HTMLInputElement>("#retain").value),
     minVersionAgeMs: Number($<HTMLInputElement>("#min-age").value) * 1000,

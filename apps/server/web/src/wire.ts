@@ -2,8 +2,10 @@ import type {
   CleanupJobAcceptedShape,
   CleanupJobShape,
   CleanupJobsShape,
+  CleanupRequest,
   DatasetsShape,
   JsonShapes,
+  ProblemShape,
   ReadinessShape,
   VersionsPageShape,
 } from "@holdfast/api-shapes";
@@ -24,3 +26,7 @@ export type Doctor = z.infer<typeof JsonShapes.doctor>;
 export type Datasets = z.infer<typeof DatasetsShape>;
 export type Readiness = z.infer<typeof ReadinessShape>;
 export type Stats = Plan["stats"];
+/** The body of `POST .../cleanup/plan` and `.../cleanup/jobs`. */
+export type CleanupBody = z.infer<typeof CleanupRequest>;
+/** Every error answer (RFC 9457 problem document). */
+export type Problem = z.infer<typeof ProblemShape>;
