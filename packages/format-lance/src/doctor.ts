@@ -84,7 +84,37 @@ export async function diagnoseStore(
   };
 }
 
+/** The doctor's document for a store its backend refused when opened (`refusedStoreDiagnosis`). */
+export type RefusedStoreDiagnosis = {
+  readonly backend: string;
+  readonly verdict: "unsupported";
+  readonly declared: null;
+  readonly checks: DoctorCheck[];
+  readonly clockSkewMs: null;
+  readonly guarantees: string[];
+};
+
+/**
+ * The doctor's verdict on a store whose backend refused to open it (its create-only probe
+ * failed: `unsupported`, docs/protocol.md §2): nothing is guaranteed there, so holdfast
+ * runs no protocol on it. `reason` is the refusal's message.
+ */
+export function refusedStoreDiagnosis(backend: string, reason: string): RefusedStoreDiagnosis {
+  return {
+    backend,
+    verdict: "unsupported",
+    declared: null,
+    checks: [{ id: "create-only", status: "fail", detail: reason }],
+    clockSkewMs: null,
+    guarantees: [NO_GUARANTEE],
+  };
+}
+
 // --- utils ---
+
+/** What holdfast guarantees on a store that does not enforce create-only writes. */
+const NO_GUARANTEE =
+  "NOTHING: this store does not enforce create-only writes, so two writers can both believe they committed the same version. Do not run holdfast here.";
 
 /** One line of the doctor's findings. */
 export interface DoctorCheck {
@@ -247,9 +277,7 @@ function diagnose(
 function guaranteesFor(store: ObjectStore, report: StoreProbeReport, casOk = true): string[] {
   const caps = store.capabilities;
   if (report.createOnly !== "honoured") {
-    return [
-      "NOTHING: this store does not enforce create-only writes, so two writers can both believe they committed the same version. Do not run holdfast here.",
-    ];
+    return [NO_GUARANTEE];
   }
   const lines = [
     "Commits: two writers never both commit the same version number (create-only manifests).",

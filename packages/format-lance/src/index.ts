@@ -10,7 +10,13 @@ export {
   lanceAutoCleanupWarning,
   lanceDoctorCheck,
 } from "./describe.js";
-export { type DoctorCheck, diagnoseStore, type StoreDiagnosis } from "./doctor.js";
+export {
+  type DoctorCheck,
+  diagnoseStore,
+  type RefusedStoreDiagnosis,
+  refusedStoreDiagnosis,
+  type StoreDiagnosis,
+} from "./doctor.js";
 export {
   isUnsupportedLance,
   LANCE_MALFORMED_MANIFEST,

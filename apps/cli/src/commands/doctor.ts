@@ -1,7 +1,7 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
-import { type DoctorCheck, diagnoseStore } from "@holdfast/format-lance";
+import { type DoctorCheck, diagnoseStore, refusedStoreDiagnosis } from "@holdfast/format-lance";
 import { createContext } from "@holdfast/protocol";
 import { Command } from "commander";
 import { ExitCode } from "../exit-codes.js";
@@ -77,21 +77,10 @@ async function runDoctor(
     store = await openTarget(target, cx.io, { create: true });
   } catch (error) {
     if (!isHoldfastError(error, "unsupported")) throw error;
-    const checks: DoctorCheck[] = [{ id: "create-only", status: "fail", detail: error.message }];
-    const guarantees = [
-      "NOTHING: the store failed the conditional-write probe, so holdfast refuses to run its protocol here.",
-    ];
-    cx.out.result(cx.command, {
-      location: target.display,
-      backend: target.url.scheme,
-      verdict: "unsupported",
-      declared: null,
-      checks,
-      clockSkewMs: null,
-      guarantees,
-    });
+    const report = refusedStoreDiagnosis(target.url.scheme, error.message);
+    cx.out.result(cx.command, { location: target.display, ...report });
     cx.out.line(`${cx.out.paint("red", "FAIL")}  ${error.message}`);
-    for (const line of guarantees) cx.out.line(`  - ${line}`);
+    for (const line of report.guarantees) cx.out.line(`  - ${line}`);
     return ExitCode.unsupported;
   }
   // The checks, guarantees and verdict are the format package's (the server's doctor too).
