@@ -1,3 +1,4 @@
+import { rgwLanceOptions } from "@holdfast/test-support";
 import * as lancedb from "@lancedb/lancedb";
 import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
@@ -14,14 +15,7 @@ describe("cli on a Lance table (RGW)", () => {
   }, async () => {
     const env = readServiceEnv("rgw");
     const prefix = `cli-lance-${ulid().toLowerCase()}`;
-    const storageOptions = {
-      aws_endpoint: env.HOLDFAST_S3_ENDPOINT!,
-      aws_access_key_id: env.AWS_ACCESS_KEY_ID!,
-      aws_secret_access_key: env.AWS_SECRET_ACCESS_KEY!,
-      aws_region: env.HOLDFAST_S3_REGION!,
-      allow_http: "true",
-      aws_virtual_hosted_style_request: "false",
-    };
+    const storageOptions = rgwLanceOptions();
     const uri = `s3://${env.HOLDFAST_S3_BUCKET}/${prefix}`;
     const db = await lancedb.connect(uri, { storageOptions });
     const table = await db.createTable("events", [{ id: 1, v: "a" }]);
@@ -68,14 +62,7 @@ describe("cli on a Lance table (RGW)", () => {
   }, async () => {
     const env = readServiceEnv("rgw");
     const prefix = `cli-lance-${ulid().toLowerCase()}`;
-    const storageOptions = {
-      aws_endpoint: env.HOLDFAST_S3_ENDPOINT!,
-      aws_access_key_id: env.AWS_ACCESS_KEY_ID!,
-      aws_secret_access_key: env.AWS_SECRET_ACCESS_KEY!,
-      aws_region: env.HOLDFAST_S3_REGION!,
-      allow_http: "true",
-      aws_virtual_hosted_style_request: "false",
-    };
+    const storageOptions = rgwLanceOptions();
     const uri = `s3://${env.HOLDFAST_S3_BUCKET}/${prefix}`;
     const db = await lancedb.connect(uri, { storageOptions });
     const table = await db.createTable("events", [{ id: 1 }]);

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { runPylanceTables } from "@holdfast/test-support";
+import { azuriteLanceOptions, rgwLanceOptions, runPylanceTables } from "@holdfast/test-support";
 import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
 import { checkShape, cli, readServiceEnv } from "./e2e-harness.js";
@@ -66,14 +66,7 @@ function rgw(): Target {
   const root = `s3://${env.HOLDFAST_S3_BUCKET}/cli-pylance-${ulid().toLowerCase()}`;
   return {
     root,
-    storageOptions: {
-      aws_endpoint: env.HOLDFAST_S3_ENDPOINT!,
-      aws_access_key_id: env.AWS_ACCESS_KEY_ID!,
-      aws_secret_access_key: env.AWS_SECRET_ACCESS_KEY!,
-      aws_region: env.HOLDFAST_S3_REGION!,
-      allow_http: "true",
-      aws_virtual_hosted_style_request: "false",
-    },
+    storageOptions: rgwLanceOptions(),
     url: (t) => `${root}/${t}.lance`,
     flags: [
       "--endpoint",
@@ -92,18 +85,10 @@ function rgw(): Target {
 function azurite(): Target {
   const env = readServiceEnv("azurite");
   const connectionString = env.AZURE_STORAGE_CONNECTION_STRING!;
-  const part = (name: string) => new RegExp(`${name}=([^;]+)`).exec(connectionString)?.[1] ?? "";
   const root = `az://${env.HOLDFAST_AZURE_CONTAINER ?? "holdfast-test"}/cli-pylance-${ulid().toLowerCase()}`;
   return {
     root,
-    storageOptions: {
-      account_name: part("AccountName"),
-      account_key: part("AccountKey"),
-      // Not azure_storage_use_emulator: object_store then ignores azure_endpoint and
-      // writes to 127.0.0.1:10000, whatever port this Azurite listens on.
-      azure_endpoint: part("BlobEndpoint"),
-      allow_http: "true",
-    },
+    storageOptions: azuriteLanceOptions(),
     url: (t) => `${root}/${t}.lance`,
     flags: [],
     env: { AZURE_STORAGE_CONNECTION_STRING: connectionString },

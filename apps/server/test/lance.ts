@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { openS3Store } from "@holdfast/backends-s3";
 import { type ObjectStore, ulidIds } from "@holdfast/conditional-store";
-import { readServiceEnv } from "@holdfast/test-support";
+import { rgwEnv, rgwLanceOptions } from "@holdfast/test-support";
 import * as lancedb from "@lancedb/lancedb";
 
 /** The table LanceDB writes in the server's Lance tests. */
@@ -37,32 +37,20 @@ export async function localLanceSite(): Promise<LanceSite> {
 
 /** A fresh prefix on the test RGW, reached by LanceDB through its S3 storage options. */
 export async function rgwLanceSite(): Promise<LanceSite> {
-  const env = readServiceEnv("rgw");
+  const env = rgwEnv();
   const prefix = `srv-lance-${ids.next().slice(-12).toLowerCase()}`;
-  const bucket = env.HOLDFAST_S3_BUCKET!;
-  const region = env.HOLDFAST_S3_REGION ?? "us-east-1";
   return {
     name: "rgw",
-    uri: `s3://${bucket}/${prefix}`,
-    storageOptions: {
-      aws_endpoint: env.HOLDFAST_S3_ENDPOINT!,
-      aws_access_key_id: env.AWS_ACCESS_KEY_ID!,
-      aws_secret_access_key: env.AWS_SECRET_ACCESS_KEY!,
-      aws_region: region,
-      allow_http: "true",
-      aws_virtual_hosted_style_request: "false",
-    },
+    uri: `s3://${env.bucket}/${prefix}`,
+    storageOptions: rgwLanceOptions(env),
     store: () =>
       openS3Store({
-        bucket,
+        bucket: env.bucket,
         prefix: `${prefix}/${TABLE}.lance`,
-        region,
-        endpoint: env.HOLDFAST_S3_ENDPOINT!,
+        region: env.region,
+        endpoint: env.endpoint,
         forcePathStyle: true,
-        credentials: {
-          accessKeyId: env.AWS_ACCESS_KEY_ID!,
-          secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
-        },
+        credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
       }),
     dispose: async () => {},
   };

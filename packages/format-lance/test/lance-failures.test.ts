@@ -5,14 +5,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { cleanup, recover } from "@holdfast/cleanup";
 import { acquireLease, releaseLease } from "@holdfast/leases";
 import { createContext } from "@holdfast/protocol";
+import { holdfastPython, PYLANCE_TABLES } from "@holdfast/test-support";
 import { describe, expect, it } from "vitest";
 import { openLanceFormat } from "../src/index.js";
 import {
-  holdfastPython,
   leftovers,
   listKeys,
   localPySite,
-  PYLANCE_TABLES,
   pylance,
   type Verified,
   type Written,

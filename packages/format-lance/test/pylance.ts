@@ -1,22 +1,21 @@
-import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { openAzureStore } from "@holdfast/backends-azure";
 import { createLocalStore } from "@holdfast/backends-local";
 import { openS3Store } from "@holdfast/backends-s3";
 import { listAll, type ObjectStore } from "@holdfast/conditional-store";
+import {
+  azuriteEnv,
+  azuriteLanceOptions,
+  rgwEnv,
+  rgwLanceOptions,
+  runPylanceTables,
+} from "@holdfast/test-support";
 import { ulid } from "ulid";
 import { localDir } from "./sites.js";
 
-/**
- * Tables written by pylance (the repo's Python environment: pylance 14, lancedb 0.40), for
- * tests of holdfast on Lance as its users write it today (docs/lance.md). The script
- * `tooling/python/pylance_tables.py` writes a scenario's tables and reads every version
- * back; this module runs it with `$HOLDFAST_PYTHON` and parses its JSON.
- */
-export const PYLANCE_TABLES = fileURLToPath(
-  new URL("../../../tooling/python/pylance_tables.py", import.meta.url),
-);
+// Tables written by pylance (the repo's Python environment: pylance 14, lancedb 0.40), for
+// tests of holdfast on Lance as its users write it today (docs/lance.md). The script
+// `tooling/python/pylance_tables.py` writes a scenario's tables and reads every version
+// back; `@holdfast/test-support` runs it with `$HOLDFAST_PYTHON` and parses its JSON.
 
 /** The scenarios the script writes (see its docstring). */
 export type Scenario =
@@ -62,49 +61,8 @@ export interface Verified {
   readonly tracked: { keys: string[]; elsewhere: number };
 }
 
-/**
- * The interpreter of the repo's Python environment. Missing is a failure, never a skip:
- * `npm test` sets it; by hand, `export HOLDFAST_PYTHON=$PWD/.venv/bin/python` after
- * `bash tooling/scripts/python-env.sh`.
- */
-export function holdfastPython(): string {
-  const python = process.env.HOLDFAST_PYTHON;
-  if (!python) {
-    throw new Error(
-      "HOLDFAST_PYTHON is not set: these tests need pylance. Run `npm test`, or `bash tooling/scripts/python-env.sh` and export HOLDFAST_PYTHON=$PWD/.venv/bin/python",
-    );
-  }
-  if (!existsSync(python)) throw new Error(`HOLDFAST_PYTHON=${python} does not exist`);
-  return python;
-}
-
 /** Runs the fixture script and parses its JSON (stderr is attached to a failure). */
-export function pylance<T>(
-  args: readonly string[],
-  storageOptions: Record<string, string>,
-): Promise<T> {
-  const python = holdfastPython();
-  return new Promise((resolve, reject) => {
-    execFile(
-      python,
-      [PYLANCE_TABLES, ...args, "--storage-options", JSON.stringify(storageOptions)],
-      { maxBuffer: 64 * 1024 * 1024, timeout: 300_000, env: { ...process.env, RUST_LOG: "error" } },
-      (error, stdout, stderr) => {
-        if (error) {
-          reject(
-            new Error(`pylance_tables.py ${args.join(" ")} failed: ${error.message}\n${stderr}`),
-          );
-          return;
-        }
-        try {
-          resolve(JSON.parse(stdout) as T);
-        } catch (cause) {
-          reject(new Error(`pylance_tables.py printed no JSON: ${stdout}\n${stderr}`, { cause }));
-        }
-      },
-    );
-  });
-}
+export { runPylanceTables as pylance };
 
 /** Where pylance writes and how holdfast reaches the same table folder. */
 export interface PySite {
@@ -136,65 +94,38 @@ export function localPySite(): PySite {
 
 /** A fresh prefix on the test RGW (pylance through its S3 storage options). */
 export function rgwPySite(): PySite {
-  const env = serviceEnv("rgw");
-  const endpoint = need(env, "HOLDFAST_S3_ENDPOINT", "rgw");
-  const bucket = need(env, "HOLDFAST_S3_BUCKET", "rgw");
-  const region = env.HOLDFAST_S3_REGION ?? "us-east-1";
-  const accessKeyId = need(env, "AWS_ACCESS_KEY_ID", "rgw");
-  const secretAccessKey = need(env, "AWS_SECRET_ACCESS_KEY", "rgw");
+  const env = rgwEnv();
   const prefix = `pylance-${ulid().slice(-12).toLowerCase()}`;
   return {
     name: "rgw",
-    root: `s3://${bucket}/${prefix}`,
-    storageOptions: {
-      aws_endpoint: endpoint,
-      aws_access_key_id: accessKeyId,
-      aws_secret_access_key: secretAccessKey,
-      aws_region: region,
-      allow_http: "true",
-      aws_virtual_hosted_style_request: "false",
-    },
+    root: `s3://${env.bucket}/${prefix}`,
+    storageOptions: rgwLanceOptions(env),
     store: (table) =>
       openS3Store({
-        bucket,
+        bucket: env.bucket,
         prefix: `${prefix}/${table}.lance`,
-        region,
-        endpoint,
+        region: env.region,
+        endpoint: env.endpoint,
         forcePathStyle: true,
-        credentials: { accessKeyId, secretAccessKey },
+        credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
       }),
     cli: (table) => ({
-      url: `s3://${bucket}/${prefix}/${table}.lance`,
-      flags: ["--endpoint", endpoint, "--region", region, "--path-style"],
-      env: { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey },
+      url: `s3://${env.bucket}/${prefix}/${table}.lance`,
+      flags: ["--endpoint", env.endpoint, "--region", env.region, "--path-style"],
+      env: { AWS_ACCESS_KEY_ID: env.accessKeyId, AWS_SECRET_ACCESS_KEY: env.secretAccessKey },
     }),
   };
 }
 
 /** A fresh prefix on the test Azurite (pylance through object_store's Azure options). */
 export function azuritePySite(): PySite {
-  const env = serviceEnv("azurite");
-  const connectionString = need(env, "AZURE_STORAGE_CONNECTION_STRING", "azurite");
-  const container = env.HOLDFAST_AZURE_CONTAINER ?? "holdfast-test";
-  const part = (name: string) => new RegExp(`${name}=([^;]+)`).exec(connectionString)?.[1];
-  const account = part("AccountName");
-  const key = part("AccountKey");
-  const endpoint = part("BlobEndpoint");
-  if (!account || !key || !endpoint) {
-    throw new Error("the Azurite connection string lacks AccountName, AccountKey or BlobEndpoint");
-  }
+  const env = azuriteEnv();
+  const { connectionString, container } = env;
   const prefix = `pylance-${ulid().slice(-12).toLowerCase()}`;
   return {
     name: "azurite",
     root: `az://${container}/${prefix}`,
-    storageOptions: {
-      account_name: account,
-      account_key: key,
-      // Not azure_storage_use_emulator: object_store then ignores azure_endpoint and
-      // writes to 127.0.0.1:10000, whatever port this Azurite listens on.
-      azure_endpoint: endpoint,
-      allow_http: "true",
-    },
+    storageOptions: azuriteLanceOptions(env),
     store: (table) =>
       openAzureStore({ container, prefix: `${prefix}/${table}.lance`, connectionString }),
     cli: (table) => ({
@@ -225,34 +156,4 @@ export function leftovers(keys: readonly string[], after: Verified): string[] {
     const sidecar = /^(.*\/)?data\/([^/]+)\/[^/]+\.blob$/.exec(key);
     return !(sidecar && tracked.has(`${sidecar[1] ?? ""}data/${sidecar[2]}.lance`));
   });
-}
-
-// --- utils ---
-
-function serviceEnv(name: "rgw" | "azurite"): Record<string, string | undefined> {
-  const file = `${process.env.HOLDFAST_SERVICES_DIR ?? "/tmp/holdfast-services"}/${name}.env`;
-  const vars: Record<string, string | undefined> = {};
-  if (existsSync(file)) {
-    for (const line of readFileSync(file, "utf8").split("\n")) {
-      const match = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-      if (match) vars[match[1]!] = match[2]!.replace(/^'(.*)'$/, "$1");
-    }
-  }
-  return { ...vars, ...pick(process.env, Object.keys(vars)) };
-}
-
-function pick(env: NodeJS.ProcessEnv, keys: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const key of keys) if (env[key]) out[key] = env[key];
-  return out;
-}
-
-function need(env: Record<string, string | undefined>, key: string, service: string): string {
-  const value = env[key];
-  if (!value) {
-    throw new Error(
-      `${key} is not set and ${service}.env lacks it: start the service with bash tooling/services/${service}-start.sh (npm test does)`,
-    );
-  }
-  return value;
 }

@@ -1,15 +1,13 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { openS3Store, type S3StoreOptions } from "@holdfast/backends-s3";
 import type { ObjectStore } from "@holdfast/conditional-store";
+import { rgwEnv, rgwLanceOptions } from "@holdfast/test-support";
 import * as lancedb from "@lancedb/lancedb";
 import { ulid } from "ulid";
-
-/** Env file written by tooling/services/rgw-start.sh. */
-const RGW_ENV_FILE = process.env.HOLDFAST_RGW_ENV_FILE ?? "/tmp/holdfast-services/rgw.env";
 
 /** Where LanceDB writes a dataset and how holdfast reaches the same table folder. */
 export interface LanceSite {
@@ -56,14 +54,7 @@ export function rgwSite(): LanceSite {
   return {
     name: "rgw",
     uri: `s3://${env.bucket}/${prefix}`,
-    storageOptions: {
-      aws_endpoint: env.endpoint,
-      aws_access_key_id: env.accessKeyId,
-      aws_secret_access_key: env.secretAccessKey,
-      aws_region: env.region,
-      allow_http: "true",
-      aws_virtual_hosted_style_request: "false",
-    },
+    storageOptions: rgwLanceOptions(env),
     store: (table) => openS3Store(s3(table)),
     s3,
   };
@@ -123,42 +114,4 @@ export async function lanceVersions(site: LanceSite, tableName: string): Promise
   const versions = (await table.listVersions()).map((v) => v.version);
   table.close();
   return versions;
-}
-
-// --- utils ---
-
-interface RgwEnv {
-  endpoint: string;
-  bucket: string;
-  region: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-}
-
-/** The test RGW's settings from the environment or its env file; throws (never skips) when absent. */
-function rgwEnv(): RgwEnv {
-  const fromFile: Record<string, string> = {};
-  if (existsSync(RGW_ENV_FILE)) {
-    for (const line of readFileSync(RGW_ENV_FILE, "utf8").split("\n")) {
-      const match = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-      if (match) fromFile[match[1]!] = match[2]!;
-    }
-  }
-  const read = (name: string) => process.env[name] ?? fromFile[name];
-  const endpoint = read("HOLDFAST_S3_ENDPOINT");
-  const bucket = read("HOLDFAST_S3_BUCKET");
-  const accessKeyId = read("AWS_ACCESS_KEY_ID");
-  const secretAccessKey = read("AWS_SECRET_ACCESS_KEY");
-  if (!endpoint || !bucket || !accessKeyId || !secretAccessKey) {
-    throw new Error(
-      `the real S3 test service is not configured (no HOLDFAST_S3_* / AWS_* in the environment or ${RGW_ENV_FILE}); start it with bash tooling/services/rgw-start.sh`,
-    );
-  }
-  return {
-    endpoint,
-    bucket,
-    region: read("HOLDFAST_S3_REGION") ?? "us-east-1",
-    accessKeyId,
-    secretAccessKey,
-  };
 }

@@ -1,4 +1,5 @@
 // The public API of @holdfast/test-support (private: tests only).
+export { azuriteLanceOptions, rgwLanceOptions } from "./lance.js";
 export { holdfastPython, PYLANCE_TABLES, runPylanceTables } from "./python.js";
 export {
   type AzuriteEnv,
