@@ -10,6 +10,7 @@ export function parseVersionArg(text: unknown, what = "version"): number {
       "parse",
       `invalid ${what} ${JSON.stringify(text)}: expected a whole number >= 1`,
       {
+        code: "INVALID_VERSION",
         hint: "versions are numbered 1, 2, 3, ... on each branch; list them with: holdfast versions <url>",
       },
     );

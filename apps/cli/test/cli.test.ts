@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { JsonShapes } from "@holdfast/api-shapes";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { run } from "./run.js";
 
@@ -193,6 +194,22 @@ describe("leases, tags and branches on a local directory", () => {
       (await run(["lease", "release", ds, "--handle", `@${join(dir, "lease.json")}`])).code,
     ).toBe(0);
     expect((await run(["lease", "list", ds, "--json"])).json().leases).toEqual([]);
+  });
+
+  it("L3 lease renew renews from the handle and prints the renewed one, which the next call takes", async () => {
+    const ds = await dataset(1);
+    const acquired = await run(["lease", "acquire", ds, "1", "--ttl", "60s", "--json"]);
+    const handle = acquired.json().handle as { leaseId: string; renewal: number; secret: string };
+    const renewed = await run(["lease", "renew", ds, "--handle", JSON.stringify(handle), "--json"]);
+    expect(renewed.code, renewed.stderr).toBe(0);
+    const doc = JsonShapes["lease renew"].parse(renewed.json());
+    expect(doc.handle).toMatchObject({ leaseId: handle.leaseId, renewal: 1 });
+    expect(doc.lease).toMatchObject({ leaseId: handle.leaseId, active: true });
+    await writeFile(join(dir, "renewed.json"), renewed.stdout);
+    const again = await run(["lease", "renew", ds, "--handle", `@${join(dir, "renewed.json")}`]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`Renewed lease ${handle.leaseId}`);
+    expect(again.stdout + again.stderr).toContain(handle.secret);
   });
 
   it("lease release --force removes a lease by its id whoever holds it", async () => {

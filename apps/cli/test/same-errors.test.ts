@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
@@ -19,8 +19,16 @@ interface Fixture {
   /** A local file to commit. */
   readonly file: string;
   /** A real lease's handle (acquired through the CLI). */
-  readonly handle: Record<string, unknown> & { leaseId: string };
+  readonly handle: Handle;
+  /** The handle of a lease removed since (`lease release --force`). */
+  readonly lost: Handle;
+  /** Handles of two leases whose term ran out in storage time: one for each app. */
+  readonly expired: { readonly cli: Handle; readonly http: Handle };
+  /** An empty directory: no dataset (served as `empty`). */
+  readonly empty: string;
 }
+
+type Handle = Record<string, unknown> & { leaseId: string };
 
 interface Row {
   readonly failure: string;
@@ -35,6 +43,7 @@ interface Row {
 }
 
 const D = "/v1/datasets/ds";
+const renewUrl = (h: Handle) => `${D}/leases/${h.leaseId}/renew`;
 
 const ROWS: readonly Row[] = [
   {
@@ -126,6 +135,17 @@ const ROWS: readonly Row[] = [
   },
   {
     failure: "a branch that already exists",
+    cli: (f) => ["branch", "create", f.ds, "bare", "--from", "1"],
+    http: () => ({
+      method: "POST",
+      url: `${D}/branches`,
+      payload: { name: "bare", from: { version: 1 } },
+    }),
+    kind: "conflict",
+    code: "REF_EXISTS",
+  },
+  {
+    failure: "re-creating a branch that has versions of its own",
     cli: (f) => ["branch", "create", f.ds, "exp", "--from", "1"],
     http: () => ({
       method: "POST",
@@ -133,7 +153,7 @@ const ROWS: readonly Row[] = [
       payload: { name: "exp", from: { version: 1 } },
     }),
     kind: "conflict",
-    code: "REF_EXISTS",
+    code: "BRANCH_HAS_VERSIONS",
   },
   {
     failure: "a branch forked from a version that does not exist",
@@ -164,6 +184,137 @@ const ROWS: readonly Row[] = [
     kind: "invalid-input",
     code: "ORPHAN_GRACE_BELOW_FLOOR",
   },
+  {
+    failure: "invariant 1: a renewal with a handle forged from the listing (made-up secret)",
+    cli: (f) => [
+      "lease",
+      "renew",
+      f.ds,
+      "--handle",
+      JSON.stringify({ ...f.handle, secret: "A".repeat(43) }),
+    ],
+    http: (f) => ({
+      method: "POST",
+      url: renewUrl(f.handle),
+      payload: { handle: { ...f.handle, secret: "A".repeat(43) } },
+    }),
+    kind: "invalid-input",
+    code: "INVALID_LEASE_HANDLE",
+  },
+  {
+    failure: "a renewal naming another lease than its handle's",
+    cli: (f) => ["lease", "renew", f.ds, OTHER_LEASE, "--handle", JSON.stringify(f.handle)],
+    http: (f) => ({
+      method: "POST",
+      url: `${D}/leases/${OTHER_LEASE}/renew`,
+      payload: { handle: f.handle },
+    }),
+    kind: "invalid-input",
+    code: "INVALID_LEASE_HANDLE",
+  },
+  {
+    failure: "docs/protocol.md §4.2: renewing a lease that was removed (lost)",
+    cli: (f) => ["lease", "renew", f.ds, "--handle", JSON.stringify(f.lost)],
+    http: (f) => ({ method: "POST", url: renewUrl(f.lost), payload: { handle: f.lost } }),
+    kind: "not-found",
+    code: "LEASE_LOST",
+  },
+  {
+    failure: "L3: renewing a lease whose term ran out in storage time (expired)",
+    cli: (f) => ["lease", "renew", f.ds, "--handle", JSON.stringify(f.expired.cli)],
+    http: (f) => ({
+      method: "POST",
+      url: renewUrl(f.expired.http),
+      payload: { handle: f.expired.http },
+    }),
+    kind: "refused",
+    code: "LEASE_EXPIRED",
+  },
+  {
+    failure: "a lease with a TTL below the minimum",
+    cli: (f) => ["lease", "acquire", f.ds, "1", "--ttl", "50ms"],
+    http: () => ({ method: "POST", url: `${D}/leases`, payload: { version: 1, ttlMs: 50 } }),
+    kind: "invalid-input",
+    code: "INVALID_TTL",
+  },
+  {
+    failure: "a lease on a branch that does not exist",
+    cli: (f) => ["lease", "acquire", f.ds, "1", "--branch", "nope", "--ttl", "60s"],
+    http: () => ({
+      method: "POST",
+      url: `${D}/leases`,
+      payload: { branch: "nope", version: 1, ttlMs: 60_000 },
+    }),
+    kind: "not-found",
+    code: "VERSION_NOT_FOUND",
+  },
+  {
+    failure: "a tag whose name is not a valid name",
+    cli: (f) => ["tag", "create", f.ds, ".bad", "1"],
+    http: () => ({ method: "POST", url: `${D}/tags`, payload: { name: ".bad", version: 1 } }),
+    kind: "invalid-input",
+    code: "INVALID_NAME",
+  },
+  {
+    failure: "a tag on version 0 (versions start at 1)",
+    cli: (f) => ["tag", "create", f.ds, "t0", "0"],
+    http: () => ({ method: "POST", url: `${D}/tags`, payload: { name: "t0", version: 0 } }),
+    kind: "invalid-input",
+    code: "INVALID_VERSION",
+  },
+  {
+    failure: "invariant 1: a renewal with a handle whose fields are malformed",
+    cli: (f) => [
+      "lease",
+      "renew",
+      f.ds,
+      "--handle",
+      JSON.stringify({ ...f.handle, branch: ".bad", ttlMs: 5 }),
+    ],
+    http: (f) => ({
+      method: "POST",
+      url: renewUrl(f.handle),
+      payload: { handle: { ...f.handle, branch: ".bad", ttlMs: 5 } },
+    }),
+    kind: "invalid-input",
+    code: "INVALID_LEASE_HANDLE",
+  },
+  {
+    failure: "a branch whose name is not a valid name",
+    cli: (f) => ["branch", "create", f.ds, ".bad", "--from", "1"],
+    http: () => ({
+      method: "POST",
+      url: `${D}/branches`,
+      payload: { name: ".bad", from: { version: 1 } },
+    }),
+    kind: "invalid-input",
+    code: "INVALID_NAME",
+  },
+  {
+    failure: "deleting a branch whose versions leases pin (without force)",
+    cli: (f) => ["branch", "delete", f.ds, "exp"],
+    http: () => ({ method: "DELETE", url: `${D}/branches/exp` }),
+    kind: "conflict",
+    code: "BRANCH_HAS_LEASES",
+  },
+  {
+    failure: "the versions of a location that holds no dataset",
+    cli: (f) => ["versions", f.empty],
+    http: () => ({ method: "GET", url: "/v1/datasets/empty/versions" }),
+    kind: "not-found",
+    code: "DATASET_NOT_FOUND",
+  },
+  {
+    failure: "a tag on a location that holds no dataset",
+    cli: (f) => ["tag", "create", f.empty, "t1", "1"],
+    http: () => ({
+      method: "POST",
+      url: "/v1/datasets/empty/tags",
+      payload: { name: "t1", version: 1 },
+    }),
+    kind: "not-found",
+    code: "DATASET_NOT_FOUND",
+  },
 ];
 
 describe("the CLI and the HTTP API fail the same way", () => {
@@ -174,6 +325,8 @@ describe("the CLI and the HTTP API fail the same way", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "holdfast-same-errors-"));
     const ds = join(dir, "ds");
+    const empty = join(dir, "empty");
+    await mkdir(empty);
     const file = join(dir, "part.bin");
     await writeFile(file, "bytes");
     for (const args of [
@@ -181,15 +334,36 @@ describe("the CLI and the HTTP API fail the same way", () => {
       ["commit", ds, file],
       ["commit", ds, file],
       ["branch", "create", ds, "exp", "--from", "1"],
+      ["branch", "create", ds, "bare", "--from", "1"],
+      ["commit", ds, file, "--branch", "exp"],
       ["tag", "create", ds, "keep", "1"],
     ]) {
       expect((await run(args)).code).toBe(0);
     }
-    const acquired = await run(["lease", "acquire", ds, "1", "--ttl", "10m", "--json"]);
-    expect(acquired.code).toBe(0);
-    fixture = { ds, file, handle: acquired.json().handle as Fixture["handle"] };
+    const acquire = async (...args: string[]) => {
+      const acquired = await run(["lease", "acquire", ds, ...args, "--json"]);
+      expect(acquired.code, acquired.stderr).toBe(0);
+      return acquired.json().handle as Handle;
+    };
+    const handle = await acquire("1", "--ttl", "10m");
+    const exp = (await run(["versions", ds, "--branch", "exp", "--json"])).json().versions as {
+      version: number;
+    }[];
+    await acquire(String(exp[0]!.version), "--branch", "exp", "--ttl", "10m");
+    const lost = await acquire("2", "--ttl", "10m");
+    expect((await run(["lease", "release", ds, lost.leaseId, "--force"])).code).toBe(0);
+    const expired = {
+      cli: await acquire("2", "--ttl", "100ms"),
+      http: await acquire("2", "--ttl", "100ms"),
+    };
+    // Past TTL + the one-second precision floor of storage time (docs/protocol.md §3).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    fixture = { ds, file, handle, lost, expired, empty };
     app = await buildServer({
-      datasets: [{ name: "ds", store: createLocalStore({ root: ds }) }],
+      datasets: [
+        { name: "ds", store: createLocalStore({ root: ds }) },
+        { name: "empty", store: createLocalStore({ root: empty }) },
+      ],
       tokens: [{ name: "same-errors", role: "admin", sha256: hashToken(TOKEN) }],
       logger: false,
       rateLimit: false,
@@ -220,7 +394,7 @@ describe("the CLI and the HTTP API fail the same way", () => {
     });
   });
 
-  it("versions with tags, branch listings and the doctor's verdict are the same documents", async () => {
+  it("versions with tags, branch listings, lease listings, status and the doctor's verdict are the same documents", async () => {
     const get = async (url: string) =>
       (
         await app.inject({ method: "GET", url, headers: { authorization: `Bearer ${TOKEN}` } })
@@ -229,6 +403,28 @@ describe("the CLI and the HTTP API fail the same way", () => {
     const httpVersions = await get(`${D}/versions?limit=1000`);
     expect(httpVersions.versions).toEqual(cliVersions.versions);
     expect(cliVersions.versions).toMatchObject([{ version: 1, tags: ["keep"] }, { version: 2 }]);
+    // A version without a branch is on the default branch in both (describeLeases).
+    const cliLeases = (await run(["lease", "list", fixture.ds, "1", "--json"])).json();
+    const httpLeases = await get(`${D}/leases?version=1`);
+    const ids = (doc: Record<string, unknown>) =>
+      (doc.leases as { leaseId: string; branch: string; version: number }[]).map(
+        (l) => `${l.branch}@${l.version}/${l.leaseId}`,
+      );
+    expect(ids(httpLeases)).toEqual(ids(cliLeases));
+    expect(ids(cliLeases)).toEqual([`main@1/${fixture.handle.leaseId}`]);
+    const cliStatus = (await run(["status", fixture.ds, "--json"])).json();
+    const httpStatus = await get(`${D}/status`);
+    const statusSummary = (d: Record<string, unknown>) => ({
+      datasetId: d.datasetId,
+      format: d.format,
+      branches: d.branches,
+      tags: d.tags,
+      leases: ids(d),
+      retirements: d.retirements,
+      intents: d.intents,
+      warnings: d.warnings,
+    });
+    expect(statusSummary(httpStatus)).toEqual(statusSummary(cliStatus));
     const cliBranches = (await run(["branch", "list", fixture.ds, "--json"])).json();
     expect((await get(`${D}/branches`)).branches).toEqual(cliBranches.branches);
     const cliDoctor = (await run(["doctor", fixture.ds, "--json"])).json();

@@ -368,6 +368,7 @@ function installErrorHandling(app: ZodApp, deps: AppDeps): void {
         reply,
         problem(400, "invalid-input", `${where}: ${issue?.message ?? "invalid"}`, {
           hint: "see the request schema in /openapi.json",
+          code: validationCode(error.validation),
         }),
       );
     }
@@ -402,6 +403,28 @@ function installErrorHandling(app: ZodApp, deps: AppDeps): void {
       status: String(reply.statusCode),
     });
   });
+}
+
+/**
+ * The error code of a rejected request (`withErrorCode` in `@holdfast/api-shapes`): the
+ * outermost coded schema around the first failure, so the problem carries the code the CLI
+ * gives the same failure (INVALID_NAME, INVALID_TTL, INVALID_LEASE_HANDLE, ...).
+ */
+function validationCode(
+  issues: readonly { instancePath: string; params: Record<string, unknown> }[],
+): string | undefined {
+  const first = issues[0]?.instancePath ?? "";
+  let found: { path: string; code: string } | undefined;
+  for (const issue of issues) {
+    const code = (issue.params.params as { code?: unknown } | undefined)?.code;
+    if (typeof code !== "string") continue;
+    const path = issue.instancePath;
+    const encloses = path === "/" || first === path || first.startsWith(`${path}/`);
+    if (encloses && (found === undefined || path.length < found.path.length)) {
+      found = { path, code };
+    }
+  }
+  return found?.code;
 }
 
 /** Serves the built dashboard at `/` when it exists (it is public: it holds no data). */

@@ -135,6 +135,12 @@ export const JsonShapes = {
     ok("lease acquire", { event: z.literal("read"), reads: z.number(), bytes: z.number() }),
     ok("lease acquire", { event: z.literal("released"), leaseId: z.string(), reads: z.number() }),
   ]),
+  "lease renew": ok("lease renew", {
+    location: z.string(),
+    lease: LeaseShape,
+    /** The renewed handle (its ETag and renewal count changed): the next renew takes it. */
+    handle: LeaseHandleShape,
+  }),
   "lease list": ok("lease list", { location: z.string(), leases: z.array(LeaseShape) }),
   "lease release": ok("lease release", {
     location: z.string(),

@@ -1,12 +1,6 @@
 import { z } from "zod";
 import { CleanupProgressShape, CleanupStatsShape, IsoTime, JsonShapes, LeaseShape } from "./cli.js";
-import {
-  LEASE_TTL_RANGE_MS,
-  LeaseHandleShape,
-  NameParam,
-  UlidParam,
-  VersionParam,
-} from "./params.js";
+import { LeaseHandleShape, LeaseTtlParam, NameParam, UlidParam, VersionParam } from "./params.js";
 
 /**
  * Request and response bodies of the holdfast HTTP API (`apps/server`, routes under `/v1`).
@@ -20,7 +14,7 @@ export const LeaseAcquireRequest = z.strictObject({
   version: VersionParam,
   /** @default the dataset's default branch */
   branch: NameParam.optional(),
-  ttlMs: z.number().int().min(LEASE_TTL_RANGE_MS.min).max(LEASE_TTL_RANGE_MS.max),
+  ttlMs: LeaseTtlParam,
 });
 
 /** `POST .../leases/{leaseId}/renew` and `.../release`. */

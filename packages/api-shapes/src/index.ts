@@ -38,8 +38,10 @@ export {
   LEASE_TTL_RANGE_MS,
   type LeaseHandle,
   LeaseHandleShape,
+  LeaseTtlParam,
   NameParam,
   UlidParam,
   VersionParam,
+  withErrorCode,
 } from "./params.js";
 export { type ProgressEstimateFields, progressDocument } from "./progress.js";

@@ -55,6 +55,7 @@ export async function openDataset(ctx: ProtocolContext): Promise<DatasetInfo> {
   if (!got) {
     throw holdfastError("not-found", "open", `no holdfast dataset at ${ctx.store.location}`, {
       key: DATASET_KEY,
+      code: "DATASET_NOT_FOUND",
       hint: "run init first, or check the storage URL and prefix",
     });
   }

@@ -26,14 +26,26 @@ export interface LeaseView {
  * Lists leases with their TTL (read from each body) and whether each is active, judged
  * against the store's own clock (a probe object's Last-Modified), never this host's.
  * A lease whose body cannot be read counts as active: showing a lease as expired must
- * never be a guess.
+ * never be a guess. A `version` without a `branch` is on `defaultBranch` (the CLI's
+ * `lease list` and the HTTP API's listing both read it so).
  */
 export async function describeLeases(
   ctx: ProtocolContext,
-  filter: { branch?: string; version?: number } = {},
+  filter: {
+    branch?: string | undefined;
+    version?: number | undefined;
+    defaultBranch?: string;
+  } = {},
 ): Promise<LeaseView[]> {
+  const { version } = filter;
+  const branch = filter.branch ?? (version === undefined ? undefined : filter.defaultBranch);
   const entries: LeaseEntry[] = [];
-  for await (const entry of listLeases(ctx, filter)) entries.push(entry);
+  for await (const entry of listLeases(ctx, {
+    ...(branch === undefined ? {} : { branch }),
+    ...(version === undefined ? {} : { version }),
+  })) {
+    entries.push(entry);
+  }
   if (entries.length === 0) return [];
   const now = await storageNow(ctx);
   const precision = storePrecisionMs(ctx);

@@ -8,6 +8,7 @@ export {
   sweepExpiredLeases,
 } from "./census.js";
 export { describeLease, describeLeases, type LeaseView } from "./describe.js";
+export { forceReleaseLease } from "./force.js";
 export { INVALID_LEASE_HANDLE, validateLeaseHandle } from "./handle.js";
 export {
   checkLeaseHandle,
@@ -21,6 +22,7 @@ export { branchFenceKey, branchLeasesPrefix, leaseKey, parseLeaseKey } from "./l
 export {
   type AcquireOptions,
   acquireLease,
+  checkLeaseTtl,
   encodeLeaseBody,
   type Lease,
   releaseLease,

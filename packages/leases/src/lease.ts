@@ -86,7 +86,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const { format } = options;
   const branch = validateName(options.branch, "branch");
   const version = validateVersion(options.version);
-  const ttlMs = validateTtl(options.ttlMs);
+  const ttlMs = checkLeaseTtl(options.ttlMs);
   const manifestKey = format.manifestKey(branch, version);
   // Acquire 1 check. holdfast's layout: the store must be holdfast's (docs/protocol.md §1.1).
   if (holdfastMarkerUnchecked(ctx.store, format)) {
@@ -465,7 +465,12 @@ export function encodeLeaseBody(
   return encodeJson(body);
 }
 
-function validateTtl(ttlMs: unknown): number {
+/**
+ * A lease's TTL: an integer from MIN_TTL_MS to MAX_TTL_MS, else `invalid-input` INVALID_TTL
+ * (docs/protocol.md §4). `acquireLease` checks it first; an application checks its argument
+ * with it before anything is written.
+ */
+export function checkLeaseTtl(ttlMs: unknown, operation = "acquireLease"): number {
   if (
     typeof ttlMs !== "number" ||
     !Number.isSafeInteger(ttlMs) ||
@@ -474,7 +479,7 @@ function validateTtl(ttlMs: unknown): number {
   ) {
     throw holdfastError(
       "invalid-input",
-      "acquireLease",
+      operation,
       `invalid TTL ${String(ttlMs)}: must be an integer from ${MIN_TTL_MS} to ${MAX_TTL_MS} ms`,
       { code: "INVALID_TTL", hint: "hold a lease longer than the maximum with keepLease" },
     );

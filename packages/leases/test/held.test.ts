@@ -4,6 +4,8 @@ import { commitVersion, holdfastLayout, initDataset } from "@holdfast/dataset";
 import {
   acquireLease,
   checkLeaseHandle,
+  checkLeaseTtl,
+  forceReleaseLease,
   INVALID_LEASE_HANDLE,
   keeperTiming,
   releaseLeaseHandle,
@@ -108,5 +110,44 @@ describe("lease handles renewed and released by any host", () => {
     expect(() => keeperTiming(60_000, { renewEveryMs: 59_000 })).toThrow(
       expect.objectContaining({ kind: "invalid-input", code: "INVALID_KEEPER_TIMING" }),
     );
+  });
+});
+
+// docs/protocol.md §4.2: `lease release --force` removes anyone's lease by its id.
+describe("a lease removed by its id (forceReleaseLease)", () => {
+  it("L1 a lease removed by its id is gone: its holder's next renewal is LEASE_LOST", async () => {
+    const { ctx, memory, handle } = await setup();
+    const removed = await forceReleaseLease(ctx, handle.leaseId.toLowerCase());
+    expect(removed).toMatchObject({ leaseId: handle.leaseId, branch: "main", version: 1 });
+    expect(await memory.head(handle.key)).toBeNull();
+    await expect(renewLeaseHandle(ctx, handle)).rejects.toMatchObject({
+      kind: "not-found",
+      code: "LEASE_LOST",
+    });
+  });
+
+  it("a malformed id is refused before any request (INVALID_LEASE_ID); an unknown one is LEASE_NOT_FOUND", async () => {
+    const { ctx, counting, memory, handle } = await setup();
+    const before = counting.totalRequests();
+    await expect(forceReleaseLease(ctx, "not-a-ulid")).rejects.toMatchObject({
+      kind: "invalid-input",
+      code: "INVALID_LEASE_ID",
+    });
+    expect(counting.totalRequests()).toBe(before);
+    await expect(forceReleaseLease(ctx, "01J9Z3K4V6W8X0Y2Z4A6B8C0D2")).rejects.toMatchObject({
+      kind: "not-found",
+      code: "LEASE_NOT_FOUND",
+    });
+    expect(await memory.head(handle.key)).not.toBeNull();
+  });
+
+  it("checkLeaseTtl accepts MIN_TTL_MS..MAX_TTL_MS and refuses the rest (INVALID_TTL)", () => {
+    expect(checkLeaseTtl(100)).toBe(100);
+    expect(checkLeaseTtl(86_400_000)).toBe(86_400_000);
+    for (const bad of [99, 86_400_001, 1.5, "60000", Number.NaN]) {
+      expect(() => checkLeaseTtl(bad, "parse")).toThrow(
+        expect.objectContaining({ kind: "invalid-input", code: "INVALID_TTL", operation: "parse" }),
+      );
+    }
   });
 });

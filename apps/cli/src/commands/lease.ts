@@ -4,19 +4,20 @@ import type { DatasetFormat } from "@holdfast/dataset";
 import {
   acquireLease,
   checkLeaseHandle,
+  checkLeaseTtl,
   describeLease,
   describeLeases,
+  forceReleaseLease,
   INVALID_LEASE_HANDLE,
   keeperTiming,
   keepLease,
   type Lease,
-  type LeaseEntry,
   type LeaseHandle,
   type LeaseView,
-  listLeases,
   MIN_TTL_MS,
   releaseLease,
   releaseLeaseHandle,
+  renewLeaseHandle,
   toLeaseHandle,
 } from "@holdfast/leases";
 import type { ProtocolContext } from "@holdfast/protocol";
@@ -29,7 +30,7 @@ import { errorShape } from "../output.js";
 import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
 
-/** `lease acquire|list|release`: readers pin the versions they read. */
+/** `lease acquire|list|renew|release`: readers pin the versions they read. */
 export function registerLease(r: Registrar, program: Command): void {
   const lease = new Command("lease").description(
     "pin a version while you read it (renewable leases timed by the store's clock)",
@@ -105,6 +106,30 @@ export function registerLease(r: Registrar, program: Command): void {
   lease.addCommand(
     r.leaf(
       withStoreOptions(
+        new Command("renew")
+          .description(
+            "renew a lease you hold, by the handle lease acquire (or an earlier renew) printed; prints the renewed handle",
+          )
+          .argument("<url>", "storage URL")
+          .argument("[lease-id]", "the lease's id (checked against the handle)")
+          .requiredOption(
+            "--handle <json|@file>",
+            "the lease's handle as lease acquire --json or lease renew --json printed it (or @path of a file holding it)",
+          )
+          .option(
+            "--format <name>",
+            "dataset format: holdfast or lance (default: detected from the dataset)",
+          ),
+      ),
+      "lease renew",
+      ["holdfast lease renew ./my-dataset --handle @lease-handle.json --json > lease-handle.json"],
+      leaseRenew,
+    ),
+  );
+
+  lease.addCommand(
+    r.leaf(
+      withStoreOptions(
         new Command("release")
           .description(
             "release a lease you hold, by the handle lease acquire printed (idempotent); --force removes anyone's lease by its id",
@@ -148,17 +173,8 @@ async function leaseAcquire(
 ): Promise<number> {
   const target = parseTarget(url!, opts, cx.io);
   const version = parseVersionArg(versionText);
-  const ttlMs = parseDuration(String(opts.ttl), "--ttl");
-  if (ttlMs < MIN_TTL_MS) {
-    throw holdfastError(
-      "invalid-input",
-      "parse",
-      `--ttl ${String(opts.ttl)} is below the minimum of ${MIN_TTL_MS}ms`,
-      {
-        hint: "use a TTL of at least 100ms; the lease keeper renews it for you with --hold",
-      },
-    );
-  }
+  // The leases package's rule (INVALID_TTL, as the HTTP API), before anything is written.
+  const ttlMs = checkLeaseTtl(parseDuration(String(opts.ttl), "--ttl"), "parse");
   const branchFlag = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
   const renewEveryMs =
     opts.renewEvery === undefined
@@ -203,16 +219,12 @@ async function leaseList(
   cx: CommandContext,
 ): Promise<number> {
   const target = parseTarget(url!, opts, cx.io);
-  let branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+  const branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
   const version = versionText === undefined ? undefined : parseVersionArg(versionText);
   const forced = parseFormatOption(opts.format);
   const ctx = contextFor(await openTarget(target, cx.io));
   const { defaultBranch } = await openFormatDataset(ctx, forced);
-  if (version !== undefined) branch ??= defaultBranch;
-  const leases = await describeLeases(ctx, {
-    ...(branch === undefined ? {} : { branch }),
-    ...(version === undefined ? {} : { version }),
-  });
+  const leases = await describeLeases(ctx, { branch, version, defaultBranch });
   cx.out.result(cx.command, { location: target.display, leases });
   if (leases.length === 0) {
     cx.out.line("No leases.");
@@ -231,6 +243,33 @@ async function leaseList(
   return ExitCode.ok;
 }
 
+/**
+ * `holdfast lease renew`: the leases package judges the term by the store's clock
+ * (`renewLeaseHandle`: LEASE_EXPIRED when the renewal landed after it ran out, LEASE_LOST
+ * when the lease is gone), as the HTTP API's renew route does (docs/protocol.md §4.2).
+ */
+async function leaseRenew(
+  [url, leaseId]: readonly string[],
+  opts: Record<string, unknown>,
+  cx: CommandContext,
+): Promise<number> {
+  const target = parseTarget(url!, opts, cx.io);
+  // Checked before any request: a forged handle or one of another lease is refused.
+  const handle = await parseHandleOption(String(opts.handle), leaseId, "renewLease");
+  const forced = parseFormatOption(opts.format);
+  const ctx = contextFor(await openTarget(target, cx.io));
+  await openFormatDataset(ctx, forced);
+  const held = await renewLeaseHandle(ctx, handle);
+  cx.out.result(cx.command, { location: target.display, ...held });
+  cx.out.line(
+    `Renewed lease ${held.handle.leaseId} on ${held.handle.branch}@${held.handle.version} (expires ${held.lease.expiresAt ?? "?"} storage time).`,
+  );
+  cx.out.line(
+    `Its handle changed (keep it private): holdfast lease renew ${url} --handle '${JSON.stringify(held.handle)}'`,
+  );
+  return ExitCode.ok;
+}
+
 /** `holdfast lease release`. */
 async function leaseRelease(
   [url, leaseId]: readonly string[],
@@ -243,7 +282,7 @@ async function leaseRelease(
       throw holdfastError("invalid-input", "parse", "--handle and --force exclude each other");
     }
     // Checked before any request: a forged handle or one of another lease is refused.
-    const handle = await parseHandleOption(String(opts.handle), leaseId);
+    const handle = await parseHandleOption(String(opts.handle), leaseId, "releaseLease");
     const forced = parseFormatOption(opts.format);
     const ctx = contextFor(await openTarget(target, cx.io));
     await openFormatDataset(ctx, forced);
@@ -265,29 +304,10 @@ async function leaseRelease(
       },
     );
   }
-  if (!/^[0-9A-HJKMNP-TV-Z]{26}$/i.test(leaseId ?? "")) {
-    throw holdfastError(
-      "invalid-input",
-      "parse",
-      `invalid lease id ${JSON.stringify(leaseId)}: expected a 26-character ULID`,
-      {
-        hint: "list lease ids with: holdfast lease list <url>",
-      },
-    );
-  }
   const forced = parseFormatOption(opts.format);
   const ctx = contextFor(await openTarget(target, cx.io));
   await openFormatDataset(ctx, forced);
-  let found: LeaseEntry | undefined;
-  for await (const entry of listLeases(ctx)) {
-    if (entry.leaseId.toUpperCase() === leaseId!.toUpperCase()) found = entry;
-  }
-  if (!found) {
-    throw holdfastError("not-found", "releaseLease", `no lease ${leaseId} at ${target.display}`, {
-      hint: "it may have been released already or removed with its retired version",
-    });
-  }
-  await ctx.store.delete(found.key);
+  const found = await forceReleaseLease(ctx, leaseId ?? "");
   cx.out.result(cx.command, {
     location: target.display,
     released: { leaseId: found.leaseId, branch: found.branch, version: found.version },
@@ -437,13 +457,17 @@ function checkRenewEvery(ttlMs: number, renewEveryMs: number): void {
 
 /**
  * Parses `--handle`: the handle's JSON, or `@path` of a file holding it (or a whole
- * `lease acquire --json` document, whose `handle` is taken), checked by the leases package
+ * `lease acquire --json` or `lease renew --json` document, whose `handle` is taken), checked by the leases package
  * (`checkLeaseHandle`, INVALID_LEASE_HANDLE), against `leaseId` when one was given. Errors
  * never echo the text: it holds the lease's secret.
  */
-async function parseHandleOption(text: string, leaseId: string | undefined): Promise<LeaseHandle> {
+async function parseHandleOption(
+  text: string,
+  leaseId: string | undefined,
+  operation: "renewLease" | "releaseLease",
+): Promise<LeaseHandle> {
   const bad = (why: string, cause?: unknown) =>
-    holdfastError("invalid-input", "releaseLease", `--handle is not a lease handle: ${why}`, {
+    holdfastError("invalid-input", operation, `--handle is not a lease handle: ${why}`, {
       code: INVALID_LEASE_HANDLE,
       hint: "pass the handle exactly as lease acquire --json printed it",
       cause,
@@ -463,7 +487,7 @@ async function parseHandleOption(text: string, leaseId: string | undefined): Pro
   if (value !== null && typeof value === "object" && "handle" in value) {
     value = (value as { handle: unknown }).handle;
   }
-  return checkLeaseHandle(value, "releaseLease", leaseId);
+  return checkLeaseHandle(value, operation, leaseId);
 }
 
 /** Reads a version as a reader would: its manifest (in the dataset's format), then every file it names. Returns bytes read. */

@@ -99,12 +99,7 @@ export function registerLeaseRoutes(app: ZodApp, deps: AppDeps): void {
 /** `GET .../leases`: a version without a branch is on the default branch (as `lease list`). */
 async function listLeasesRoute(ds: DatasetEntry, query: z.infer<typeof LeasesQuery>) {
   const { defaultBranch } = await openServed(ds);
-  const { version } = query;
-  const branch = query.branch ?? (version === undefined ? undefined : defaultBranch);
-  const leases = await describeLeases(ds.ctx, {
-    ...(branch === undefined ? {} : { branch }),
-    ...(version === undefined ? {} : { version }),
-  });
+  const leases = await describeLeases(ds.ctx, { ...query, defaultBranch });
   return { ok: true as const, command: "lease list" as const, location: ds.store.location, leases };
 }
 
