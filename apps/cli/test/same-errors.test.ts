@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { buildServer, hashToken, type ZodApp } from "@holdfast/server";
+import * as lancedb from "@lancedb/lancedb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run } from "./run.js";
 
@@ -26,6 +27,8 @@ interface Fixture {
   readonly expired: { readonly cli: Handle; readonly http: Handle };
   /** An empty directory: no dataset (served as `empty`). */
   readonly empty: string;
+  /** A Lance table LanceDB wrote (served as `lance`). */
+  readonly lance: string;
 }
 
 type Handle = Record<string, unknown> & { leaseId: string };
@@ -298,6 +301,24 @@ const ROWS: readonly Row[] = [
     code: "BRANCH_HAS_LEASES",
   },
   {
+    failure: "a commit into a Lance table (LanceDB writes it)",
+    cli: (f) => ["commit", f.lance, f.file],
+    http: () => ({ method: "POST", url: "/v1/datasets/lance/versions", payload: { files: [] } }),
+    kind: "unsupported",
+    code: "FORMAT_READ_ONLY",
+  },
+  {
+    failure: "a tag on a version a Lance table does not have",
+    cli: (f) => ["tag", "create", f.lance, "t9", "9"],
+    http: () => ({
+      method: "POST",
+      url: "/v1/datasets/lance/tags",
+      payload: { name: "t9", version: 9 },
+    }),
+    kind: "not-found",
+    code: "VERSION_NOT_FOUND",
+  },
+  {
     failure: "the versions of a location that holds no dataset",
     cli: (f) => ["versions", f.empty],
     http: () => ({ method: "GET", url: "/v1/datasets/empty/versions" }),
@@ -327,6 +348,11 @@ describe("the CLI and the HTTP API fail the same way", () => {
     const ds = join(dir, "ds");
     const empty = join(dir, "empty");
     await mkdir(empty);
+    const db = await lancedb.connect(dir);
+    const table = await db.createTable("events", [{ id: 1, v: "a" }]);
+    await table.add([{ id: 2, v: "b" }]);
+    table.close();
+    const lance = join(dir, "events.lance");
     const file = join(dir, "part.bin");
     await writeFile(file, "bytes");
     for (const args of [
@@ -358,11 +384,12 @@ describe("the CLI and the HTTP API fail the same way", () => {
     };
     // Past TTL + the one-second precision floor of storage time (docs/protocol.md §3).
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    fixture = { ds, file, handle, lost, expired, empty };
+    fixture = { ds, file, handle, lost, expired, empty, lance };
     app = await buildServer({
       datasets: [
         { name: "ds", store: createLocalStore({ root: ds }) },
         { name: "empty", store: createLocalStore({ root: empty }) },
+        { name: "lance", store: createLocalStore({ root: lance }) },
       ],
       tokens: [{ name: "same-errors", role: "admin", sha256: hashToken(TOKEN) }],
       logger: false,
