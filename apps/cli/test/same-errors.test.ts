@@ -2,6 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
+import { createContext } from "@holdfast/dataset";
+import { acquireCleanupLock } from "@holdfast/retirement";
 import { buildServer, hashToken, type ZodApp } from "@holdfast/server";
 import * as lancedb from "@lancedb/lancedb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,6 +31,8 @@ interface Fixture {
   readonly empty: string;
   /** A Lance table LanceDB wrote (served as `lance`). */
   readonly lance: string;
+  /** A dataset whose cleanup lock another (live) cleaner holds (served as `busy`). */
+  readonly busy: string;
 }
 
 type Handle = Record<string, unknown> & { leaseId: string };
@@ -301,6 +305,24 @@ const ROWS: readonly Row[] = [
     code: "BRANCH_HAS_LEASES",
   },
   {
+    failure: "docs/protocol.md §5.9: a recovery while another cleaner holds the dataset's lock",
+    cli: (f) => ["recover", f.busy, "--no-wait"],
+    http: () => ({ method: "POST", url: "/v1/datasets/busy/recover" }),
+    kind: "conflict",
+    code: "CLEANUP_RUNNING",
+  },
+  {
+    failure: "docs/protocol.md §5.9: a cleanup while another cleaner holds the dataset's lock",
+    cli: (f) => ["cleanup", f.busy, "--retain", "1"],
+    http: () => ({
+      method: "POST",
+      url: "/v1/datasets/busy/cleanup/jobs",
+      payload: { policy: { retainVersions: 1 } },
+    }),
+    kind: "conflict",
+    code: "CLEANUP_RUNNING",
+  },
+  {
     failure: "a commit into a Lance table (LanceDB writes it)",
     cli: (f) => ["commit", f.lance, f.file],
     http: () => ({ method: "POST", url: "/v1/datasets/lance/versions", payload: { files: [] } }),
@@ -353,6 +375,13 @@ describe("the CLI and the HTTP API fail the same way", () => {
     await table.add([{ id: 2, v: "b" }]);
     table.close();
     const lance = join(dir, "events.lance");
+    const busy = join(dir, "busy");
+    expect((await run(["init", busy])).code).toBe(0);
+    // Another cleaner's lock, live for the whole test (its bound is an hour of storage time).
+    await acquireCleanupLock(createContext(createLocalStore({ root: busy })), {
+      owner: OTHER_LEASE,
+      boundMs: 3_600_000,
+    });
     const file = join(dir, "part.bin");
     await writeFile(file, "bytes");
     for (const args of [
@@ -384,12 +413,13 @@ describe("the CLI and the HTTP API fail the same way", () => {
     };
     // Past TTL + the one-second precision floor of storage time (docs/protocol.md §3).
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    fixture = { ds, file, handle, lost, expired, empty, lance };
+    fixture = { ds, file, handle, lost, expired, empty, lance, busy };
     app = await buildServer({
       datasets: [
         { name: "ds", store: createLocalStore({ root: ds }) },
         { name: "empty", store: createLocalStore({ root: empty }) },
         { name: "lance", store: createLocalStore({ root: lance }) },
+        { name: "busy", store: createLocalStore({ root: busy }) },
       ],
       tokens: [{ name: "same-errors", role: "admin", sha256: hashToken(TOKEN) }],
       logger: false,
