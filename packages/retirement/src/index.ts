@@ -31,6 +31,12 @@ export {
 } from "./finalize.js";
 export { type Heartbeat, type HeartbeatOptions, HeldRecord, startHeartbeat } from "./heartbeat.js";
 export {
+  type CleanupLockHolder,
+  describeLockHolder,
+  inspectCleanupLock,
+  lockHeldError,
+} from "./lock-holder.js";
+export {
   abandon,
   activeVersions,
   COMMIT_UNRESOLVED,

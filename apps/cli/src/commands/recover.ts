@@ -1,17 +1,17 @@
 import { type RecoveredRun, recoverAll } from "@holdfast/cleanup";
 import { holdfastError } from "@holdfast/conditional-store";
 import type { ProtocolContext } from "@holdfast/protocol";
-import { abandonRetirement } from "@holdfast/retirement";
-import { Command } from "commander";
-import { formatBytes } from "../duration.js";
-import { ExitCode } from "../exit-codes.js";
-import { openFormatDataset, parseFormatOption, withFormatOption } from "../format.js";
 import {
+  abandonRetirement,
   type CleanupLockHolder,
   describeLockHolder,
   inspectCleanupLock,
   lockHeldError,
-} from "../lock-holder.js";
+} from "@holdfast/retirement";
+import { Command } from "commander";
+import { formatBytes } from "../duration.js";
+import { ExitCode } from "../exit-codes.js";
+import { openFormatDataset, parseFormatOption, withFormatOption } from "../format.js";
 import type { Output } from "../output.js";
 import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
 import { formatRanges, ProgressView } from "../progress.js";

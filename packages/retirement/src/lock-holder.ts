@@ -1,6 +1,6 @@
 import { holdfastError } from "@holdfast/conditional-store";
 import { leaseExpiresAt, type ProtocolContext, storageNow, truncSec } from "@holdfast/protocol";
-import { CLEANUP_LOCK_KEY, CLEANUP_RUNNING, readCleanupLock } from "@holdfast/retirement";
+import { CLEANUP_LOCK_KEY, CLEANUP_RUNNING, readCleanupLock } from "./cleanup-lock.js";
 
 /**
  * What the dataset's cleanup lock says about its holder, judged in storage time only: the
@@ -63,7 +63,10 @@ export function describeLockHolder(holder: CleanupLockHolder): string {
     : `another cleanup is running (owner ${holder.owner}${since}): ${heartbeat}; if it stops, the lock clears at ${holder.clearsAt.toISOString()} (in ${left} s)`;
 }
 
-/** The refusal of `recover --no-wait` while the lock is held (kind `conflict`, code CLEANUP_RUNNING). */
+/**
+ * The refusal of a run that will not wait while the lock is held (the CLI's `recover
+ * --no-wait`, before anything is written): kind `conflict`, code CLEANUP_RUNNING.
+ */
 export function lockHeldError(holder: CleanupLockHolder) {
   return holdfastError("conflict", "recover", describeLockHolder(holder), {
     key: CLEANUP_LOCK_KEY,
