@@ -473,6 +473,7 @@ describe("the CLI and the HTTP API fail the same way", () => {
     const httpStatus = await get(`${D}/status`);
     const statusSummary = (d: Record<string, unknown>) => ({
       datasetId: d.datasetId,
+      defaultBranch: d.defaultBranch,
       format: d.format,
       branches: d.branches,
       tags: d.tags,

@@ -230,6 +230,7 @@ export const JsonShapes = {
     location: z.string(),
     /** `null` for a Lance table, which has no holdfast identity. */
     datasetId: z.string().nullable(),
+    defaultBranch: z.string(),
     branches: z.array(z.object({ name: z.string(), latestVersion: z.number().int().nullable() })),
     tags: z.array(z.object({ name: z.string(), target: RefShape })),
     leases: z.array(LeaseShape),

@@ -47,12 +47,15 @@ async function statusCommand(
   const t = parseTarget(url!, opts, cx.io);
   const forced = parseFormatOption(opts.format);
   const ctx = contextFor(await openTarget(t, cx.io));
-  const { resolved, datasetId } = await openFormatDataset(ctx, forced, { describe: true });
+  const { resolved, datasetId, defaultBranch } = await openFormatDataset(ctx, forced, {
+    describe: true,
+  });
   const status = await collectStatus(ctx, { format: resolved.format });
   const warning = lanceAutoCleanupWarning(resolved);
   cx.out.result(cx.command, {
     location: t.display,
     datasetId,
+    defaultBranch,
     format: resolved.name,
     ...status,
     ...(resolved.lance ? { lance: resolved.lance } : {}),
