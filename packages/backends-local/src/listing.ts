@@ -1,5 +1,5 @@
-import type { BigIntStats, Dirent } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import type { BigIntStats, Dir } from "node:fs";
+import { opendir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   compareKeys,
@@ -27,10 +27,32 @@ export interface ListRange {
   readonly after: string;
 }
 
+/** Most entries of one folder a listing holds in memory at once (see {@link FolderWindows}). */
+export const DEFAULT_LIST_WINDOW = 100_000;
+
+/** The folders read by a listing, and the windows kept for its next pages. */
+export interface ListingFolders {
+  /** Windows kept from earlier pages; `undefined` reads every folder afresh. */
+  readonly windows?: FolderWindows | undefined;
+  /** Most entries of one folder held at once. */
+  readonly window: number;
+  /** Called for every read of a folder (one pass over its entries). */
+  readonly onRead?: ((dir: string) => void) | undefined;
+}
+
 /**
  * One page of the keys under `prefix`: at most `limit` objects in key order after
  * `startAfter` and after the page token's key (whichever is later), with a token for the
  * next page when more keys follow. A malformed page token is `invalid-input`.
+ *
+ * A folder is read in windows of its `window` smallest entries in the range: a page reads
+ * each folder it enters once, keeps the window it stopped in for the next page (which
+ * continues from the token), and reads the folder again only when it leaves that window.
+ * A listing of one folder of n keys reads it ⌈n / window⌉ times, not once per page, and
+ * holds at most one window per folder. A page after the first can be served from a window
+ * read for an earlier page: keys written since then may be missing from it (as a key written
+ * during any paged listing may be), and keys deleted since are left out (their file is
+ * gone when its metadata is read). The first page of a listing always reads afresh.
  */
 export async function listPage(
   root: string,
@@ -38,6 +60,7 @@ export async function listPage(
   options: ListOptions,
   limit: number,
   meta: (key: string, stats: BigIntStats) => ObjectMeta,
+  folders: ListingFolders = { window: DEFAULT_LIST_WINDOW },
 ): Promise<ListPage> {
   let after = options.startAfter ?? "";
   if (options.pageToken !== undefined) {
@@ -46,7 +69,13 @@ export async function listPage(
   }
   const found: ListedFile[] = [];
   let more = false;
-  for await (const entry of walk(root, "", { prefix, after })) {
+  const reading: FolderReading = {
+    window: folders.window,
+    windows: folders.windows,
+    reuse: options.pageToken !== undefined,
+    onRead: folders.onRead,
+  };
+  for await (const entry of walk(root, "", { prefix, after }, false, reading)) {
     if (found.length === limit) {
       more = true;
       break;
@@ -81,40 +110,102 @@ function decodePageToken(token: string): string {
   return key;
 }
 
+/** How {@link walk} reads folders during one page. */
+interface FolderReading {
+  readonly window: number;
+  readonly windows: FolderWindows | undefined;
+  /** Whether a window kept from an earlier page may serve this one (a continuation). */
+  readonly reuse: boolean;
+  readonly onRead: ((dir: string) => void) | undefined;
+}
+
 /**
- * Yields the objects under `dir` in UTF-8 byte order of their keys. A file `seg` sorts by
- * `seg`, a directory by `seg/`; since segments hold no `/`, a depth-first walk in that
- * order is global key order. A directory's own object (its self file, when the key is
- * also the folder of other keys) sorts by `seg`: when no sibling sorts between `seg` and
- * `seg/`, the directory's own walk yields it first; otherwise it is looked up in place.
- * Subtrees outside the range and the backend's private folder are skipped; an entry in
- * the range that maps to no key (see {@link unmappable}) stops the listing.
+ * Part of one folder's entries in key order: every entry the range `after` reached when
+ * it was read (files after it, folders that can hold a key after it) whose sort key is at
+ * least `lower`, up to `window` of them. `complete` when no such entry was left out.
  */
-export async function* walk(
+interface Window {
+  readonly after: string;
+  readonly lower: string;
+  readonly items: readonly Item[];
+  readonly complete: boolean;
+  readonly hasSelf: boolean;
+}
+
+/**
+ * The windows a store keeps between the pages of its listings: the last window read of a
+ * few folders (by folder and prefix), each at most `window` entries, the least recently
+ * used dropped first. Only windows of folders holding more entries than a few pages are kept.
+ */
+export class FolderWindows {
+  readonly #kept = new Map<string, Window>();
+  readonly #most: number;
+
+  constructor(most = 4) {
+    this.#most = most;
+  }
+
+  /** The window of `dir` that holds every entry the range reaches from its `after` on. */
+  find(dir: string, range: ListRange): Window | undefined {
+    const id = `${dir}\u0000${range.prefix}`;
+    const kept = this.#kept.get(id);
+    if (kept === undefined) return undefined;
+    const last = kept.items.at(-1);
+    const covers =
+      compareKeys(range.after, kept.after) >= 0 &&
+      compareKeys(range.after, kept.lower) >= 0 &&
+      (kept.complete || (last !== undefined && compareKeys(range.after, last.sortKey) < 0));
+    if (!covers) return undefined;
+    this.#kept.delete(id);
+    this.#kept.set(id, kept);
+    return kept;
+  }
+
+  keep(dir: string, range: ListRange, window: Window): void {
+    const id = `${dir}\u0000${range.prefix}`;
+    this.#kept.delete(id);
+    this.#kept.set(id, window);
+    while (this.#kept.size > this.#most) {
+      const oldest = this.#kept.keys().next().value as string;
+      this.#kept.delete(oldest);
+    }
+  }
+}
+
+/** Folders with no more entries than this are read again rather than kept. */
+const KEEP_ABOVE = 1_000;
+
+/**
+ * Reads the window of `dir` from `lower` on (inclusive): one pass over the folder's
+ * entries, keeping the `window` least in a bounded heap. `null` when the folder is gone.
+ * Every entry the range reaches is checked (invariant 8), in the window or not.
+ */
+async function readWindow(
   dir: string,
   keyPrefix: string,
   range: ListRange,
-  selfYielded = false,
-): AsyncGenerator<ListedFile> {
-  let entries: Dirent[];
+  lower: string,
+  reading: FolderReading,
+): Promise<Window | null> {
+  let folder: Dir;
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    folder = await opendir(dir, { bufferSize: 512 });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     // A directory removed (or replaced) since its parent was read holds nothing to list.
-    if (code === "ENOENT" || code === "ENOTDIR") return;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw error;
   }
-  // Only entries the range can reach are sorted: a listing from `startAfter` near the end
-  // of a folder of 100,000 versions sorts a handful of names.
-  const items: Item[] = [];
+  reading.onRead?.(dir);
+  const kept = new BoundedItems(reading.window);
   let hasSelf = false;
   const add = (sortKey: string, name: string, kind: Item["kind"]) => {
-    if (kind === "dir" ? reaches(sortKey, range) : before(sortKey, range)) {
-      items.push({ sortKey, name, kind });
+    const wanted = kind === "dir" ? reaches(sortKey, range) : before(sortKey, range);
+    if (wanted && (lower === "" || compareKeys(sortKey, lower) >= 0)) {
+      kept.add({ sortKey, name, kind });
     }
   };
-  for (const entry of entries) {
+  for await (const entry of folder) {
     const key = `${keyPrefix}${entry.name}`;
     if (entry.name === LOCAL_SELF_NAME && entry.isFile() && keyPrefix !== "") {
       hasSelf = true;
@@ -137,18 +228,74 @@ export async function* walk(
       add(key, entry.name, "file");
     }
   }
-  if (hasSelf && !selfYielded && keyPrefix !== "") {
+  const items = kept.sorted();
+  const window = { after: range.after, lower, items, complete: !kept.overflowed, hasSelf };
+  // A folder's last window is kept too: its first did not fit.
+  const large = kept.overflowed || lower !== "" || items.length > KEEP_ABOVE;
+  if (reading.windows !== undefined && large) {
+    reading.windows.keep(dir, range, window);
+  }
+  return window;
+}
+
+/**
+ * Yields the objects under `dir` in UTF-8 byte order of their keys. A file `seg` sorts by
+ * `seg`, a directory by `seg/`; since segments hold no `/`, a depth-first walk in that
+ * order is global key order. A directory's own object (its self file, when the key is
+ * also the folder of other keys) sorts by `seg`: when no sibling sorts between `seg` and
+ * `seg/`, the directory's own walk yields it first; otherwise it is looked up in place.
+ * Subtrees outside the range and the backend's private folder are skipped; an entry in
+ * the range that maps to no key (see {@link unmappable}) stops the listing. Each folder is
+ * read in windows of its least entries (see {@link listPage}).
+ */
+export async function* walk(
+  dir: string,
+  keyPrefix: string,
+  range: ListRange,
+  selfYielded = false,
+  reading: FolderReading = {
+    window: DEFAULT_LIST_WINDOW,
+    windows: undefined,
+    reuse: false,
+    onRead: undefined,
+  },
+): AsyncGenerator<ListedFile> {
+  const first =
+    (reading.reuse ? reading.windows?.find(dir, range) : undefined) ??
+    (await readWindow(dir, keyPrefix, range, "", reading));
+  if (first === null) return;
+  if (first.hasSelf && !selfYielded && keyPrefix !== "") {
     const key = keyPrefix.slice(0, -1);
     if (inRange(key, range)) yield { key, file: join(dir, LOCAL_SELF_NAME) };
   }
-  // In key order, lazily: a page of 1,000 keys from a folder of 100,000 takes 1,000 items
-  // off a heap instead of sorting the whole folder for every page.
-  const ordered = new ItemHeap(items);
+  // The entries in key order, window after window: a kept window may start before the
+  // range (it was read for an earlier page), so what the range no longer reaches is passed.
+  let window = first;
+  let index = 0;
+  const wanted = (item: Item) =>
+    item.kind === "dir" ? reaches(item.sortKey, range) : before(item.sortKey, range);
+  const next = async (): Promise<Item | undefined> => {
+    for (;;) {
+      while (index < window.items.length) {
+        const item = window.items[index]!;
+        if (wanted(item)) return item;
+        index += 1;
+      }
+      const last = window.items.at(-1);
+      if (window.complete || last === undefined) return undefined;
+      const read = await readWindow(dir, keyPrefix, range, last.sortKey, reading);
+      if (read === null) return undefined;
+      window = read;
+      // The new window starts at the last entry of the old one (inclusive): pass it.
+      index = read.items[0]?.sortKey === last.sortKey ? 1 : 0;
+    }
+  };
   const lookedUp = new Set<string>();
-  for (let item = ordered.pop(); item !== undefined; item = ordered.pop()) {
+  for (let item = await next(); item !== undefined; item = await next()) {
+    index += 1;
     const path = join(dir, item.name);
     if (item.kind === "dir") {
-      yield* walk(path, item.sortKey, range, lookedUp.has(item.name));
+      yield* walk(path, item.sortKey, range, lookedUp.has(item.name), reading);
     } else {
       if (item.kind === "file") {
         yield { key: item.sortKey, file: path };
@@ -156,8 +303,8 @@ export async function* walk(
       }
       // The directory's own object: when the directory itself comes next, its walk
       // yields the object first; otherwise siblings sort in between, so look it up here.
-      const next = ordered.peek();
-      if (next?.kind === "dir" && next.name === item.name) continue;
+      const following = await next();
+      if (following?.kind === "dir" && following.name === item.name) continue;
       lookedUp.add(item.name);
       const self = join(path, LOCAL_SELF_NAME);
       if (await isFile(self)) yield { key: item.sortKey, file: self };
@@ -171,28 +318,46 @@ interface Item {
   readonly kind: "file" | "dir" | "self";
 }
 
-/** A binary min-heap of items by key (built in linear time), taken off one at a time. */
-class ItemHeap {
-  readonly #items: Item[];
+/**
+ * The `most` least items added (a binary max-heap by key: an item below the greatest kept
+ * replaces it), so one pass over a folder of n entries holds at most `most` of them.
+ */
+class BoundedItems {
+  readonly #items: Item[] = [];
+  readonly #most: number;
+  overflowed = false;
 
-  constructor(items: Item[]) {
-    this.#items = items;
-    for (let i = (items.length >> 1) - 1; i >= 0; i -= 1) this.#down(i);
+  constructor(most: number) {
+    this.#most = most;
   }
 
-  peek(): Item | undefined {
-    return this.#items[0];
-  }
-
-  pop(): Item | undefined {
+  add(item: Item): void {
     const items = this.#items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length > 0 && last !== undefined) {
-      items[0] = last;
-      this.#down(0);
+    if (items.length < this.#most) {
+      items.push(item);
+      this.#up(items.length - 1);
+      return;
     }
-    return top;
+    this.overflowed = true;
+    if (compareKeys(item.sortKey, items[0]!.sortKey) >= 0) return;
+    items[0] = item;
+    this.#down(0);
+  }
+
+  /** The items kept, least first (the heap is spent). */
+  sorted(): Item[] {
+    return this.#items.sort((a, b) => compareKeys(a.sortKey, b.sortKey));
+  }
+
+  #up(from: number): void {
+    const items = this.#items;
+    let i = from;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (compareKeys(items[i]!.sortKey, items[parent]!.sortKey) <= 0) return;
+      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      i = parent;
+    }
   }
 
   #down(from: number): void {
@@ -202,12 +367,12 @@ class ItemHeap {
     for (;;) {
       const left = 2 * i + 1;
       const right = left + 1;
-      let least = i;
-      if (left < n && compareKeys(items[left]!.sortKey, items[least]!.sortKey) < 0) least = left;
-      if (right < n && compareKeys(items[right]!.sortKey, items[least]!.sortKey) < 0) least = right;
-      if (least === i) return;
-      [items[i], items[least]] = [items[least]!, items[i]!];
-      i = least;
+      let most = i;
+      if (left < n && compareKeys(items[left]!.sortKey, items[most]!.sortKey) > 0) most = left;
+      if (right < n && compareKeys(items[right]!.sortKey, items[most]!.sortKey) > 0) most = right;
+      if (most === i) return;
+      [items[i], items[most]] = [items[most]!, items[i]!];
+      i = most;
     }
   }
 }

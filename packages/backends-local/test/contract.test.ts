@@ -23,3 +23,20 @@ describeObjectStoreContract("local", {
     maxBatchDelete: 1000,
   },
 });
+
+// The same contract when every folder is read in windows of 2 entries (docs/protocol.md §1,
+// "On a local file system"): every page and nested folder crosses window boundaries.
+describeObjectStoreContract("local, listing windows of 2 entries", {
+  create: () => {
+    n += 1;
+    return createLocalStore({ root: join(base, `store-${n}`), listWindow: 2 });
+  },
+  capabilities: {
+    atomicConditionalUpdate: true,
+    atomicConditionalDelete: true,
+    requestMode: "completes-before-answer",
+    etagIsContentHash: false,
+    timestampPrecisionMs: 1,
+    maxBatchDelete: 1000,
+  },
+});

@@ -1,0 +1,103 @@
+// How often a listing reads a large folder (docs/protocol.md §1, "On a local file system"):
+// each page continues from the window of the folder the last page stopped in, so a listing
+// of n keys reads the folder about n / listWindow times, not once per page.
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLocalStore } from "@holdfast/backends-local";
+import { compareKeys, type ObjectStore } from "@holdfast/conditional-store";
+import { afterAll, describe, expect, it } from "vitest";
+
+const base = mkdtempSync(join(tmpdir(), "holdfast-local-reads-"));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+let n = 0;
+
+const KEYS = 5_000;
+const PAGE = 100;
+const WINDOW = 1_200;
+
+/** A root whose folder `big/` holds KEYS files written by another program, and a store on it. */
+function bigFolder(listWindow: number) {
+  n += 1;
+  const root = join(base, `root-${n}`);
+  mkdirSync(join(root, "big"), { recursive: true });
+  mkdirSync(join(root, "other"), { recursive: true });
+  writeFileSync(join(root, "other", "x"), "x");
+  const keys: string[] = [];
+  // Written in an order that is not key order, so the folder's own order is not key order.
+  for (let i = 0; i < KEYS; i += 1) {
+    const name = `v${String((i * 7919) % KEYS).padStart(6, "0")}`;
+    writeFileSync(join(root, "big", name), name);
+    keys.push(`big/${name}`);
+  }
+  keys.sort(compareKeys);
+  const reads: string[] = [];
+  const store = createLocalStore({
+    root,
+    pageSize: PAGE,
+    listWindow,
+    onFolderRead: (dir) => reads.push(dir),
+  });
+  return { root, store, keys, bigReads: () => reads.filter((d) => d.endsWith("big")).length };
+}
+
+async function listAllKeys(
+  store: ObjectStore,
+  prefix: string,
+  between?: (page: number) => void,
+): Promise<string[]> {
+  const listed: string[] = [];
+  let token: string | undefined;
+  let page = 0;
+  do {
+    const answer = await store.list(prefix, { pageToken: token });
+    listed.push(...answer.objects.map((o) => o.key));
+    token = answer.nextPageToken;
+    page += 1;
+    between?.(page);
+  } while (token !== undefined);
+  return listed;
+}
+
+describe("a listing reads a large folder once per window, not once per page", () => {
+  it(`lists ${KEYS} keys in ${KEYS / PAGE} pages with ${Math.ceil(KEYS / (WINDOW - 1))} reads of the folder`, async () => {
+    const { store, keys, bigReads } = bigFolder(WINDOW);
+    expect(await listAllKeys(store, "big/")).toEqual(keys);
+    // Each window starts at the last entry of the one before: 5,000 keys in windows of
+    // 1,200 are 5 reads. Reading the folder for every page would be 50.
+    expect(bigReads()).toBe(Math.ceil(KEYS / (WINDOW - 1)));
+  });
+
+  it("holds the whole folder in one window when it fits: one read per listing", async () => {
+    const { store, keys, bigReads } = bigFolder(KEYS * 2);
+    expect(await listAllKeys(store, "")).toEqual([...keys, "other/x"]);
+    expect(bigReads()).toBe(1);
+  });
+
+  it("a key deleted between pages is not listed; the first page of a new listing reads afresh", async () => {
+    const { root, store, keys, bigReads } = bigFolder(WINDOW);
+    const gone = keys[2_500]!;
+    const listed = await listAllKeys(store, "big/", (page) => {
+      if (page === 3) unlinkSync(join(root, gone));
+    });
+    expect(listed).toEqual(keys.filter((k) => k !== gone));
+    // A key written after that listing sorts first: a new listing must see it, although
+    // the store still keeps a window of the folder that does not hold it.
+    writeFileSync(join(root, "big", "a-new"), "new");
+    const readsBefore = bigReads();
+    const first = await store.list("big/");
+    expect(first.objects[0]?.key).toBe("big/a-new");
+    expect(bigReads()).toBe(readsBefore + 1);
+  });
+
+  it("a continuation from startAfter before the kept window reads the folder again, in order", async () => {
+    const { store, keys } = bigFolder(WINDOW);
+    await listAllKeys(store, "big/");
+    const from = keys[10]!;
+    const page = await store.list("big/", { startAfter: from });
+    const second = await store.list("big/", { pageToken: page.nextPageToken, startAfter: from });
+    expect([...page.objects, ...second.objects].map((o) => o.key)).toEqual(
+      keys.slice(11, 11 + 2 * PAGE),
+    );
+  });
+});
