@@ -124,6 +124,8 @@ try {
   );
   out(`load average (1/5/15 min): before the cleanup ${loadBefore}, after it ${load()}`);
   out(`requests: ${JSON.stringify(requests)}`);
+  // Each listing reads a folder once per window of 100,000 names (docs/protocol.md §1).
+  out(`folder reads by listings: ${JSON.stringify(result.folderReads)}`);
   const floorBatches =
     Math.ceil(deleted.manifests! / BATCH) + Math.ceil(deleted.dataFiles! / BATCH);
   out(
