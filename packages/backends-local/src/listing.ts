@@ -199,10 +199,10 @@ async function readWindow(
   reading.onRead?.(dir);
   const kept = new BoundedItems(reading.window);
   let hasSelf = false;
-  const add = (sortKey: string, name: string, kind: Item["kind"]) => {
+  const add = (sortKey: string, kind: Item["kind"]) => {
     const wanted = kind === "dir" ? reaches(sortKey, range) : before(sortKey, range);
     if (wanted && (lower === "" || compareKeys(sortKey, lower) >= 0)) {
-      kept.add({ sortKey, name, kind });
+      kept.add({ sortKey, kind });
     }
   };
   for await (const entry of folder) {
@@ -215,8 +215,8 @@ async function readWindow(
         if (reaches(`${key}/`, range)) throw unmappable(key, "a folder whose name");
         continue;
       }
-      add(`${key}/`, entry.name, "dir");
-      add(key, entry.name, "self");
+      add(`${key}/`, "dir");
+      add(key, "self");
     } else if (before(key, range)) {
       // Invariant 8: nothing under a listed folder is skipped. A file whose name maps to no
       // key (the old layout's `.hfobj`, a self-file name where no key can own it, a
@@ -225,7 +225,7 @@ async function readWindow(
       if (!entry.isFile())
         throw unmappable(key, "an entry that is no regular file or folder, which");
       if (!isLocalKey(key)) throw unmappable(key, "a file whose name");
-      add(key, entry.name, "file");
+      add(key, "file");
     }
   }
   const items = kept.sorted();
@@ -293,9 +293,10 @@ export async function* walk(
   const lookedUp = new Set<string>();
   for (let item = await next(); item !== undefined; item = await next()) {
     index += 1;
-    const path = join(dir, item.name);
+    const name = nameOf(item, keyPrefix);
+    const path = join(dir, name);
     if (item.kind === "dir") {
-      yield* walk(path, item.sortKey, range, lookedUp.has(item.name), reading);
+      yield* walk(path, item.sortKey, range, lookedUp.has(name), reading);
     } else {
       if (item.kind === "file") {
         yield { key: item.sortKey, file: path };
@@ -304,18 +305,23 @@ export async function* walk(
       // The directory's own object: when the directory itself comes next, its walk
       // yields the object first; otherwise siblings sort in between, so look it up here.
       const following = await next();
-      if (following?.kind === "dir" && following.name === item.name) continue;
-      lookedUp.add(item.name);
+      if (following?.kind === "dir" && following.sortKey === `${item.sortKey}/`) continue;
+      lookedUp.add(name);
       const self = join(path, LOCAL_SELF_NAME);
       if (await isFile(self)) yield { key: item.sortKey, file: self };
     }
   }
 }
 
+/** One entry of a folder: its sort key (the folder's key prefix, its name, `/` for a folder). */
 interface Item {
   readonly sortKey: string;
-  readonly name: string;
   readonly kind: "file" | "dir" | "self";
+}
+
+/** The entry's name in its folder (a window holds only sort keys: about 100 bytes an entry). */
+function nameOf(item: Item, keyPrefix: string): string {
+  return item.sortKey.slice(keyPrefix.length, item.kind === "dir" ? -1 : undefined);
 }
 
 /**
