@@ -9,19 +9,21 @@ const base = mkdtempSync(join(tmpdir(), "holdfast-local-contract-"));
 let n = 0;
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
+const capabilities = {
+  atomicConditionalUpdate: true,
+  atomicConditionalDelete: true,
+  requestMode: "completes-before-answer",
+  etagIsContentHash: false,
+  timestampPrecisionMs: 1,
+  maxBatchDelete: 1000,
+} as const;
+
 describeObjectStoreContract("local", {
   create: () => {
     n += 1;
     return createLocalStore({ root: join(base, `store-${n}`) });
   },
-  capabilities: {
-    atomicConditionalUpdate: true,
-    atomicConditionalDelete: true,
-    requestMode: "completes-before-answer",
-    etagIsContentHash: false,
-    timestampPrecisionMs: 1,
-    maxBatchDelete: 1000,
-  },
+  capabilities,
 });
 
 // The same contract when every folder is read in windows of 2 entries (docs/protocol.md §1,
@@ -31,12 +33,5 @@ describeObjectStoreContract("local, listing windows of 2 entries", {
     n += 1;
     return createLocalStore({ root: join(base, `store-${n}`), listWindow: 2 });
   },
-  capabilities: {
-    atomicConditionalUpdate: true,
-    atomicConditionalDelete: true,
-    requestMode: "completes-before-answer",
-    etagIsContentHash: false,
-    timestampPrecisionMs: 1,
-    maxBatchDelete: 1000,
-  },
+  capabilities,
 });

@@ -1,11 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import type { ProtocolContext } from "@holdfast/dataset";
-import {
-  type HeldRecord,
-  type RetirementHandle,
-  type RetirementRecord,
-  renewRetirement,
-} from "@holdfast/retirement";
+import { HeldRecord, type RetirementHandle, type RetirementRecord } from "@holdfast/retirement";
 import type { ManifestSpill } from "./spill.js";
 
 /**
@@ -62,22 +57,23 @@ export class SpilledRecord implements Holding {
   }
 
   update(move: (handle: RetirementHandle) => Promise<RetirementHandle>): Promise<RetirementHandle> {
+    return this.#inTurn((held) => held.update(move));
+  }
+
+  /** `HeldRecord.renew` on the saved copy: only a pre-commit record is rewritten. */
+  renew(): Promise<RetirementHandle> {
+    return this.#inTurn((held) => held.renew());
+  }
+
+  /** One move at a time: the saved copy, held for the move, written back after it. */
+  #inTurn(step: (held: HeldRecord) => Promise<RetirementHandle>): Promise<RetirementHandle> {
     const next = this.#chain.then(async () => {
-      const moved = await move(await this.#load());
+      const moved = await step(new HeldRecord(this.ctx, await this.#load()));
       await this.#save(moved, "w");
       return moved;
     });
     this.#chain = next.catch(() => undefined);
     return next;
-  }
-
-  /** As `HeldRecord.renew`: only a pre-commit record is rewritten. */
-  renew(): Promise<RetirementHandle> {
-    return this.update(async (handle) => {
-      const { state } = handle.record;
-      if (state !== "draining" && state !== "sealed") return handle;
-      return renewRetirement(this.ctx, handle);
-    });
   }
 
   async #load(): Promise<RetirementHandle> {

@@ -4,20 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLocalStore } from "@holdfast/backends-local";
-import {
-  type DeleteManyOptions,
-  type DeleteManyResult,
-  type DeleteOptions,
-  type GetResult,
-  isHoldfastError,
-  type ListOptions,
-  type ListPage,
-  listAll,
-  type ObjectMeta,
-  type ObjectStore,
-  type PutOptions,
-  type PutResult,
-} from "@holdfast/conditional-store";
+import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
 import {
   commitVersion,
   createContext,
@@ -28,6 +15,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CleanupStats, cleanup } from "../src/index.js";
 import { KILL_SCALE_OPTIONS, KILL_SCALE_POLICY } from "./fixtures/kill-shared.js";
+import { RecordingStore } from "./helpers.js";
 
 // A cleanup of thousands of versions SIGKILLed in the middle of its deletions (and of its
 // retirement), then resumed (docs/protocol.md §6: committed records complete, pre-commit
@@ -49,42 +37,26 @@ const fileOf = new Map<number, string>();
 
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-/** Records the keys a store reads and deletes, and its batch deletes. */
-class RecordingStore implements ObjectStore {
-  readonly backend: string;
-  readonly location: string;
-  readonly capabilities: ObjectStore["capabilities"];
+/** Also logs the key of every read (GET, HEAD). */
+class ReadRecordingStore extends RecordingStore {
   readonly gets: string[] = [];
-  readonly deletes: string[] = [];
-  batches = 0;
 
-  constructor(private readonly inner: ObjectStore) {
-    this.backend = inner.backend;
-    this.location = inner.location;
-    this.capabilities = inner.capabilities;
-  }
-  get(key: string, options?: { signal?: AbortSignal | undefined }): Promise<GetResult | null> {
+  override get(key: string, options?: Parameters<ObjectStore["get"]>[1]) {
     this.gets.push(key);
-    return this.inner.get(key, options);
+    return super.get(key, options);
   }
-  head(key: string, options?: { signal?: AbortSignal | undefined }): Promise<ObjectMeta | null> {
+  override head(key: string, options?: Parameters<ObjectStore["head"]>[1]) {
     this.gets.push(key);
-    return this.inner.head(key, options);
+    return super.head(key, options);
   }
-  put(key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult> {
-    return this.inner.put(key, body, options);
+
+  /** Keys written under the dataset's versions and data (the cleanup only deletes there). */
+  get deletes(): string[] {
+    return this.writes.filter((k) => k.startsWith("_versions/") || k.startsWith("data/"));
   }
-  delete(key: string, options?: DeleteOptions): Promise<void> {
-    this.deletes.push(key);
-    return this.inner.delete(key, options);
-  }
-  deleteMany(keys: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> {
-    this.batches += 1;
-    this.deletes.push(...keys);
-    return this.inner.deleteMany(keys, options);
-  }
-  list(prefix: string, options?: ListOptions): Promise<ListPage> {
-    return this.inner.list(prefix, options);
+
+  get batches(): number {
+    return this.requestCounts().deleteMany;
   }
 }
 
@@ -178,7 +150,7 @@ describe(`a cleanup of ${VERSIONS} versions SIGKILLed midway resumes with the re
       } else expect(finished).toEqual([]);
 
       // Resume: the killed run's lock and records are stale after their ownership bound.
-      const recording = new RecordingStore(createLocalStore({ root, fsync: false }));
+      const recording = new ReadRecordingStore(createLocalStore({ root, fsync: false }));
       const ctx = createContext(recording);
       let stats: CleanupStats | null = null;
       for (let attempt = 0; attempt < 12 && stats === null; attempt += 1) {
