@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { BigIntStats, Dir } from "node:fs";
 import { opendir, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -50,9 +51,11 @@ export interface ListingFolders {
  * continues from the token), and reads the folder again only when it leaves that window.
  * A listing of one folder of n keys reads it ⌈n / window⌉ times, not once per page, and
  * holds at most one window per folder. A page after the first can be served from a window
- * read for an earlier page: keys written since then may be missing from it (as a key written
- * during any paged listing may be), and keys deleted since are left out (their file is
- * gone when its metadata is read). The first page of a listing always reads afresh.
+ * read for an earlier page of the same listing, or read later (never one read before the
+ * listing started, whose page token names its start): keys written since that read may be
+ * missing from it (as a key written during any paged listing may be), and keys deleted since
+ * are left out (their file is gone when its metadata is read). So every key written before
+ * the listing started and not deleted is listed. The first page always reads afresh.
  */
 export async function listPage(
   root: string,
@@ -63,16 +66,23 @@ export async function listPage(
   folders: ListingFolders = { window: DEFAULT_LIST_WINDOW },
 ): Promise<ListPage> {
   let after = options.startAfter ?? "";
+  const { windows } = folders;
+  // When the listing started, on the windows' clock: a window read since then holds every
+  // key written before it started. A token of another store (or none) starts a listing.
+  let startedAt: number | undefined;
   if (options.pageToken !== undefined) {
-    const fromToken = decodePageToken(options.pageToken);
-    if (compareKeys(fromToken, after) > 0) after = fromToken;
+    const token = decodePageToken(options.pageToken);
+    if (compareKeys(token.key, after) > 0) after = token.key;
+    if (windows !== undefined && token.windows === windows.id) startedAt = token.startedAt;
   }
+  const reuse = startedAt !== undefined;
+  startedAt ??= windows?.tick() ?? 0;
   const found: ListedFile[] = [];
   let more = false;
   const reading: FolderReading = {
     window: folders.window,
-    windows: folders.windows,
-    reuse: options.pageToken !== undefined,
+    windows,
+    startedAt: reuse ? startedAt : undefined,
     onRead: folders.onRead,
   };
   for await (const entry of walk(root, "", { prefix, after }, false, reading)) {
@@ -94,28 +104,53 @@ export async function listPage(
   const objects = metas.filter((m): m is ObjectMeta => m !== null);
   const last = found.at(-1);
   return more && last !== undefined
-    ? { objects, nextPageToken: encodePageToken(last.key) }
+    ? {
+        objects,
+        nextPageToken: encodePageToken({ windows: windows?.id ?? "", startedAt, key: last.key }),
+      }
     : { objects };
 }
 
-function encodePageToken(key: string): string {
-  return Buffer.from(key, "utf8").toString("base64url");
+/** What a page token carries: the store whose windows may serve the listing, its start, the last key. */
+interface PageToken {
+  readonly windows: string;
+  readonly startedAt: number;
+  readonly key: string;
 }
 
-function decodePageToken(token: string): string {
-  const key = Buffer.from(token, "base64url").toString("utf8");
-  if (token === "" || encodePageToken(key) !== token) {
+function encodePageToken({ windows, startedAt, key }: PageToken): string {
+  return Buffer.from(`${windows}\u0000${startedAt}\u0000${key}`, "utf8").toString("base64url");
+}
+
+function decodePageToken(token: string): PageToken {
+  const [windows, startedAt, ...rest] = Buffer.from(token, "base64url")
+    .toString("utf8")
+    .split("\u0000");
+  const decoded = {
+    windows: windows ?? "",
+    startedAt: Number(startedAt),
+    key: rest.join("\u0000"),
+  };
+  if (
+    token === "" ||
+    rest.length === 0 ||
+    !/^\d{1,15}$/.test(startedAt ?? "") ||
+    encodePageToken(decoded) !== token
+  ) {
     throw holdfastError("invalid-input", "list", "malformed page token");
   }
-  return key;
+  return decoded;
 }
 
 /** How {@link walk} reads folders during one page. */
 interface FolderReading {
   readonly window: number;
   readonly windows: FolderWindows | undefined;
-  /** Whether a window kept from an earlier page may serve this one (a continuation). */
-  readonly reuse: boolean;
+  /**
+   * A continuation's start on the windows' clock: a window kept from an earlier page may
+   * serve it when it was read after that; `undefined` for a first page (every folder read).
+   */
+  readonly startedAt: number | undefined;
   readonly onRead: ((dir: string) => void) | undefined;
 }
 
@@ -125,6 +160,8 @@ interface FolderReading {
  * least `lower`, up to `window` of them. `complete` when no such entry was left out.
  */
 interface Window {
+  /** When it was read, on the windows' clock. */
+  readonly readAt: number;
   readonly after: string;
   readonly lower: string;
   readonly items: readonly Item[];
@@ -138,20 +175,33 @@ interface Window {
  * used dropped first. Only windows of folders holding more entries than a few pages are kept.
  */
 export class FolderWindows {
+  /** Names this store's windows in its page tokens (a token of another store reads afresh). */
+  readonly id = randomUUID();
   readonly #kept = new Map<string, Window>();
   readonly #most: number;
+  #clock = 0;
 
   constructor(most = 4) {
     this.#most = most;
   }
 
-  /** The window of `dir` that holds every entry the range reaches from its `after` on. */
-  find(dir: string, range: ListRange): Window | undefined {
+  /** The next tick of the windows' clock (a listing's start, a folder's read). */
+  tick(): number {
+    this.#clock += 1;
+    return this.#clock;
+  }
+
+  /**
+   * The window of `dir` that holds every entry the range reaches from its `after` on, read
+   * after `startedAt` (so it lists every key written before the listing started).
+   */
+  find(dir: string, range: ListRange, startedAt: number): Window | undefined {
     const id = `${dir}\u0000${range.prefix}`;
     const kept = this.#kept.get(id);
     if (kept === undefined) return undefined;
     const last = kept.items.at(-1);
     const covers =
+      kept.readAt > startedAt &&
       compareKeys(range.after, kept.after) >= 0 &&
       compareKeys(range.after, kept.lower) >= 0 &&
       (kept.complete || (last !== undefined && compareKeys(range.after, last.sortKey) < 0));
@@ -197,6 +247,7 @@ async function readWindow(
     throw error;
   }
   reading.onRead?.(dir);
+  const readAt = reading.windows?.tick() ?? 0;
   const kept = new BoundedItems(reading.window);
   let hasSelf = false;
   const add = (sortKey: string, kind: Item["kind"]) => {
@@ -229,7 +280,7 @@ async function readWindow(
     }
   }
   const items = kept.sorted();
-  const window = { after: range.after, lower, items, complete: !kept.overflowed, hasSelf };
+  const window = { readAt, after: range.after, lower, items, complete: !kept.overflowed, hasSelf };
   // A folder's last window is kept too: its first did not fit.
   const large = kept.overflowed || lower !== "" || items.length > KEEP_ABOVE;
   if (reading.windows !== undefined && large) {
@@ -256,12 +307,14 @@ export async function* walk(
   reading: FolderReading = {
     window: DEFAULT_LIST_WINDOW,
     windows: undefined,
-    reuse: false,
+    startedAt: undefined,
     onRead: undefined,
   },
 ): AsyncGenerator<ListedFile> {
   const first =
-    (reading.reuse ? reading.windows?.find(dir, range) : undefined) ??
+    (reading.startedAt === undefined
+      ? undefined
+      : reading.windows?.find(dir, range, reading.startedAt)) ??
     (await readWindow(dir, keyPrefix, range, "", reading));
   if (first === null) return;
   if (first.hasSelf && !selfYielded && keyPrefix !== "") {

@@ -100,4 +100,22 @@ describe("a listing reads a large folder once per window, not once per page", ()
       keys.slice(11, 11 + 2 * PAGE),
     );
   });
+
+  it("a window kept from an earlier listing never serves a later one: a key written between them is listed", async () => {
+    const { root, store, keys } = bigFolder(WINDOW);
+    // The first listing leaves its last window of the folder kept (the tail, complete).
+    await listAllKeys(store, "big/");
+    writeFileSync(join(root, "big", "v999999"), "late");
+    // A second listing from near the end: its first page reads a small window (not kept);
+    // its second page continues where the first listing's kept window would serve it.
+    const from = keys[KEYS - 150]!;
+    const listed: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await store.list("big/", { startAfter: from, pageToken: token });
+      listed.push(...page.objects.map((o) => o.key));
+      token = page.nextPageToken;
+    } while (token !== undefined);
+    expect(listed).toEqual([...keys.slice(KEYS - 149), "big/v999999"]);
+  });
 });
