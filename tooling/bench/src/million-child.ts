@@ -46,6 +46,8 @@ const stats = await cleanup(
       last = p;
     },
     ...(rateText ? { maxDeletesPerSecond: Number(rateText) } : {}),
+    // A resumed run (million.ts --kill-at) waits for the killed run's lock to go stale.
+    waitForLock: true,
   },
 );
 const ms = performance.now() - started;
