@@ -81,6 +81,7 @@ export async function listPage(
   let more = false;
   const reading: FolderReading = {
     window: folders.window,
+    firstWindow: Math.min(folders.window, Math.max(FIRST_WINDOW_MIN, FIRST_WINDOW_PAGES * limit)),
     windows,
     startedAt: reuse ? startedAt : undefined,
     onRead: folders.onRead,
@@ -142,9 +143,20 @@ function decodePageToken(token: string): PageToken {
   return decoded;
 }
 
+/**
+ * The first window of a folder a page reads holds 16 pages (at least 1,000 entries); each
+ * next one twice the last, up to `listWindow`: a probe of one key holds 1,000 names, not
+ * 100,000, and a long listing reaches full windows after a few reads.
+ */
+const FIRST_WINDOW_PAGES = 16;
+const FIRST_WINDOW_MIN = 1_000;
+
 /** How {@link walk} reads folders during one page. */
 interface FolderReading {
+  /** Most entries of a window. */
   readonly window: number;
+  /** Entries of the first window a page reads of a folder. */
+  readonly firstWindow: number;
   readonly windows: FolderWindows | undefined;
   /**
    * A continuation's start on the windows' clock: a window kept from an earlier page may
@@ -236,6 +248,7 @@ async function readWindow(
   range: ListRange,
   lower: string,
   reading: FolderReading,
+  size: number,
 ): Promise<Window | null> {
   let folder: Dir;
   try {
@@ -248,7 +261,7 @@ async function readWindow(
   }
   reading.onRead?.(dir);
   const readAt = reading.windows?.tick() ?? 0;
-  const kept = new BoundedItems(reading.window);
+  const kept = new BoundedItems(size);
   let hasSelf = false;
   const add = (sortKey: string, kind: Item["kind"]) => {
     const wanted = kind === "dir" ? reaches(sortKey, range) : before(sortKey, range);
@@ -306,6 +319,7 @@ export async function* walk(
   selfYielded = false,
   reading: FolderReading = {
     window: DEFAULT_LIST_WINDOW,
+    firstWindow: DEFAULT_LIST_WINDOW,
     windows: undefined,
     startedAt: undefined,
     onRead: undefined,
@@ -315,7 +329,7 @@ export async function* walk(
     (reading.startedAt === undefined
       ? undefined
       : reading.windows?.find(dir, range, reading.startedAt)) ??
-    (await readWindow(dir, keyPrefix, range, "", reading));
+    (await readWindow(dir, keyPrefix, range, "", reading, reading.firstWindow));
   if (first === null) return;
   if (first.hasSelf && !selfYielded && keyPrefix !== "") {
     const key = keyPrefix.slice(0, -1);
@@ -336,7 +350,8 @@ export async function* walk(
       }
       const last = window.items.at(-1);
       if (window.complete || last === undefined) return undefined;
-      const read = await readWindow(dir, keyPrefix, range, last.sortKey, reading);
+      const size = Math.min(reading.window, 2 * window.items.length);
+      const read = await readWindow(dir, keyPrefix, range, last.sortKey, reading, size);
       if (read === null) return undefined;
       window = read;
       // The new window starts at the last entry of the old one (inclusive): pass it.

@@ -68,10 +68,26 @@ describe("a listing reads a large folder once per window, not once per page", ()
     expect(bigReads()).toBe(Math.ceil(KEYS / (WINDOW - 1)));
   });
 
-  it("holds the whole folder in one window when it fits: one read per listing", async () => {
+  it("windows grow from 16 pages, doubling up to listWindow: 3 reads of 5,000 keys", async () => {
     const { store, keys, bigReads } = bigFolder(KEYS * 2);
     expect(await listAllKeys(store, "")).toEqual([...keys, "other/x"]);
-    expect(bigReads()).toBe(1);
+    // 1,600 entries (16 pages of 100), then 3,200 from the last of those, then the rest.
+    expect(bigReads()).toBe(3);
+  });
+
+  it("a one-key probe reads a window of 1,000 entries, and its next page the following 2,000", async () => {
+    const { store, keys, bigReads } = bigFolder(KEYS * 2);
+    const probe = await store.list("big/", { pageSize: 1 });
+    expect(probe.objects.map((o) => o.key)).toEqual([keys[0]]);
+    let token = probe.nextPageToken;
+    const listed = [keys[0]];
+    for (let page = 0; page < 1_500; page += 1) {
+      const next = await store.list("big/", { pageSize: 1, pageToken: token });
+      listed.push(...next.objects.map((o) => o.key));
+      token = next.nextPageToken;
+    }
+    expect(listed).toEqual(keys.slice(0, 1_501));
+    expect(bigReads()).toBe(2);
   });
 
   it("a key deleted between pages is not listed; the first page of a new listing reads afresh", async () => {
