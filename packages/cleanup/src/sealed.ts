@@ -72,7 +72,11 @@ export class SpilledRecord implements Holding {
       await this.#save(moved, "w");
       return moved;
     });
-    this.#chain = next.catch(() => undefined);
+    // The chain keeps no handle: a resolved link would hold the record's body in memory.
+    this.#chain = next.then(
+      () => undefined,
+      () => undefined,
+    );
     return next;
   }
 
