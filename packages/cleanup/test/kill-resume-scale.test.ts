@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLocalStore } from "@holdfast/backends-local";
-import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
+import { isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
 import {
   commitVersion,
   createContext,
@@ -14,7 +14,7 @@ import {
 } from "@holdfast/dataset";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CleanupStats, cleanup } from "../src/index.js";
-import { KILL_SCALE_OPTIONS, KILL_SCALE_POLICY } from "./fixtures/kill-shared.js";
+import { KILL_SCALE_OPTIONS, KILL_SCALE_POLICY, keysOf } from "./fixtures/kill-shared.js";
 import { RecordingStore } from "./helpers.js";
 
 // A cleanup of thousands of versions SIGKILLed in the middle of its deletions (and of its
@@ -58,14 +58,6 @@ class ReadRecordingStore extends RecordingStore {
   get batches(): number {
     return this.requestCounts().deleteMany;
   }
-}
-
-async function keysOf(root: string): Promise<Set<string>> {
-  const keys = new Set<string>();
-  for await (const meta of listAll(createLocalStore({ root, fsync: false }), "")) {
-    keys.add(meta.key);
-  }
-  return keys;
 }
 
 /** Runs the cleanup in a child; SIGKILLs it at its first progress event `killWhen` accepts. */
