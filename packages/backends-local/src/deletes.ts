@@ -74,7 +74,13 @@ export async function deleteBatch(
     try {
       const folder = await unlinkObject(key, paths, undefined);
       if (folder === null) deleted.push(key);
-      else unlinkedIn.set(folder, [...(unlinkedIn.get(folder) ?? []), key]);
+      else {
+        // Appended in place: copying the folder's list for every key was quadratic in a
+        // batch of 1,000 keys of one folder (500,000 copies, a new array per key).
+        const keys = unlinkedIn.get(folder);
+        if (keys) keys.push(key);
+        else unlinkedIn.set(folder, [key]);
+      }
     } catch (error) {
       failed.push({ key, error: toHoldfastError(error, "deleteMany", key) });
     }

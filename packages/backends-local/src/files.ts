@@ -1,4 +1,11 @@
-import { type BigIntStats, closeSync, fstatSync, open as openCallback, read } from "node:fs";
+import {
+  type BigIntStats,
+  closeSync,
+  fstatSync,
+  open as openCallback,
+  read,
+  statSync,
+} from "node:fs";
 import { lstat, stat, unlink, utimes } from "node:fs/promises";
 import { dirname } from "node:path";
 import { promisify } from "node:util";
@@ -137,6 +144,21 @@ export async function statFileOrDir(path: string): Promise<BigIntStats | null> {
 
 export async function statFile(path: string): Promise<BigIntStats | null> {
   const stats = await statFileOrDir(path);
+  return stats?.isFile() ? stats : null;
+}
+
+/**
+ * {@link statFile} made directly on the calling thread (for names a listing has just read
+ * from their folder, see listing.ts): null when the path holds no regular file.
+ */
+export function statFileSync(path: string): BigIntStats | null {
+  let stats: BigIntStats | undefined;
+  try {
+    stats = statSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch (error) {
+    if (errnoCode(error) === "ENOTDIR") return null;
+    throw error;
+  }
   return stats?.isFile() ? stats : null;
 }
 

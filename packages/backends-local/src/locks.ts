@@ -61,7 +61,7 @@ export async function withKeyLock<T>(
       return await body();
     } finally {
       try {
-        nativeExtensions().unlock(fd);
+        fileLocks().unlock(fd);
       } finally {
         closeSync(fd);
       }
@@ -77,7 +77,7 @@ async function acquireFileLock(lockPath: string, request: LockRequest): Promise<
     let pause = 1;
     // tryLock never blocks a libuv thread (waitForLock would, and enough blocked waiters
     // could starve the pool the lock holder needs to finish its write).
-    while (!nativeExtensions().tryLock(fd)) {
+    while (!fileLocks().tryLock(fd)) {
       if (signal?.aborted) {
         throw holdfastError("aborted", operation, `${operation} aborted`, {
           key,
@@ -139,11 +139,64 @@ interface NativeExtensions {
 }
 
 let native: NativeExtensions | undefined;
+let locks: Pick<NativeExtensions, "tryLock" | "unlock"> | undefined;
 
-/** Loads the native binding on first use (a store that only reads never needs it). */
+/** Loads the package's native extensions on first use (a store that only reads never needs them). */
 export function nativeExtensions(): NativeExtensions {
   native ??= createRequire(import.meta.url)("fs-native-extensions") as NativeExtensions;
   return native;
+}
+
+/**
+ * The two lock calls every key lock makes, loaded on first use. Where the package ships a
+ * prebuilt binary for this platform, the binary is loaded directly: the package's own
+ * loader (`require-addon` and its resolvers) costs about four times the binary's load in
+ * CPU, a fixed cost of the first write of every process (a small cleanup's largest single
+ * one). The calls are the package's (`tryLock` answers false on EAGAIN, locks span the
+ * whole file, exclusive); any other platform, or a binary that does not load, uses the
+ * package as it is.
+ */
+function fileLocks(): Pick<NativeExtensions, "tryLock" | "unlock"> {
+  locks ??= prebuiltLocks() ?? nativeExtensions();
+  return locks;
+}
+
+interface PrebuiltBinding {
+  tryLock(fd: number, offset: number, length: number, exclusive: boolean): void;
+  unlock(fd: number, offset: number, length: number): void;
+}
+
+function prebuiltLocks(): Pick<NativeExtensions, "tryLock" | "unlock"> | null {
+  const require = createRequire(import.meta.url);
+  let binding: PrebuiltBinding;
+  try {
+    const packageDir = dirname(require.resolve("fs-native-extensions/package.json"));
+    binding = require(
+      join(
+        packageDir,
+        "prebuilds",
+        `${process.platform}-${process.arch}`,
+        "fs-native-extensions.node",
+      ),
+    ) as PrebuiltBinding;
+  } catch {
+    return null;
+  }
+  if (typeof binding.tryLock !== "function" || typeof binding.unlock !== "function") return null;
+  return {
+    tryLock(fd) {
+      try {
+        binding.tryLock(fd, 0, 0, true);
+        return true;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === "EAGAIN") return false;
+        throw error;
+      }
+    },
+    unlock(fd) {
+      binding.unlock(fd, 0, 0);
+    },
+  };
 }
 
 const queues = new Map<string, Promise<void>>();

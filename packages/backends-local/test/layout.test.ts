@@ -554,6 +554,19 @@ describe("local store file layout: plain files", () => {
     expect(mapped).toMatchObject({ kind: "refused", code: "EIO", key: "k", precondition: cas });
   });
 
+  it("lists a folder in UTF-8 byte order where UTF-16 order differs (a surrogate pair beside U+E000-U+FFFF)", async () => {
+    // UTF-16 puts 😀 (D83D DE00) before ～ (FF5E); UTF-8 puts it after (F0... > EF...).
+    const store = createLocalStore({ root: freshRoot(), fsync: false, pageSize: 2 });
+    const names = ["o/😀", "o/～", "o/a", "o/\uE000", "o/z/😀", "o/～/x"];
+    for (const key of names) await store.put(key, bytes(key));
+    const expected = ["o/a", "o/z/😀", "o/\uE000", "o/～", "o/～/x", "o/😀"];
+    expect(await keys(store, "o/")).toEqual(expected);
+    expect(await keys(store, "")).toEqual(expected);
+    // A folder without such names is ordered the same way by the engine's comparison.
+    for (const key of ["p/b", "p/a/c", "p/a", "p/ä", "p/B"]) await store.put(key, bytes(key));
+    expect(await keys(store, "p/")).toEqual(["p/B", "p/a", "p/a/c", "p/b", "p/ä"]);
+  });
+
   it("creates nested directories on demand and lists an empty or missing prefix as empty", async () => {
     const root = freshRoot();
     mkdirSync(root);

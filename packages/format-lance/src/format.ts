@@ -238,11 +238,23 @@ export async function openLanceFormat(ctx: ProtocolContext): Promise<LanceFormat
 
 // --- utils ---
 
+/**
+ * Page size of {@link firstManifest}. Only `.tmp*` leftovers of failed Lance commits sort
+ * before the manifests, so the first name almost always decides; a small page keeps the
+ * three calls of a cleanup (format detection, the plan's and the last look's branch
+ * listing) from reading metadata of names they never look at (a local store stats every
+ * entry of a page). More leftovers than that only cost another page.
+ */
+const FIRST_MANIFEST_PAGE = 8;
+
 /** The naming of the first manifest listed under `_versions/`, or `null` when there is none. */
 async function firstManifest(ctx: ProtocolContext): Promise<LanceNaming | null> {
   let pageToken: string | undefined;
   do {
-    const page = await ctx.store.list(LANCE_VERSIONS_PREFIX, { pageSize: 64, pageToken });
+    const page = await ctx.store.list(LANCE_VERSIONS_PREFIX, {
+      pageSize: FIRST_MANIFEST_PAGE,
+      pageToken,
+    });
     for (const meta of page.objects) {
       const entry = classifyVersionsKey(meta.key);
       if (entry.kind === "manifest") return entry.naming;

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import protobuf from "protobufjs";
 import { z } from "zod";
+import { LEN, VARINT, WireReader } from "./wire.js";
 
 /**
  * Decoders for the subset of Lance's `lance.table` messages holdfast reads, built from our
@@ -11,7 +12,6 @@ import { z } from "zod";
  */
 const protoText = readFileSync(new URL("../proto/lance-table.proto", import.meta.url), "utf8");
 const root = protobuf.parse(protoText, { keepCase: true }).root;
-const ManifestType = root.lookupType("holdfast.lance.Manifest");
 const IndexSectionType = root.lookupType("holdfast.lance.IndexSection");
 
 /** An unsigned 64-bit integer as protobufjs renders it with `longs: String`. */
@@ -97,57 +97,90 @@ export const LanceIndexSectionSchema = z.object({
 export type LanceIndexSection = z.infer<typeof LanceIndexSectionSchema>;
 
 /**
- * Decodes a `Manifest` message; throws the decoder's error (the caller wraps it). The
- * decoded message is copied field by field into a {@link LanceManifest}: the wire types
- * already fix every field's type, so a generic `toObject` and a schema pass over every
- * manifest (most of a cleanup's CPU on a table of many versions) would check nothing more.
+ * Decodes a `Manifest` message; throws a {@link WireError} on a message that does not decode
+ * (the caller wraps it). The wire format is read field by field straight into a
+ * {@link LanceManifest} (wire.ts), the field numbers and types those of
+ * `proto/lance-table.proto`: the manifest is read once per version, so this is cleanup's hot
+ * path, and the generic decoder's first use builds its code at run time (a fixed cost of
+ * every process's first cleanup). A field the subset does not name is skipped, as protobuf
+ * does; a named field with another wire type is refused.
  */
 export function decodeManifestMessage(bytes: Uint8Array): LanceManifest {
-  checkLongSupport();
-  const m = ManifestType.decode(bytes) as unknown as RawManifest;
-  return {
-    fields: m.fields.map((field) => ({
-      name: field.name,
-      logical_type: field.logical_type,
-      extension_name: field.extension_name,
-      metadata: textValues(field.metadata),
-    })),
-    fragments: m.fragments.map((f) => ({
-      id: u64(f.id),
-      files: f.files.map(dataFile),
-      deletion_file:
-        f.deletion_file == null
-          ? undefined
-          : {
-              file_type: f.deletion_file.file_type,
-              read_version: u64(f.deletion_file.read_version),
-              id: u64(f.deletion_file.id),
-              base_id: own(f.deletion_file, "base_id"),
-            },
-      external_row_ids: external(f.external_row_ids),
-      external_last_updated_at_versions: external(f.external_last_updated_at_versions),
-      external_created_at_versions: external(f.external_created_at_versions),
-      overlays: f.overlays.flatMap((o) => (o.data_file == null ? [] : [dataFile(o.data_file)])),
-    })),
-    version: u64(m.version),
-    index_section: optionalU64(own(m, "index_section")),
-    timestamp:
-      m.timestamp == null
-        ? undefined
-        : { seconds: i64(m.timestamp.seconds), nanos: m.timestamp.nanos },
-    reader_feature_flags: u64(m.reader_feature_flags),
-    writer_feature_flags: u64(m.writer_feature_flags),
-    transaction_file: m.transaction_file,
-    config: { ...m.config },
-    base_paths: m.base_paths.map((b) => ({
-      id: b.id,
-      name: own(b, "name"),
-      is_dataset_root: b.is_dataset_root,
-      path: b.path,
-    })),
-    branch: own(m, "branch"),
-    transaction_section: optionalU64(own(m, "transaction_section")),
+  const r = new WireReader(bytes);
+  const m: LanceManifest = {
+    fields: [],
+    fragments: [],
+    version: "0",
+    index_section: undefined,
+    timestamp: undefined,
+    reader_feature_flags: "0",
+    writer_feature_flags: "0",
+    transaction_file: "",
+    config: {},
+    base_paths: [],
+    branch: undefined,
+    transaction_section: undefined,
   };
+  const config: Record<string, string> = Object.create(null);
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wire, LEN, field);
+        m.fields.push(schemaField(r.message()));
+        break;
+      case 2:
+        r.expect(wire, LEN, field);
+        m.fragments.push(fragment(r.message()));
+        break;
+      case 3:
+        r.expect(wire, VARINT, field);
+        m.version = r.uint64();
+        break;
+      case 6:
+        r.expect(wire, VARINT, field);
+        m.index_section = r.uint64();
+        break;
+      case 7:
+        r.expect(wire, LEN, field);
+        m.timestamp = timestamp(r.message());
+        break;
+      case 9:
+        r.expect(wire, VARINT, field);
+        m.reader_feature_flags = r.uint64();
+        break;
+      case 10:
+        r.expect(wire, VARINT, field);
+        m.writer_feature_flags = r.uint64();
+        break;
+      case 12:
+        r.expect(wire, LEN, field);
+        m.transaction_file = r.string();
+        break;
+      case 16: {
+        r.expect(wire, LEN, field);
+        const [key, value] = mapEntry(r.message(), (e) => e.string(), "");
+        config[key] = value;
+        break;
+      }
+      case 18:
+        r.expect(wire, LEN, field);
+        m.base_paths.push(basePath(r.message()));
+        break;
+      case 20:
+        r.expect(wire, LEN, field);
+        m.branch = r.string();
+        break;
+      case 21:
+        r.expect(wire, VARINT, field);
+        m.transaction_section = r.uint64();
+        break;
+      default:
+        r.skip(wire, field);
+    }
+  }
+  m.config = { ...config };
+  return m;
 }
 
 /** Decodes an `IndexSection` message; throws the decoder's or zod's error (the caller wraps it). */
@@ -168,98 +201,262 @@ function toPlain(type: protobuf.Type, bytes: Uint8Array): unknown {
   return type.toObject(message, { longs: String, enums: Number });
 }
 
-/** A 64-bit field as protobufjs decodes it: a Long (or a number for small values). */
-type Int64 = number | { low: number; high: number; unsigned: boolean; toString(): string };
+type DataFile = z.infer<typeof DataFileSchema>;
+type DataFragment = LanceManifest["fragments"][number];
 
-/** An unsigned 64-bit value as its exact decimal string. */
-function u64(value: Int64 | null | undefined): string {
-  if (value == null) return "0";
-  if (typeof value === "number") return String(value);
-  const high = value.high >>> 0;
-  // Below 2^53 a double holds it exactly; above, Long's own (slower) formatting (the
-  // decoder made it unsigned).
-  if (high < 0x20_0000) return String(high * 0x1_0000_0000 + (value.low >>> 0));
-  return value.toString();
+function schemaField(r: WireReader): LanceManifest["fields"][number] {
+  const out = { name: "", logical_type: "", extension_name: "", metadata: {} };
+  const metadata: Record<string, string> = Object.create(null);
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    switch (field) {
+      case 2:
+        r.expect(wire, LEN, field);
+        out.name = r.string();
+        break;
+      case 5:
+        r.expect(wire, LEN, field);
+        out.logical_type = r.string();
+        break;
+      case 9:
+        r.expect(wire, LEN, field);
+        out.extension_name = r.string();
+        break;
+      case 10: {
+        r.expect(wire, LEN, field);
+        const [key, value] = mapEntry(r.message(), (e) => e.bytes(), EMPTY);
+        const text = utf8Text(value);
+        // Binary values are dropped (no extension name lives there); a later entry of
+        // the same key replaces an earlier one, as in any protobuf map.
+        if (text === undefined) delete metadata[key];
+        else metadata[key] = text;
+        break;
+      }
+      default:
+        r.skip(wire, field);
+    }
+  }
+  return { ...out, metadata: { ...metadata } };
 }
 
-/** A signed 64-bit value as its exact decimal string. */
-function i64(value: Int64 | null | undefined): string {
-  if (value == null) return "0";
-  return String(value); // a signed Long formats itself exactly
-}
-
-/**
- * A proto3 `optional` field: `undefined` when the message did not carry it. protobufjs
- * sets a carried field on the message itself; an absent one reads its default (a zero)
- * from the prototype, so presence is the own property, not the value.
- */
-function own<T extends object, K extends keyof T>(
-  message: T,
-  field: K,
-): NonNullable<T[K]> | undefined {
-  return Object.hasOwn(message, field) ? (message[field] ?? undefined) : undefined;
-}
-
-function optionalU64(value: Int64 | undefined): string | undefined {
-  return value === undefined ? undefined : u64(value);
-}
-
-function external(
-  file: { path: string; size: Int64 } | null | undefined,
-): { path: string; size: string } | undefined {
-  return file == null ? undefined : { path: file.path, size: u64(file.size) };
-}
-
-type RawDataFile = { path: string; file_size_bytes: Int64; base_id?: number | null };
-
-function dataFile(d: RawDataFile): z.infer<typeof DataFileSchema> {
-  return { path: d.path, file_size_bytes: u64(d.file_size_bytes), base_id: own(d, "base_id") };
-}
-
-/** Field metadata values that are UTF-8 text; binary values are dropped (never needed). */
-function textValues(metadata: Record<string, Uint8Array>): Record<string, string> {
-  const out: Record<string, string> = {};
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  for (const [key, value] of Object.entries(metadata)) {
-    try {
-      out[key] = decoder.decode(value);
-    } catch {
-      // not text: no extension name lives there
+function fragment(r: WireReader): DataFragment {
+  const out: DataFragment = {
+    id: "0",
+    files: [],
+    deletion_file: undefined,
+    external_row_ids: undefined,
+    external_last_updated_at_versions: undefined,
+    external_created_at_versions: undefined,
+    overlays: [],
+  };
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wire, VARINT, field);
+        out.id = r.uint64();
+        break;
+      case 2:
+        r.expect(wire, LEN, field);
+        out.files.push(dataFile(r.message()));
+        break;
+      case 3:
+        r.expect(wire, LEN, field);
+        out.deletion_file = deletionFile(r.message());
+        break;
+      case 6:
+        r.expect(wire, LEN, field);
+        out.external_row_ids = externalFile(r.message());
+        break;
+      case 8:
+        r.expect(wire, LEN, field);
+        out.external_last_updated_at_versions = externalFile(r.message());
+        break;
+      case 10:
+        r.expect(wire, LEN, field);
+        out.external_created_at_versions = externalFile(r.message());
+        break;
+      case 11: {
+        r.expect(wire, LEN, field);
+        const overlay = overlayDataFile(r.message());
+        if (overlay !== undefined) out.overlays.push(overlay);
+        break;
+      }
+      default:
+        r.skip(wire, field);
     }
   }
   return out;
 }
 
-/** The decoded `Manifest` message's shape (field defaults live on its prototype). */
-interface RawManifest {
-  fields: {
-    name: string;
-    logical_type: string;
-    extension_name: string;
-    metadata: Record<string, Uint8Array>;
-  }[];
-  fragments: {
-    id: Int64;
-    files: RawDataFile[];
-    deletion_file?: {
-      file_type: number;
-      read_version: Int64;
-      id: Int64;
-      base_id?: number | null;
-    } | null;
-    external_row_ids?: { path: string; size: Int64 } | null;
-    external_last_updated_at_versions?: { path: string; size: Int64 } | null;
-    external_created_at_versions?: { path: string; size: Int64 } | null;
-    overlays: { data_file?: RawDataFile | null }[];
-  }[];
-  version: Int64;
-  index_section?: Int64 | null;
-  timestamp?: { seconds: Int64; nanos: number } | null;
-  reader_feature_flags: Int64;
-  writer_feature_flags: Int64;
-  transaction_file: string;
-  config: Record<string, string>;
-  base_paths: { id: number; name?: string | null; is_dataset_root: boolean; path: string }[];
-  branch?: string | null;
-  transaction_section?: Int64 | null;
+function dataFile(r: WireReader): DataFile {
+  const out: DataFile = { path: "", file_size_bytes: "0", base_id: undefined };
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wire, LEN, field);
+        out.path = r.string();
+        break;
+      case 6:
+        r.expect(wire, VARINT, field);
+        out.file_size_bytes = r.uint64();
+        break;
+      case 7:
+        r.expect(wire, VARINT, field);
+        out.base_id = r.uint32();
+        break;
+      default:
+        r.skip(wire, field);
+    }
+  }
+  return out;
+}
+
+/** `DataOverlayFile`: its data file, or none when the message names none. */
+function overlayDataFile(r: WireReader): DataFile | undefined {
+  let out: DataFile | undefined;
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    if (field === 1) {
+      r.expect(wire, LEN, field);
+      out = dataFile(r.message());
+    } else r.skip(wire, field);
+  }
+  return out;
+}
+
+function deletionFile(r: WireReader): NonNullable<DataFragment["deletion_file"]> {
+  const out: NonNullable<DataFragment["deletion_file"]> = {
+    file_type: 0,
+    read_version: "0",
+    id: "0",
+    base_id: undefined,
+  };
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wire, VARINT, field);
+        out.file_type = r.uint32();
+        break;
+      case 2:
+        r.expect(wire, VARINT, field);
+        out.read_version = r.uint64();
+        break;
+      case 3:
+        r.expect(wire, VARINT, field);
+        out.id = r.uint64();
+        break;
+      case 7:
+        r.expect(wire, VARINT, field);
+        out.base_id = r.uint32();
+        break;
+      default:
+        r.skip(wire, field);
+    }
+  }
+  return out;
+}
+
+function externalFile(r: WireReader): { path: string; size: string } {
+  const out = { path: "", size: "0" };
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wire, LEN, field);
+        out.path = r.string();
+        break;
+      case 3:
+        r.expect(wire, VARINT, field);
+        out.size = r.uint64();
+        break;
+      default:
+        r.skip(wire, field);
+    }
+  }
+  return out;
+}
+
+function basePath(r: WireReader): LanceManifest["base_paths"][number] {
+  const out: LanceManifest["base_paths"][number] = {
+    id: 0,
+    name: undefined,
+    is_dataset_root: false,
+    path: "",
+  };
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wire, VARINT, field);
+        out.id = r.uint32();
+        break;
+      case 2:
+        r.expect(wire, LEN, field);
+        out.name = r.string();
+        break;
+      case 3:
+        r.expect(wire, VARINT, field);
+        out.is_dataset_root = r.bool();
+        break;
+      case 4:
+        r.expect(wire, LEN, field);
+        out.path = r.string();
+        break;
+      default:
+        r.skip(wire, field);
+    }
+  }
+  return out;
+}
+
+function timestamp(r: WireReader): { seconds: string; nanos: number } {
+  const out = { seconds: "0", nanos: 0 };
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wire, VARINT, field);
+        out.seconds = r.int64();
+        break;
+      case 2:
+        r.expect(wire, VARINT, field);
+        out.nanos = r.int32();
+        break;
+      default:
+        r.skip(wire, field);
+    }
+  }
+  return out;
+}
+
+/** A map entry (key 1: a string, value 2), the value's default when absent. */
+function mapEntry<T>(r: WireReader, value: (r: WireReader) => T, absent: T): [string, T] {
+  let key = "";
+  let out = absent;
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    if (field === 1) {
+      r.expect(wire, LEN, field);
+      key = r.string();
+    } else if (field === 2) {
+      r.expect(wire, LEN, field);
+      out = value(r);
+    } else r.skip(wire, field);
+  }
+  return [key, out];
+}
+
+const EMPTY = new Uint8Array(0);
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A metadata value as text, or undefined when it is not UTF-8. */
+function utf8Text(value: Uint8Array): string | undefined {
+  try {
+    return STRICT_UTF8.decode(value);
+  } catch {
+    return undefined;
+  }
 }

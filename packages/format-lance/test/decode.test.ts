@@ -102,5 +102,48 @@ describe("Lance manifest decoding, field by field", () => {
   it("a message that does not decode is an error, not an empty manifest", () => {
     // Field 2 (fragments) announces 50 bytes that are not there.
     expect(() => decodeManifestMessage(Uint8Array.of(0x12, 50, 1, 2))).toThrow();
+    // Field 12 (transaction_file) announces 5 bytes, 2 follow: not a shorter name.
+    expect(() => decodeManifestMessage(Uint8Array.of(0x62, 5, 0x61, 0x62))).toThrow(/past the end/);
+    // A varint of 11 bytes; a varint cut off by the end of the message.
+    expect(() => decodeManifestMessage(Uint8Array.of(0x18, ...Array(10).fill(0x80), 1))).toThrow();
+    expect(() => decodeManifestMessage(Uint8Array.of(0x18, 0x80))).toThrow();
+    // Field 3 (version) as a length-delimited field; wire types 6 and 7 do not exist.
+    expect(() => decodeManifestMessage(Uint8Array.of(0x1a, 1, 0x31))).toThrow(/wire type/);
+    expect(() => decodeManifestMessage(Uint8Array.of(0x1e))).toThrow(/wire type/);
+    expect(() => decodeManifestMessage(Uint8Array.of(0x1f))).toThrow(/wire type/);
+    // A group without its end tag.
+    expect(() => decodeManifestMessage(Uint8Array.of(0xa3, 0x06, 0x08, 1))).toThrow();
+  });
+
+  it("skips fields outside the subset of every wire type, as the generic decoder does", () => {
+    const known = ManifestType.encode(
+      ManifestType.fromObject({
+        version: "7",
+        fragments: [{ id: "1", files: [{ path: "a.lance", file_size_bytes: "5" }] }],
+        timestamp: { seconds: "-1", nanos: -5 },
+      }),
+    ).finish();
+    const unknown = Uint8Array.of(
+      ...[0xa0, 0x06, 0x96, 0x01], // field 100, varint 150
+      ...[0xa9, 0x06, 1, 2, 3, 4, 5, 6, 7, 8], // field 101, fixed64
+      ...[0xb2, 0x06, 2, 0x61, 0x62], // field 102, 2 bytes
+      ...[0xbd, 0x06, 1, 2, 3, 4], // field 103, fixed32
+      ...[0xc3, 0x06, 0x08, 1, 0xc4, 0x06], // field 104, a group holding a varint
+    );
+    const message = Uint8Array.of(...unknown, ...known, ...unknown);
+    const decoded = decodeManifestMessage(message);
+    expect(defined(decoded)).toEqual(defined(reference(message)));
+    expect(decoded.version).toBe("7");
+    expect(decoded.timestamp).toEqual({ seconds: "-1", nanos: -5 });
+    // Field metadata keeps its UTF-8 values only (the schema has no bytes to compare with).
+    const withFields = ManifestType.encode(
+      ManifestType.fromObject({
+        fields: [{ name: "blob", metadata: { a: Buffer.from("x"), b: Uint8Array.of(0xff) } }],
+      }),
+    ).finish();
+    const fields = decodeManifestMessage(Uint8Array.of(...unknown, ...withFields)).fields;
+    expect(fields).toEqual([
+      { name: "blob", logical_type: "", extension_name: "", metadata: { a: "x" } },
+    ]);
   });
 });

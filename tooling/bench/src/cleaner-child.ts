@@ -2,15 +2,15 @@
 // side"): argv[2] is `holdfast` or `lancedb`, argv[3] a JSON target. Prints one JSON line:
 // wall time and process CPU (user + system, every thread) of the cleanup call alone, the
 // process's peak RSS, and for holdfast its store requests. The pylance counterpart is
-// `pylance-cleaner.py`.
+// `pylance-cleaner.py`. The S3 backend and LanceDB are imported only by the runs that use
+// them, before the clock starts: a local holdfast run loads neither the AWS SDK nor LanceDB,
+// as a caller's process cleaning a local table would not.
 import { performance } from "node:perf_hooks";
 import { createLocalStore } from "@holdfast/backends-local";
-import { openS3Store } from "@holdfast/backends-s3";
 import { cleanup } from "@holdfast/cleanup";
 import { CountingStore, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/dataset";
 import { openLanceFormat } from "@holdfast/format-lance";
-import * as lancedb from "@lancedb/lancedb";
 
 /** Where the table is: a local folder, or an S3 prefix reached through an endpoint. */
 export type CleanerTarget =
@@ -55,6 +55,7 @@ export function lanceStorageOptions(t: Extract<CleanerTarget, { kind: "s3" }>) {
 
 async function holdfastStore(t: CleanerTarget): Promise<ObjectStore> {
   if (t.kind === "local") return createLocalStore({ root: `${t.root}/${t.table}.lance` });
+  const { openS3Store } = await import("@holdfast/backends-s3");
   return openS3Store({
     bucket: t.bucket,
     prefix: `${t.prefix}/${t.table}.lance`,
@@ -109,6 +110,7 @@ async function holdfast(target: CleanerTarget) {
 async function lance(target: CleanerTarget) {
   const uri = target.kind === "local" ? target.root : `s3://${target.bucket}/${target.prefix}`;
   const storageOptions = target.kind === "local" ? {} : lanceStorageOptions(target);
+  const lancedb = await import("@lancedb/lancedb");
   const run = async () => {
     const db = await lancedb.connect(uri, { storageOptions });
     const table = await db.openTable(target.table);

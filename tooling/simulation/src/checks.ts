@@ -1,6 +1,6 @@
 import type { MemoryStore } from "@holdfast/conditional-store";
 import { decodeJson } from "@holdfast/conditional-store";
-import { manifestKey, type VersionRef } from "@holdfast/dataset";
+import { manifestKey, parseManifestKey, VERSIONS_PREFIX, type VersionRef } from "@holdfast/dataset";
 import type { Scheduler } from "./scheduler.js";
 
 const BRANCH = "main";
@@ -141,11 +141,11 @@ export function createStepChecker(world: CheckedWorld): () => Promise<void> {
     // file (a restore, fork or stalled bulk commit racing a cleanup). Branches whose
     // deletion was attempted are skipped (their teardown removes manifests newest-first).
     const newest = new Map<string, number>();
-    for (const key of memory.keys("_versions/")) {
-      const match = /^_versions\/([^/]+)\/(\d{20})\.json$/.exec(key);
-      if (!match) continue;
-      const version = Number(match[2]);
-      if (version > (newest.get(match[1]!) ?? 0)) newest.set(match[1]!, version);
+    for (const key of memory.keys(VERSIONS_PREFIX)) {
+      const parsed = parseManifestKey(key);
+      if (!parsed) continue;
+      if (parsed.version > (newest.get(parsed.branch) ?? 0))
+        newest.set(parsed.branch, parsed.version);
     }
     for (const [branch, version] of newest) {
       const model = branches.find((m) => m.name === branch);
@@ -229,7 +229,9 @@ export function createStepChecker(world: CheckedWorld): () => Promise<void> {
           branch.created = false;
         }
         if (branch.state === "deleted") {
-          manifestBranches ??= new Set(memory.keys("_versions/").map((k) => k.split("/")[1] ?? ""));
+          manifestBranches ??= new Set(
+            memory.keys(VERSIONS_PREFIX).flatMap((k) => parseManifestKey(k)?.branch ?? []),
+          );
           if (manifestBranches.has(branch.name)) {
             violate(2, `deleted branch ${branch.name} has manifests again`);
             branch.state = "active";
@@ -262,7 +264,7 @@ export function createStepChecker(world: CheckedWorld): () => Promise<void> {
       failuresCheckedAt.writes = world.writes();
       failuresCheckedAt.count = failedCommitFiles.length;
       const named = new Set<string>();
-      for (const key of memory.keys("_versions/")) {
+      for (const key of memory.keys(VERSIONS_PREFIX)) {
         for (const f of (await manifestFiles(key)) ?? []) named.add(f);
       }
       for (const f of failedCommitFiles) {

@@ -1,6 +1,13 @@
 import { cleanup, recover } from "@holdfast/cleanup";
 import { decodeJson, isHoldfastError } from "@holdfast/conditional-store";
-import { manifestKey, type ProtocolContext, type VersionRef } from "@holdfast/dataset";
+import {
+  manifestKey,
+  type ProtocolContext,
+  parseManifestKey,
+  VERSIONS_PREFIX,
+  type VersionRef,
+  versionsPrefix,
+} from "@holdfast/dataset";
 import { acquireLease, releaseLease } from "@holdfast/leases";
 import { holdfastFormat, recoverReferences } from "@holdfast/refs-lifecycle";
 import { isRetiredManifestRewritten } from "@holdfast/retirement";
@@ -188,7 +195,7 @@ async function checkGoneBranchesLeaveNothing(world: SimulationWorld): Promise<vo
   const { memory } = world;
   for (const branch of world.branches) {
     if (await memory.head(`_refs/branches/${branch.name}.json`)) continue;
-    for (const prefix of [`_versions/${branch.name}/`, `_holdfast/leases/${branch.name}/`]) {
+    for (const prefix of [versionsPrefix(branch.name), `_holdfast/leases/${branch.name}/`]) {
       const left = memory.keys(prefix);
       if (left.length > 0 && (branch.state === "deleted" || branch.state === "deleting")) {
         world.violate(5, `branch ${branch.name} is gone but ${left[0]} is left behind`);
@@ -229,12 +236,11 @@ async function checkLeasableUnlessRetiring(
       if (!v.cancelled) held.set(`${record.branch}@${v.version}`, anyEtag ? null : v.manifestEtag);
     }
   }
-  for (const key of memory.keys("_versions/")) {
-    const match = /^_versions\/([^/]+)\/(\d+)\.json$/.exec(key);
-    const meta = match ? await memory.head(key) : null;
-    if (!match || !meta) continue;
-    const branch = match[1]!;
-    const version = Number(match[2]);
+  for (const key of memory.keys(VERSIONS_PREFIX)) {
+    const parsed = parseManifestKey(key);
+    const meta = parsed ? await memory.head(key) : null;
+    if (!parsed || !meta) continue;
+    const { branch, version } = parsed;
     const recorded = held.get(`${branch}@${version}`);
     if (recorded === null || recorded === meta.etag) continue;
     const error = await probeAcquire(world, ctx, branch, version);
@@ -284,11 +290,10 @@ async function checkEveryVersionAcquirable(
   world: SimulationWorld,
   ctx: ProtocolContext,
 ): Promise<void> {
-  for (const key of world.memory.keys()) {
-    const match = /^_versions\/([^/]+)\/(\d+)\.json$/.exec(key);
-    if (!match) continue;
-    const branch = match[1]!;
-    const version = Number(match[2]);
+  for (const key of world.memory.keys(VERSIONS_PREFIX)) {
+    const parsed = parseManifestKey(key);
+    if (!parsed) continue;
+    const { branch, version } = parsed;
     const error = await probeAcquire(world, ctx, branch, version);
     if (error !== null) {
       world.violate(5, `${branch}@${version} is neither acquirable nor gone: ${describe(error)}`);
