@@ -134,4 +134,19 @@ describe("a listing reads a large folder once per window, not once per page", ()
     } while (token !== undefined);
     expect(listed).toEqual([...keys.slice(KEYS - 149), "big/v999999"]);
   });
+
+  it("keys with code units from U+D800 up come out in UTF-8 byte order across windows", async () => {
+    n += 1;
+    const root = join(base, `root-${n}`);
+    mkdirSync(join(root, "w"), { recursive: true });
+    // U+FF21 sorts below U+1F600 (a surrogate pair) in UTF-16, above it in UTF-8.
+    const names = ["a", "b", "\uff21", "\u{1f600}", "z", "\u00e9", "\uffee", "\u{10000}"];
+    // Written after a few plain names, so the windows switch comparison midway.
+    for (const name of names) writeFileSync(join(root, "w", name), name);
+    const store = createLocalStore({ root, pageSize: 2, listWindow: 3 });
+    const want = names.map((name) => `w/${name}`).sort(compareKeys);
+    expect(await listAllKeys(store, "w/")).toEqual(want);
+    // Byte order puts U+FF21 first; code-unit order would put the emoji first.
+    expect(want.indexOf("w/\uff21")).toBeLessThan(want.indexOf("w/\u{1f600}"));
+  });
 });
