@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonShapes } from "@holdfast/api-shapes";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { deleteRateOptions } from "../src/commands/cleanup-run.js";
 import { run } from "./run.js";
 
 let dir: string;
@@ -326,6 +327,41 @@ describe("cleanup, recover, status on a local directory", () => {
     ]) {
       expect((await run(["cleanup", ds, ...bad])).code, bad.join(" ")).toBe(2);
     }
+  });
+});
+
+describe("cleanup and recover pace their deletes (docs/protocol.md §6, Cleanup 9)", () => {
+  it("--max-deletes-per-second and --delete-concurrency become the run's options", () => {
+    expect(deleteRateOptions({ maxDeletesPerSecond: "3500", deleteConcurrency: "4" })).toEqual({
+      maxDeletesPerSecond: 3500,
+      deleteConcurrency: 4,
+    });
+    expect(deleteRateOptions({})).toEqual({});
+  });
+
+  it("a run with both flags retires; a bad value is a usage error that writes nothing", async () => {
+    const ds = join(dir, "ds");
+    expect((await run(["init", ds])).code).toBe(0);
+    await writeFile(join(dir, "f.txt"), "data");
+    for (let i = 0; i < 4; i += 1)
+      expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
+    const policy = ["--retain", "1", "--min-age", "0"];
+    for (const bad of [
+      ["--max-deletes-per-second", "0"],
+      ["--max-deletes-per-second", "fast"],
+      ["--delete-concurrency", "0"],
+    ]) {
+      const refused = await run(["cleanup", ds, ...policy, ...bad]);
+      expect(refused.code, bad.join(" ")).toBe(2);
+      expect(refused.stderr).toMatch(new RegExp(`invalid ${bad[0]}`));
+      expect((await run(["recover", ds, ...bad])).code, `recover ${bad.join(" ")}`).toBe(2);
+    }
+    expect((await run(["versions", ds, "--json"])).json().versions).toHaveLength(4);
+    const paced = ["--max-deletes-per-second", "100000", "--delete-concurrency", "2"];
+    const done = await run(["cleanup", ds, ...policy, ...paced, "--json"]);
+    expect(done.code).toBe(0);
+    expect((await run(["versions", ds, "--json"])).json().versions).toHaveLength(1);
+    expect((await run(["recover", ds, ...paced, "--json"])).code).toBe(0);
   });
 });
 

@@ -42,7 +42,11 @@ export class JobRunner {
     private readonly replica: string,
     private readonly metrics: ServerMetrics,
     private readonly history: JobHistory,
-    private readonly options: { lockBoundMs?: number | undefined },
+    private readonly options: {
+      lockBoundMs?: number | undefined;
+      maxDeletesPerSecond?: number | undefined;
+      deleteConcurrency?: number | undefined;
+    },
   ) {
     this.#events.setMaxListeners(0);
   }
@@ -97,6 +101,12 @@ export class JobRunner {
       ...(this.options.lockBoundMs === undefined
         ? {}
         : { ownershipBoundMs: this.options.lockBoundMs }),
+      ...(this.options.maxDeletesPerSecond === undefined
+        ? {}
+        : { maxDeletesPerSecond: this.options.maxDeletesPerSecond }),
+      ...(this.options.deleteConcurrency === undefined
+        ? {}
+        : { deleteConcurrency: this.options.deleteConcurrency }),
       onProgress: (progress: CleanupProgress) => {
         // The first progress event comes after the lock is taken: the server never runs
         // `concurrent` or a dry run as a job (the policy shape has no dryRun), so every

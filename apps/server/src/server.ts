@@ -64,6 +64,14 @@ export interface ServerConfig {
   readonly schedules?: readonly ScheduleEntry[] | undefined;
   /** Storage-time bound of the cleanup lock and run records (a dead holder's lock is taken over after it). @default the cleanup package's, 60 s */
   readonly lockBoundMs?: number | undefined;
+  /**
+   * Most objects a cleanup job deletes per second, whatever its concurrency (Amazon S3
+   * answers 503 SlowDown past about 3,500 per prefix): the cleanup's `maxDeletesPerSecond`.
+   * @default no limit
+   */
+  readonly maxDeletesPerSecond?: number | undefined;
+  /** Batch deletes a cleanup job has in flight at once: the cleanup's `deleteConcurrency`. @default 8 */
+  readonly deleteConcurrency?: number | undefined;
   /** Cleanup jobs kept per dataset in the history on the store (older ones are deleted). @default 50 */
   readonly historySize?: number | undefined;
   /** Directory of the built dashboard. @default the package's `dist/web`, when built */
@@ -118,7 +126,11 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
   const deps: AppDeps = {
     datasets: openDatasets(config.datasets, metrics, config.context),
     metrics,
-    jobs: new JobRunner(replica, metrics, history, { lockBoundMs: config.lockBoundMs }),
+    jobs: new JobRunner(replica, metrics, history, {
+      lockBoundMs: config.lockBoundMs,
+      maxDeletesPerSecond: config.maxDeletesPerSecond,
+      deleteConcurrency: config.deleteConcurrency,
+    }),
     history,
     streams: new Set<ServerResponse>(),
   };

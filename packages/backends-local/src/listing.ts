@@ -1,5 +1,6 @@
-import type { BigIntStats, Dirent } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import type { BigIntStats, Dir } from "node:fs";
+import { opendir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   compareKeys,
@@ -27,10 +28,34 @@ export interface ListRange {
   readonly after: string;
 }
 
+/** Most entries of one folder a listing holds in memory at once (see {@link FolderWindows}). */
+export const DEFAULT_LIST_WINDOW = 100_000;
+
+/** The folders read by a listing, and the windows kept for its next pages. */
+export interface ListingFolders {
+  /** Windows kept from earlier pages; `undefined` reads every folder afresh. */
+  readonly windows?: FolderWindows | undefined;
+  /** Most entries of one folder held at once. */
+  readonly window: number;
+  /** Called for every read of a folder (one pass over its entries). */
+  readonly onRead?: ((dir: string) => void) | undefined;
+}
+
 /**
  * One page of the keys under `prefix`: at most `limit` objects in key order after
  * `startAfter` and after the page token's key (whichever is later), with a token for the
  * next page when more keys follow. A malformed page token is `invalid-input`.
+ *
+ * A folder is read in windows of its `window` smallest entries in the range: a page reads
+ * each folder it enters once, keeps the window it stopped in for the next page (which
+ * continues from the token), and reads the folder again only when it leaves that window.
+ * A listing of one folder of n keys reads it ⌈n / window⌉ times, not once per page, and
+ * holds at most one window per folder. A page after the first can be served from a window
+ * read for an earlier page of the same listing, or read later (never one read before the
+ * listing started, whose page token names its start): keys written since that read may be
+ * missing from it (as a key written during any paged listing may be), and keys deleted since
+ * are left out (their file is gone when its metadata is read). So every key written before
+ * the listing started and not deleted is listed. The first page always reads afresh.
  */
 export async function listPage(
   root: string,
@@ -38,15 +63,30 @@ export async function listPage(
   options: ListOptions,
   limit: number,
   meta: (key: string, stats: BigIntStats) => ObjectMeta,
+  folders: ListingFolders = { window: DEFAULT_LIST_WINDOW },
 ): Promise<ListPage> {
   let after = options.startAfter ?? "";
+  const { windows } = folders;
+  // When the listing started, on the windows' clock: a window read since then holds every
+  // key written before it started. A token of another store (or none) starts a listing.
+  let startedAt: number | undefined;
   if (options.pageToken !== undefined) {
-    const fromToken = decodePageToken(options.pageToken);
-    if (compareKeys(fromToken, after) > 0) after = fromToken;
+    const token = decodePageToken(options.pageToken);
+    if (compareKeys(token.key, after) > 0) after = token.key;
+    if (windows !== undefined && token.windows === windows.id) startedAt = token.startedAt;
   }
+  const reuse = startedAt !== undefined;
+  startedAt ??= windows?.tick() ?? 0;
   const found: ListedFile[] = [];
   let more = false;
-  for await (const entry of walk(root, "", { prefix, after })) {
+  const reading: FolderReading = {
+    window: folders.window,
+    firstWindow: Math.min(folders.window, Math.max(FIRST_WINDOW_MIN, FIRST_WINDOW_PAGES * limit)),
+    windows,
+    startedAt: reuse ? startedAt : undefined,
+    onRead: folders.onRead,
+  };
+  for await (const entry of walk(root, "", { prefix, after }, false, reading)) {
     if (found.length === limit) {
       more = true;
       break;
@@ -56,7 +96,10 @@ export async function listPage(
   const objects = await statListed(found, meta);
   const last = found.at(-1);
   return more && last !== undefined
-    ? { objects, nextPageToken: encodePageToken(last.key) }
+    ? {
+        objects,
+        nextPageToken: encodePageToken({ windows: windows?.id ?? "", startedAt, key: last.key }),
+      }
     : { objects };
 }
 
@@ -83,52 +126,164 @@ async function statListed(
   return objects;
 }
 
-function encodePageToken(key: string): string {
-  return Buffer.from(key, "utf8").toString("base64url");
+/** What a page token carries: the store whose windows may serve the listing, its start, the last key. */
+interface PageToken {
+  readonly windows: string;
+  readonly startedAt: number;
+  readonly key: string;
 }
 
-function decodePageToken(token: string): string {
-  const key = Buffer.from(token, "base64url").toString("utf8");
-  if (token === "" || encodePageToken(key) !== token) {
+function encodePageToken({ windows, startedAt, key }: PageToken): string {
+  return Buffer.from(`${windows}\u0000${startedAt}\u0000${key}`, "utf8").toString("base64url");
+}
+
+function decodePageToken(token: string): PageToken {
+  const [windows, startedAt, ...rest] = Buffer.from(token, "base64url")
+    .toString("utf8")
+    .split("\u0000");
+  const decoded = {
+    windows: windows ?? "",
+    startedAt: Number(startedAt),
+    key: rest.join("\u0000"),
+  };
+  if (
+    token === "" ||
+    rest.length === 0 ||
+    !/^\d{1,15}$/.test(startedAt ?? "") ||
+    encodePageToken(decoded) !== token
+  ) {
     throw holdfastError("invalid-input", "list", "malformed page token");
   }
-  return key;
+  return decoded;
 }
 
 /**
- * Yields the objects under `dir` in UTF-8 byte order of their keys. A file `seg` sorts by
- * `seg`, a directory by `seg/`; since segments hold no `/`, a depth-first walk in that
- * order is global key order. A directory's own object (its self file, when the key is
- * also the folder of other keys) sorts by `seg`: when no sibling sorts between `seg` and
- * `seg/`, the directory's own walk yields it first; otherwise it is looked up in place.
- * Subtrees outside the range and the backend's private folder are skipped; an entry in
- * the range that maps to no key (see {@link unmappable}) stops the listing.
+ * The first window of a folder a page reads holds 16 pages (at least 1,000 entries); each
+ * next one twice the last, up to `listWindow`: a probe of one key holds 1,000 names, not
+ * 100,000, and a long listing reaches full windows after a few reads.
  */
-export async function* walk(
+const FIRST_WINDOW_PAGES = 16;
+const FIRST_WINDOW_MIN = 1_000;
+
+/** How {@link walk} reads folders during one page. */
+interface FolderReading {
+  /** Most entries of a window. */
+  readonly window: number;
+  /** Entries of the first window a page reads of a folder. */
+  readonly firstWindow: number;
+  readonly windows: FolderWindows | undefined;
+  /**
+   * A continuation's start on the windows' clock: a window kept from an earlier page may
+   * serve it when it was read after that; `undefined` for a first page (every folder read).
+   */
+  readonly startedAt: number | undefined;
+  readonly onRead: ((dir: string) => void) | undefined;
+}
+
+/**
+ * Part of one folder's entries in key order: every entry the range `after` reached when
+ * it was read (files after it, folders that can hold a key after it) whose sort key is at
+ * least `lower`, up to `window` of them. `complete` when no such entry was left out.
+ */
+interface Window {
+  /** When it was read, on the windows' clock. */
+  readonly readAt: number;
+  readonly after: string;
+  readonly lower: string;
+  readonly items: readonly Item[];
+  readonly complete: boolean;
+  readonly hasSelf: boolean;
+}
+
+/**
+ * The windows a store keeps between the pages of its listings: the last window read of a
+ * few folders (by folder and prefix), each at most `window` entries, the least recently
+ * used dropped first. Only windows of folders holding more entries than a few pages are kept.
+ */
+export class FolderWindows {
+  /** Names this store's windows in its page tokens (a token of another store reads afresh). */
+  readonly id = randomUUID();
+  readonly #kept = new Map<string, Window>();
+  readonly #most: number;
+  #clock = 0;
+
+  constructor(most = 4) {
+    this.#most = most;
+  }
+
+  /** The next tick of the windows' clock (a listing's start, a folder's read). */
+  tick(): number {
+    this.#clock += 1;
+    return this.#clock;
+  }
+
+  /**
+   * The window of `dir` that holds every entry the range reaches from its `after` on, read
+   * after `startedAt` (so it lists every key written before the listing started).
+   */
+  find(dir: string, range: ListRange, startedAt: number): Window | undefined {
+    const id = `${dir}\u0000${range.prefix}`;
+    const kept = this.#kept.get(id);
+    if (kept === undefined) return undefined;
+    const last = kept.items.at(-1);
+    const covers =
+      kept.readAt > startedAt &&
+      compareKeys(range.after, kept.after) >= 0 &&
+      compareKeys(range.after, kept.lower) >= 0 &&
+      (kept.complete || (last !== undefined && compareKeys(range.after, last.sortKey) < 0));
+    if (!covers) return undefined;
+    this.#kept.delete(id);
+    this.#kept.set(id, kept);
+    return kept;
+  }
+
+  keep(dir: string, range: ListRange, window: Window): void {
+    const id = `${dir}\u0000${range.prefix}`;
+    this.#kept.delete(id);
+    this.#kept.set(id, window);
+    while (this.#kept.size > this.#most) {
+      const oldest = this.#kept.keys().next().value as string;
+      this.#kept.delete(oldest);
+    }
+  }
+}
+
+/** Folders with no more entries than this are read again rather than kept. */
+const KEEP_ABOVE = 1_000;
+
+/**
+ * Reads the window of `dir` from `lower` on (inclusive): one pass over the folder's
+ * entries, keeping the `window` least in a bounded heap. `null` when the folder is gone.
+ * Every entry the range reaches is checked (invariant 8), in the window or not.
+ */
+async function readWindow(
   dir: string,
   keyPrefix: string,
   range: ListRange,
-  selfYielded = false,
-): AsyncGenerator<ListedFile> {
-  let entries: Dirent[];
+  lower: string,
+  reading: FolderReading,
+  size: number,
+): Promise<Window | null> {
+  let folder: Dir;
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    folder = await opendir(dir, { bufferSize: 512 });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     // A directory removed (or replaced) since its parent was read holds nothing to list.
-    if (code === "ENOENT" || code === "ENOTDIR") return;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw error;
   }
-  // Only entries the range can reach are sorted: a listing from `startAfter` near the end
-  // of a folder of 100,000 versions sorts a handful of names.
-  const items: Item[] = [];
+  reading.onRead?.(dir);
+  const readAt = reading.windows?.tick() ?? 0;
+  const kept = new BoundedItems(size);
   let hasSelf = false;
-  const add = (sortKey: string, name: string, kind: Item["kind"]) => {
-    if (kind === "dir" ? reaches(sortKey, range) : before(sortKey, range)) {
-      items.push({ sortKey, name, kind });
+  const add = (sortKey: string, kind: Item["kind"]) => {
+    const wanted = kind === "dir" ? reaches(sortKey, range) : before(sortKey, range);
+    if (wanted && (lower === "" || compareKeys(sortKey, lower) >= 0)) {
+      kept.add({ sortKey, kind });
     }
   };
-  for (const entry of entries) {
+  for await (const entry of folder) {
     const key = `${keyPrefix}${entry.name}`;
     if (entry.name === LOCAL_SELF_NAME && entry.isFile() && keyPrefix !== "") {
       hasSelf = true;
@@ -138,8 +293,8 @@ export async function* walk(
         if (reaches(`${key}/`, range)) throw unmappable(key, "a folder whose name");
         continue;
       }
-      add(`${key}/`, entry.name, "dir");
-      add(key, entry.name, "self");
+      add(`${key}/`, "dir");
+      add(key, "self");
     } else if (before(key, range)) {
       // Invariant 8: nothing under a listed folder is skipped. A file whose name maps to no
       // key (the old layout's `.hfobj`, a self-file name where no key can own it, a
@@ -148,21 +303,82 @@ export async function* walk(
       if (!entry.isFile())
         throw unmappable(key, "an entry that is no regular file or folder, which");
       if (!isLocalKey(key)) throw unmappable(key, "a file whose name");
-      add(key, entry.name, "file");
+      add(key, "file");
     }
   }
-  if (hasSelf && !selfYielded && keyPrefix !== "") {
+  const items = kept.sorted();
+  const window = { readAt, after: range.after, lower, items, complete: !kept.overflowed, hasSelf };
+  // A folder's last window is kept too: its first did not fit.
+  const large = kept.overflowed || lower !== "" || items.length > KEEP_ABOVE;
+  if (reading.windows !== undefined && large) {
+    reading.windows.keep(dir, range, window);
+  }
+  return window;
+}
+
+/**
+ * Yields the objects under `dir` in UTF-8 byte order of their keys. A file `seg` sorts by
+ * `seg`, a directory by `seg/`; since segments hold no `/`, a depth-first walk in that
+ * order is global key order. A directory's own object (its self file, when the key is
+ * also the folder of other keys) sorts by `seg`: when no sibling sorts between `seg` and
+ * `seg/`, the directory's own walk yields it first; otherwise it is looked up in place.
+ * Subtrees outside the range and the backend's private folder are skipped; an entry in
+ * the range that maps to no key (see {@link unmappable}) stops the listing. Each folder is
+ * read in windows of its least entries (see {@link listPage}).
+ */
+export async function* walk(
+  dir: string,
+  keyPrefix: string,
+  range: ListRange,
+  selfYielded = false,
+  reading: FolderReading = {
+    window: DEFAULT_LIST_WINDOW,
+    firstWindow: DEFAULT_LIST_WINDOW,
+    windows: undefined,
+    startedAt: undefined,
+    onRead: undefined,
+  },
+): AsyncGenerator<ListedFile> {
+  const first =
+    (reading.startedAt === undefined
+      ? undefined
+      : reading.windows?.find(dir, range, reading.startedAt)) ??
+    (await readWindow(dir, keyPrefix, range, "", reading, reading.firstWindow));
+  if (first === null) return;
+  if (first.hasSelf && !selfYielded && keyPrefix !== "") {
     const key = keyPrefix.slice(0, -1);
     if (inRange(key, range)) yield { key, file: join(dir, LOCAL_SELF_NAME) };
   }
-  // In key order, lazily: a page of 1,000 keys from a folder of 100,000 takes 1,000 items
-  // off a heap instead of sorting the whole folder for every page.
-  const ordered = new ItemHeap(items, items.some(isWide) ? keyLess : unitLess);
+  // The entries in key order, window after window: a kept window may start before the
+  // range (it was read for an earlier page), so what the range no longer reaches is passed.
+  let window = first;
+  let index = 0;
+  const wanted = (item: Item) =>
+    item.kind === "dir" ? reaches(item.sortKey, range) : before(item.sortKey, range);
+  const next = async (): Promise<Item | undefined> => {
+    for (;;) {
+      while (index < window.items.length) {
+        const item = window.items[index]!;
+        if (wanted(item)) return item;
+        index += 1;
+      }
+      const last = window.items.at(-1);
+      if (window.complete || last === undefined) return undefined;
+      const size = Math.min(reading.window, 2 * window.items.length);
+      const read = await readWindow(dir, keyPrefix, range, last.sortKey, reading, size);
+      if (read === null) return undefined;
+      window = read;
+      // The new window starts at the last entry of the old one (inclusive): pass it.
+      index = read.items[0]?.sortKey === last.sortKey ? 1 : 0;
+    }
+  };
   const lookedUp = new Set<string>();
-  for (let item = ordered.pop(); item !== undefined; item = ordered.pop()) {
-    const path = join(dir, item.name);
+  for (let item = await next(); item !== undefined; item = await next()) {
+    index += 1;
+    const name = nameOf(item, keyPrefix);
+    const path = join(dir, name);
     if (item.kind === "dir") {
-      yield* walk(path, item.sortKey, range, lookedUp.has(item.name));
+      yield* walk(path, item.sortKey, range, lookedUp.has(name), reading);
     } else {
       if (item.kind === "file") {
         yield { key: item.sortKey, file: path };
@@ -170,19 +386,24 @@ export async function* walk(
       }
       // The directory's own object: when the directory itself comes next, its walk
       // yields the object first; otherwise siblings sort in between, so look it up here.
-      const next = ordered.peek();
-      if (next?.kind === "dir" && next.name === item.name) continue;
-      lookedUp.add(item.name);
+      const following = await next();
+      if (following?.kind === "dir" && following.sortKey === `${item.sortKey}/`) continue;
+      lookedUp.add(name);
       const self = join(path, LOCAL_SELF_NAME);
       if (await isFile(self)) yield { key: item.sortKey, file: self };
     }
   }
 }
 
+/** One entry of a folder: its sort key (the folder's key prefix, its name, `/` for a folder). */
 interface Item {
   readonly sortKey: string;
-  readonly name: string;
   readonly kind: "file" | "dir" | "self";
+}
+
+/** The entry's name in its folder (a window holds only sort keys: about 100 bytes an entry). */
+function nameOf(item: Item, keyPrefix: string): string {
+  return item.sortKey.slice(keyPrefix.length, item.kind === "dir" ? -1 : undefined);
 }
 
 /** Whether `a` sorts before `b` in UTF-8 byte order of their keys. */
@@ -191,45 +412,62 @@ type Less = (a: Item, b: Item) => boolean;
 const keyLess: Less = (a, b) => compareKeys(a.sortKey, b.sortKey) < 0;
 
 /**
- * The engine's own string comparison (UTF-16 code units). The items of one folder share its
- * key prefix, so they differ only within their names; UTF-16 order is UTF-8 byte order
- * unless a name holds a code unit from U+D800 up (a surrogate sorts below U+E000-U+FFFF
- * in UTF-16, above in UTF-8), and then the folder takes {@link keyLess}. The built-in
- * comparison costs a fraction of a character loop, most of all before the code is
- * optimized (a cleanup lists a handful of folders once each).
+ * The engine's own string comparison (UTF-16 code units): UTF-8 byte order as long as no
+ * key compared holds a code unit from U+D800 up (a surrogate sorts below U+E000-U+FFFF in
+ * UTF-16, above in UTF-8). It costs a fraction of {@link keyLess}'s character loop.
  */
 const unitLess: Less = (a, b) => a.sortKey < b.sortKey;
 
 const WIDE_UNIT = /[\ud800-\uffff]/;
 
-function isWide(item: Item): boolean {
-  return WIDE_UNIT.test(item.name);
-}
+/**
+ * The `most` least items added (a binary max-heap by key: an item below the greatest kept
+ * replaces it), so one pass over a folder of n entries holds at most `most` of them. Items
+ * compare by {@link unitLess} until one holds a wide code unit, then by {@link keyLess}: the
+ * two agree on items without one, so the heap stays ordered when it switches.
+ */
+class BoundedItems {
+  readonly #items: Item[] = [];
+  readonly #most: number;
+  #less: Less = unitLess;
+  overflowed = false;
 
-/** A binary min-heap of items by key (built in linear time), taken off one at a time. */
-class ItemHeap {
-  readonly #items: Item[];
-  readonly #less: Less;
-
-  constructor(items: Item[], less: Less) {
-    this.#items = items;
-    this.#less = less;
-    for (let i = (items.length >> 1) - 1; i >= 0; i -= 1) this.#down(i);
+  constructor(most: number) {
+    this.#most = most;
   }
 
-  peek(): Item | undefined {
-    return this.#items[0];
-  }
-
-  pop(): Item | undefined {
+  add(item: Item): void {
+    if (this.#less === unitLess && WIDE_UNIT.test(item.sortKey)) this.#less = keyLess;
     const items = this.#items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length > 0 && last !== undefined) {
-      items[0] = last;
-      this.#down(0);
+    if (items.length < this.#most) {
+      items.push(item);
+      this.#up(items.length - 1);
+      return;
     }
-    return top;
+    this.overflowed = true;
+    if (!this.#less(item, items[0]!)) return;
+    items[0] = item;
+    this.#down(0);
+  }
+
+  /** The items kept, least first (the heap is spent). */
+  sorted(): Item[] {
+    const less = this.#less;
+    return this.#items.sort((a, b) => (less(a, b) ? -1 : less(b, a) ? 1 : 0));
+  }
+
+  #up(from: number): void {
+    const items = this.#items;
+    const less = this.#less;
+    let i = from;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!less(items[parent]!, items[i]!)) return;
+      const moved = items[i]!;
+      items[i] = items[parent]!;
+      items[parent] = moved;
+      i = parent;
+    }
   }
 
   #down(from: number): void {
@@ -240,14 +478,14 @@ class ItemHeap {
     for (;;) {
       const left = 2 * i + 1;
       const right = left + 1;
-      let least = i;
-      if (left < n && less(items[left]!, items[least]!)) least = left;
-      if (right < n && less(items[right]!, items[least]!)) least = right;
-      if (least === i) return;
+      let most = i;
+      if (left < n && less(items[most]!, items[left]!)) most = left;
+      if (right < n && less(items[most]!, items[right]!)) most = right;
+      if (most === i) return;
       const moved = items[i]!;
-      items[i] = items[least]!;
-      items[least] = moved;
-      i = least;
+      items[i] = items[most]!;
+      items[most] = moved;
+      i = most;
     }
   }
 }

@@ -25,7 +25,7 @@ import { LocalDisk, type LocalSync } from "./disk.js";
 import { checkSignal, toHoldfastError } from "./errors.js";
 import { locateObject, openObject, readExactly } from "./files.js";
 import { assertNotOldLayout, etagOf, keyPaths, lastModifiedOf } from "./layout.js";
-import { listPage } from "./listing.js";
+import { DEFAULT_LIST_WINDOW, FolderWindows, type ListingFolders, listPage } from "./listing.js";
 import { isPrecondition, linkIfAbsent, replaceLocked } from "./writes.js";
 
 /** Backend name reported by {@link LocalStore}. */
@@ -71,6 +71,18 @@ export interface LocalStoreOptions {
    * folder was synced. For tests and diagnostics that check which writes are durable.
    */
   onSync?: ((sync: LocalSync) => void) | undefined;
+  /**
+   * Most entries of one folder a listing holds in memory at once: a listing of a folder of
+   * n keys reads the folder ⌈n / listWindow⌉ times (each page continues from the window the
+   * last one stopped in) and holds about 100 bytes per entry of the window.
+   * @default 100_000
+   */
+  listWindow?: number;
+  /**
+   * Called for every pass a listing makes over a folder's entries (one `opendir` read).
+   * For tests and diagnostics that check how often a large folder is read.
+   */
+  onFolderRead?: ((dir: string) => void) | undefined;
 }
 
 /**
@@ -90,6 +102,7 @@ export class LocalStore implements ObjectStore {
   readonly #disk: LocalDisk;
   readonly #createRoot: boolean;
   readonly #pageSize: number;
+  readonly #folders: ListingFolders;
   #ready: Promise<void> | undefined;
 
   constructor(options: LocalStoreOptions) {
@@ -105,6 +118,11 @@ export class LocalStore implements ObjectStore {
     });
     this.#createRoot = options.createRoot ?? true;
     this.#pageSize = positiveInteger(options.pageSize ?? 1000, "pageSize");
+    this.#folders = {
+      windows: new FolderWindows(),
+      window: positiveInteger(options.listWindow ?? DEFAULT_LIST_WINDOW, "listWindow"),
+      onRead: options.onFolderRead,
+    };
     this.location = `file://${this.#root}`;
     this.capabilities = {
       atomicConditionalUpdate: true,
@@ -243,8 +261,13 @@ export class LocalStore implements ObjectStore {
     await this.#ensureRoot("list");
     const limit = Math.max(1, Math.min(options.pageSize ?? this.#pageSize, this.#pageSize));
     try {
-      return await listPage(this.#root, prefix, options, limit, (key, stats) =>
-        this.#meta(key, stats),
+      return await listPage(
+        this.#root,
+        prefix,
+        options,
+        limit,
+        (key, stats) => this.#meta(key, stats),
+        this.#folders,
       );
     } catch (error) {
       throw toHoldfastError(error, "list");

@@ -17,6 +17,7 @@ import type { CleanupPolicy } from "./policy.js";
 import { cancelReplacedBeforeReads, type LateCommits, protectLateCommits } from "./protect.js";
 import { fullRecord, Retirer, retiredManifestCount } from "./retire.js";
 import { createRunState, type Mode, type RunInternals, type RunState } from "./run-state.js";
+import { SpilledRecord } from "./sealed.js";
 import type { HeldLock } from "./start.js";
 import { sweepOrphans } from "./sweep.js";
 import { CleanupInterruptedError, type CleanupOptions, type CleanupStats } from "./types.js";
@@ -172,8 +173,16 @@ function startRunHeartbeat(state: RunState, lock: HeldLock) {
           state.stats.warnings.push("the cleanup lock was taken over by another cleanup");
         }
       }
-      // A fenced record makes the run's next transition fail and give it up.
-      await Promise.allSettled([...state.held].map((record) => record.renew()));
+      // A fenced record makes the run's next transition fail and give it up. Records
+      // waiting in the spill folder are renewed one at a time: one body in memory.
+      const held = [...state.held];
+      const spilled = held.filter((record) => record instanceof SpilledRecord);
+      await Promise.allSettled([
+        ...held.filter((record) => !(record instanceof SpilledRecord)).map((r) => r.renew()),
+        (async () => {
+          for (const record of spilled) await record.renew().catch(() => {});
+        })(),
+      ]);
     },
   });
 }

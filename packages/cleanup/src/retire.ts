@@ -15,12 +15,14 @@ import {
 } from "@holdfast/retirement";
 import type { BranchCandidates, Interrupted } from "./plan.js";
 import { merge, type RunState } from "./run-state.js";
+import { type Holding, holdSealed } from "./sealed.js";
 import type { RetiredManifests } from "./spill.js";
 
 /** A sealed record of this run waiting for the run's commits, with what its censuses kept. */
 interface Sealed {
   readonly branch: string;
-  readonly held: HeldRecord;
+  /** In memory, or past `spillAboveVersions` sealed versions in the run's spill folder. */
+  readonly held: Holding;
   /** Versions census 2 and the reference census kept (cancelled in the commit write). */
   readonly late: Map<number, string>;
   /** Manifests of the versions the commit will retire, read before it (spilled). */
@@ -184,8 +186,13 @@ export class Retirer {
             rest = rest.filter((v) => !late.has(v));
             // 4. reference census: intents, canonical refs, lineage; throws on read errors.
             if (rest.length > 0) merge(late, await state.referenceCensus(branch, rest));
-            // What the seal cancelled and the changed versions leave it below.
-            this.#sealed.push({ branch, held: current, late, manifests });
+            // What the seal cancelled and the changed versions leave it below. The record
+            // waits for the commits in memory or, past `spillAboveVersions`, in the spill
+            // folder (docs/protocol.md §6.2); the heartbeat renews it either way.
+            state.held.delete(current);
+            const held = await holdSealed(ctx, state.spill, current);
+            state.held.add(held);
+            this.#sealed.push({ branch, held, late, manifests });
             used = true;
             current = undefined; // committed or given up by finish / abandonSealed
           }
@@ -328,7 +335,7 @@ export async function fullRecord(
 }
 
 /** Cancels and deletes a record this run gives up (in-process, L5); a failure leaves it to recovery. */
-async function giveUp(ctx: ProtocolContext, held: HeldRecord): Promise<void> {
+async function giveUp(ctx: ProtocolContext, held: Holding): Promise<void> {
   await held
     .update(async (h) => {
       await abandon(ctx, h);

@@ -8,12 +8,13 @@ import {
 import { censusLeases, deleteLeasesOf } from "@holdfast/leases";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { censusReferences } from "@holdfast/refs-lifecycle";
-import type { DeleteLeases, HeldRecord, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
+import type { DeleteLeases, LeaseCensus, ReferenceCensus } from "@holdfast/retirement";
 import { validateOptions } from "./options.js";
 import { type CleanupPolicy, validatePolicy } from "./policy.js";
 import { TaskPool } from "./pool.js";
 import { RetiredLog } from "./ranges.js";
 import { DeleteRate } from "./rate.js";
+import type { Holding } from "./sealed.js";
 import { ManifestSpill, type RetiredManifests } from "./spill.js";
 import { type HeldLock, lockAndClock } from "./start.js";
 import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
@@ -73,7 +74,7 @@ export interface RunState {
   readonly ownRecords: Set<string>;
   readonly stats: MutableStats;
   /** The pre-commit records of this run (sealed ones wait for the run's commits); the heartbeat renews each. */
-  readonly held: Set<HeldRecord>;
+  readonly held: Set<Holding>;
   /**
    * Manifests of the versions this run's committed records retire, read and validated
    * before the run's first commit (docs/protocol.md §6.1),

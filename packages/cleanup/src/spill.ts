@@ -41,6 +41,8 @@ export class ManifestSpill {
   #removed = false;
   /** Versions of the records held in memory (released as each record is discarded). */
   #held = 0;
+  /** Versions of the sealed records held in memory (retire.ts, {@link holdsSealed}). */
+  #sealedHeld = 0;
   readonly #writing = new Set<Promise<unknown>>();
 
   /**
@@ -74,11 +76,29 @@ export class ManifestSpill {
     }
   }
 
-  async #write(versions: readonly SpilledVersion[]): Promise<RetiredManifests> {
+  /**
+   * Whether a sealed record naming `versions` versions stays in memory: while the sealed
+   * records held there name at most `spillAboveVersions` versions in all (counted here);
+   * otherwise it goes to a file of the folder ({@link newFile}). A sealed record in memory
+   * stays there until the run's commits, which end the wait of all of them.
+   */
+  holdsSealed(versions: number): boolean {
+    if (this.#sealedHeld + versions > this.above) return false;
+    this.#sealedHeld += versions;
+    return true;
+  }
+
+  /** A path for a new file of the run's own folder (made on first use), ending in `suffix`. */
+  async newFile(suffix: string): Promise<string> {
+    if (this.#removed) throw new Error("the manifest spill was removed (the run ended)");
     this.#folder ??= mkdtemp(join(this.root, "holdfast-cleanup-"));
     const folder = await this.#folder;
     this.#files += 1;
-    const path = join(folder, `${this.#files}.jsonl`);
+    return join(folder, `${this.#files}.${suffix}`);
+  }
+
+  async #write(versions: readonly SpilledVersion[]): Promise<RetiredManifests> {
+    const path = await this.newFile("jsonl");
     const lines: string[] = [];
     let first = Number.POSITIVE_INFINITY;
     let last = Number.NEGATIVE_INFINITY;

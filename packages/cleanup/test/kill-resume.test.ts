@@ -12,7 +12,6 @@ import {
   isHoldfastError,
   type ListOptions,
   type ListPage,
-  listAll,
   type ObjectMeta,
   type ObjectStore,
   type PutOptions,
@@ -26,6 +25,7 @@ import {
   KILL_RESUME_OPTIONS,
   KILL_RESUME_POLICY,
   KILL_RESUME_SPILL,
+  keysOf,
 } from "./fixtures/kill-shared.js";
 
 // A cleanup SIGKILLed at a random point (seeded), then resumed: nothing finished before the
@@ -93,14 +93,6 @@ function mulberry32(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-async function keysOf(root: string): Promise<Set<string>> {
-  const keys = new Set<string>();
-  for await (const meta of listAll(createLocalStore({ root, fsync: false }), "")) {
-    keys.add(meta.key);
-  }
-  return keys;
 }
 
 function copyOfTemplate(name: string): string {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
 import { listAll } from "@holdfast/conditional-store";
 import { commitVersion, initDataset, writeDataFile } from "@holdfast/dataset";
+import { censusLeases } from "@holdfast/leases";
 import { createContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -53,6 +54,10 @@ interface Outcome {
   /** Spill folders seen under spillDir at any progress event, and the most files in them. */
   folders: Set<string>;
   mostFiles: number;
+  /** The most sealed records seen waiting in the spill folder at once. */
+  mostRecords: number;
+  /** Writes of retirement records (drain, seal, renewals, commit, deletion mark...). */
+  recordWrites: number;
 }
 
 async function clean(name: string, options: CleanupOptions): Promise<Outcome> {
@@ -63,6 +68,7 @@ async function clean(name: string, options: CleanupOptions): Promise<Outcome> {
   const store = new RecordingStore(createLocalStore({ root, fsync: false }));
   const folders = new Set<string>();
   let mostFiles = 0;
+  let mostRecords = 0;
   const stats = await cleanup(
     createContext(store),
     { retainVersions: RETAIN, minVersionAgeMs: 0 },
@@ -73,7 +79,12 @@ async function clean(name: string, options: CleanupOptions): Promise<Outcome> {
       onProgress: () => {
         for (const run of readdirSync(spillDir)) {
           folders.add(run);
-          mostFiles = Math.max(mostFiles, readdirSync(join(spillDir, run)).length);
+          const files = readdirSync(join(spillDir, run));
+          mostFiles = Math.max(mostFiles, files.length);
+          mostRecords = Math.max(
+            mostRecords,
+            files.filter((f) => f.endsWith(".record.json")).length,
+          );
         }
       },
     },
@@ -86,7 +97,8 @@ async function clean(name: string, options: CleanupOptions): Promise<Outcome> {
     ...(await keysOf(root, "_versions/")),
     ...(await keysOf(root, "_holdfast/retirement/")),
   ];
-  return { stats, deleted: deleted.sort(), left, folders, mostFiles };
+  const recordWrites = store.writes.filter((k) => k.startsWith("_holdfast/retirement/")).length;
+  return { stats, deleted: deleted.sort(), left, folders, mostFiles, mostRecords, recordWrites };
 }
 
 describe("the manifest spill on a real local store", () => {
@@ -98,9 +110,12 @@ describe("the manifest spill on a real local store", () => {
 
     expect(inMemory.folders.size).toBe(0); // below the default threshold: no disk
     expect(spilled.folders.size).toBe(1);
-    expect(spilled.mostFiles).toBe(3);
+    // 3 records' manifests, and the sealed records waiting for the commits (2 of 3 seen).
+    expect(spilled.mostFiles - spilled.mostRecords).toBe(3);
+    expect(spilled.mostRecords).toBeGreaterThanOrEqual(2);
     expect(mixed.folders.size).toBe(1);
-    expect(mixed.mostFiles).toBe(2);
+    expect(mixed.mostFiles - mixed.mostRecords).toBe(2);
+    expect(inMemory.mostRecords).toBe(0);
 
     const retired = VERSIONS - RETAIN;
     expect(inMemory.stats.objectsDeleted).toMatchObject({
@@ -121,5 +136,38 @@ describe("the manifest spill on a real local store", () => {
     expect(inMemory.left.filter((k) => k.startsWith("data/"))).toHaveLength(2 * RETAIN + 1);
     // One GET per manifest, as without the spill.
     expect(spilled.stats.requests.get).toBe(inMemory.stats.requests.get);
+  }, 120_000);
+});
+
+// docs/protocol.md §6.2: a sealed record past `spillAboveVersions` waits for the commits in
+// the spill folder, and the heartbeat renews it there (read, rewritten if-match, written
+// back): a renewal that did not keep the copy current would fail the next move's if-match,
+// and the run would keep every version of the record instead of retiring it.
+describe("sealed records waiting in the spill folder", () => {
+  it("are renewed there while they wait, then commit and retire as in memory", async () => {
+    const inMemory = await clean("sealed-memory", { format: holdfastFormat });
+    // Every census waits 300 ms, so the sealed records wait through several heartbeats
+    // (every 100 ms: a third of the 300 ms ownership bound).
+    const slowCensus = (root: string) => {
+      const census = censusLeases(createContext(createLocalStore({ root, fsync: false })));
+      return async (branch: string, versions: number[], at: Date) => {
+        await new Promise((r) => setTimeout(r, 300));
+        return census(branch, versions, at);
+      };
+    };
+    const waited = await clean("sealed-spilled", {
+      format: holdfastFormat,
+      spillAboveVersions: 0,
+      ownershipBoundMs: 300,
+      leaseCensus: slowCensus(join(base, "sealed-spilled")),
+    });
+    expect(waited.mostRecords).toBeGreaterThanOrEqual(2);
+    expect(waited.stats.warnings).toEqual([]);
+    expect(waited.deleted).toEqual(inMemory.deleted);
+    expect(waited.left).toEqual(inMemory.left);
+    expect(waited.stats.retiredRanges).toEqual(inMemory.stats.retiredRanges);
+    expect(waited.stats.retained).toEqual(inMemory.stats.retained);
+    // Renewals happened while they waited: more record writes than the run without waits.
+    expect(waited.recordWrites).toBeGreaterThan(inMemory.recordWrites + 3);
   }, 120_000);
 });

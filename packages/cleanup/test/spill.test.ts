@@ -30,10 +30,15 @@ async function spillRoot(): Promise<string> {
   return root;
 }
 
-/** The spill files (`<run folder>/<n>.jsonl`) under a root, read synchronously (from `onProgress`). */
+/**
+ * The manifest spill files (`<run folder>/<n>.jsonl`) under a root, read synchronously (from
+ * `onProgress`); sealed records waiting for the commits (`<n>.record.json`) are not counted.
+ */
 function spillFiles(root: string): string[] {
   return readdirSync(root).flatMap((run) =>
-    readdirSync(join(root, run)).map((file) => join(root, run, file)),
+    readdirSync(join(root, run))
+      .filter((file) => file.endsWith(".jsonl"))
+      .map((file) => join(root, run, file)),
   );
 }
 

@@ -1,8 +1,10 @@
 // The cleanup of the million-scale run (million.ts), in its own `node --expose-gc`
 // process: cleans the local dataset at argv[2] down to the newest argv[3] versions and
 // prints one JSON line per sample (every argv[4] ms: phase, progress, live heap after a
-// full GC, RSS) and a last line with the totals (time, objects deleted, requests by type).
+// full GC, RSS) and a last line with the totals (time, objects deleted, requests by type,
+// passes over each folder by the store's listings).
 
+import { relative } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createLocalStore } from "@holdfast/backends-local";
 import { type CleanupProgress, cleanup } from "@holdfast/cleanup";
@@ -29,8 +31,14 @@ const sample = () => {
   );
 };
 const timer = setInterval(sample, Number(everyText ?? 5000));
+// Passes over each folder's entries by the local store's listings (one per window of it).
+const folderReads: Record<string, number> = {};
+const onFolderRead = (dir: string) => {
+  const name = relative(root, dir) || ".";
+  folderReads[name] = (folderReads[name] ?? 0) + 1;
+};
 const stats = await cleanup(
-  createContext(createLocalStore({ root })),
+  createContext(createLocalStore({ root, onFolderRead })),
   { retainVersions: Number(retainText ?? 10), minVersionAgeMs: 0 },
   {
     format: holdfastFormat,
@@ -38,6 +46,8 @@ const stats = await cleanup(
       last = p;
     },
     ...(rateText ? { maxDeletesPerSecond: Number(rateText) } : {}),
+    // A resumed run (million.ts --kill-at) waits for the killed run's lock to go stale.
+    waitForLock: true,
   },
 );
 const ms = performance.now() - started;
@@ -55,5 +65,6 @@ process.stdout.write(
     deleted: stats.objectsDeleted,
     requests: stats.requests,
     retiredRanges: stats.retiredRanges.length,
+    folderReads,
   })}\n`,
 );

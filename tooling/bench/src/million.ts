@@ -9,7 +9,7 @@
 // build of the same shape, cleans that; --build-only builds and stops (a long build can
 // run ahead of the cleanup it is for).
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -29,6 +29,9 @@ const rate = arg("rate", 0);
 const BATCH = 1_000; // the local store's maxBatchDelete
 const dirArg = process.argv.find((x) => x.startsWith("--dir="))?.slice("--dir=".length);
 const buildOnly = process.argv.includes("--build-only");
+// --kill-at=F: SIGKILL the cleanup once a sample shows F of the delete phase done, then
+// resume it in a new process and check the resumed run's requests against the work left.
+const killAt = arg("kill-at", 0);
 if (buildOnly && dirArg === undefined) throw new Error("--build-only needs --dir=PATH");
 
 const root =
@@ -73,40 +76,66 @@ try {
   const loadBefore = load();
   out(`load average before the cleanup (1/5/15 min): ${loadBefore}`);
   await rm(marker); // the cleanup changes the dataset: no second run of this build
-  const child = spawn(
-    process.execPath,
-    [
-      "--expose-gc",
-      "--import",
-      "tsx",
-      "--conditions=@holdfast/source",
-      fileURLToPath(new URL("./million-child.ts", import.meta.url)),
-      root,
-      String(retain),
-      String(sampleMs),
-      ...(rate > 0 ? [String(rate)] : []),
-    ],
-    { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"] },
-  );
-  let buffered = "";
-  let result: Record<string, unknown> | undefined;
-  out("  t s  phase      done / total         heap MiB  RSS MiB");
-  child.stdout.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString("utf8");
-    const lines = buffered.split("\n");
-    buffered = lines.pop()!;
-    for (const line of lines) {
-      const row = JSON.parse(line) as Record<string, number | string | null | boolean>;
-      if (row.sample) {
-        const progress = `${row.done}${row.total === null ? "" : ` / ${row.total}`}`;
-        out(
-          `${Number(row.s).toFixed(1).padStart(6)}  ${String(row.phase).padEnd(9)}  ${progress.padEnd(19)}  ${Number(row.heapMiB).toFixed(1).padStart(8)}  ${Number(row.rssMiB).toFixed(0).padStart(7)}`,
-        );
-      } else result = row;
-    }
-  });
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  if (code !== 0 || !result) throw new Error(`cleanup child exited ${code}`);
+  /** Runs the cleanup child; with `kill`, SIGKILLs it once a sample passes that share of the deletions. */
+  const runChild = async (kill: number) => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--expose-gc",
+        "--import",
+        "tsx",
+        "--conditions=@holdfast/source",
+        fileURLToPath(new URL("./million-child.ts", import.meta.url)),
+        root,
+        String(retain),
+        String(sampleMs),
+        ...(rate > 0 ? [String(rate)] : []),
+      ],
+      { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let buffered = "";
+    let result: Record<string, unknown> | undefined;
+    let killed = false;
+    out("  t s  phase      done / total         heap MiB  RSS MiB");
+    child.stdout.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString("utf8");
+      const lines = buffered.split("\n");
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        const row = JSON.parse(line) as Record<string, number | string | null | boolean>;
+        if (row.sample) {
+          const progress = `${row.done}${row.total === null ? "" : ` / ${row.total}`}`;
+          out(
+            `${Number(row.s).toFixed(1).padStart(6)}  ${String(row.phase).padEnd(9)}  ${progress.padEnd(19)}  ${Number(row.heapMiB).toFixed(1).padStart(8)}  ${Number(row.rssMiB).toFixed(0).padStart(7)}`,
+          );
+          const share = Number(row.done) / Number(row.total);
+          if (kill > 0 && !killed && row.phase === "delete" && share >= kill) {
+            killed = true;
+            child.kill("SIGKILL");
+            out(`SIGKILL at ${row.done} / ${row.total} deletions, load ${load()}`);
+          }
+        } else result = row;
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    if (killed) return undefined;
+    if (code !== 0 || !result) throw new Error(`cleanup child exited ${code}`);
+    return result;
+  };
+  let result = await runChild(killAt);
+  let left: { manifests: number; dataFiles: number } | undefined;
+  if (result === undefined) {
+    const count = async (dir: string) => (await readdir(join(root, dir))).length;
+    left = {
+      manifests: (await count("_versions/main")) - retain,
+      dataFiles: (await count("data")) - retain * files,
+    };
+    out(
+      `left by the kill: ${left.manifests} retired manifests, ${left.dataFiles} data files; resuming (waits for the lock to go stale), load ${load()}`,
+    );
+    result = await runChild(0);
+    if (result === undefined) throw new Error("the resumed cleanup was killed");
+  }
   const deleted = result.deleted as Record<string, number>;
   const requests = result.requests as Record<string, number>;
   const retired = versions - retain;
@@ -124,16 +153,32 @@ try {
   );
   out(`load average (1/5/15 min): before the cleanup ${loadBefore}, after it ${load()}`);
   out(`requests: ${JSON.stringify(requests)}`);
+  // Each listing reads a folder once per window of 100,000 names (docs/protocol.md §1).
+  out(`folder reads by listings: ${JSON.stringify(result.folderReads)}`);
   const floorBatches =
     Math.ceil(deleted.manifests! / BATCH) + Math.ceil(deleted.dataFiles! / BATCH);
   out(
     `floor: ${retired} retired manifests -> GET ${versions} (one per manifest, retained ones included), batch deletes ${floorBatches} (ceil per kind / ${BATCH})`,
   );
   const failures: string[] = [];
-  if (deleted.manifests !== retired)
-    failures.push(`manifests deleted ${deleted.manifests} != ${retired}`);
-  if (deleted.dataFiles !== retired * files) {
-    failures.push(`data files deleted ${deleted.dataFiles} != ${retired * files}`);
+  if (left === undefined) {
+    if (deleted.manifests !== retired)
+      failures.push(`manifests deleted ${deleted.manifests} != ${retired}`);
+    if (deleted.dataFiles !== retired * files) {
+      failures.push(`data files deleted ${deleted.dataFiles} != ${retired * files}`);
+    }
+  } else {
+    // Killed and resumed: what is left on disk is the newest versions and their files.
+    const manifestsNow = (await readdir(join(root, "_versions/main"))).length;
+    const dataNow = (await readdir(join(root, "data"))).length;
+    if (manifestsNow !== retain || dataNow !== retain * files) {
+      failures.push(`left after the resume: ${manifestsNow} manifests, ${dataNow} data files`);
+    }
+    if (deleted.manifests !== left.manifests) {
+      failures.push(
+        `resumed run deleted ${deleted.manifests} manifests, ${left.manifests} were left`,
+      );
+    }
   }
   // One GET per manifest, plus the run's own few (records re-read at deletion, hint).
   if (requests.get! > versions + Math.ceil(retired / 10_000) + 10) {
@@ -143,6 +188,20 @@ try {
   const records = Math.ceil(retired / 10_000);
   if (requests.deleteMany! > floorBatches + 2 * records + 2) {
     failures.push(`deleteMany ${requests.deleteMany} above the floor ${floorBatches}`);
+  }
+  if (left !== undefined) {
+    // The resumed run: one GET per manifest left (and the kept ones), none of what was
+    // gone; batch deletes at the floor of what was left, plus a partial batch per record.
+    const leftFloor = Math.ceil(left.manifests / BATCH) + Math.ceil(left.dataFiles / BATCH);
+    out(
+      `resumed: GET ${requests.get} for ${left.manifests + retain} manifests left, deleteMany ${requests.deleteMany} (floor of what was left ${leftFloor})`,
+    );
+    if (requests.get! > left.manifests + retain + Math.ceil(retired / 10_000) + 10) {
+      failures.push(`resumed GET ${requests.get} above the manifests left`);
+    }
+    if (requests.deleteMany! > leftFloor + 2 * records + 2) {
+      failures.push(`resumed deleteMany ${requests.deleteMany} above the floor of what was left`);
+    }
   }
   out(failures.length === 0 ? "ok: requests at the floor" : `FAILED: ${failures.join("; ")}`);
   if (failures.length > 0) process.exitCode = 1;

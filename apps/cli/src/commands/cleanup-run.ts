@@ -5,6 +5,7 @@ import {
   type RecoveredRun,
 } from "@holdfast/cleanup";
 import { isHoldfastError } from "@holdfast/conditional-store";
+import { parseCountArg } from "../args.js";
 import { formatBytes, formatDuration } from "../duration.js";
 import { lanceAutoCleanupWarning, type ResolvedFormat } from "../format.js";
 import type { Output } from "../output.js";
@@ -56,6 +57,41 @@ export function runOptions(
     signal: interrupt,
     concurrent: opts.concurrent === true,
     waitForLock: opts.wait === true,
+    ...deleteRateOptions(opts),
+  };
+}
+
+/**
+ * The delete pacing flags `cleanup` and `recover` take (flag, description): batch deletes in
+ * flight at once, and the most objects deleted per second (Amazon S3 answers 503 SlowDown
+ * past about 3,500 deletes per second per prefix; docs/protocol.md §6, Cleanup 9).
+ */
+export const MAX_DELETES_FLAG = [
+  "--max-deletes-per-second <n>",
+  "delete at most N objects per second, whatever the concurrency (S3: 3500 per prefix)",
+] as const;
+export const DELETE_CONCURRENCY_FLAG = [
+  "--delete-concurrency <n>",
+  "batch deletes in flight at once (default: 8)",
+] as const;
+
+/** `--max-deletes-per-second` and `--delete-concurrency` as cleanup options; bad values are usage errors. */
+export function deleteRateOptions(
+  opts: Record<string, unknown>,
+): Pick<CleanupOptions, "maxDeletesPerSecond" | "deleteConcurrency"> {
+  return {
+    ...(opts.maxDeletesPerSecond === undefined
+      ? {}
+      : {
+          maxDeletesPerSecond: parseCountArg(
+            opts.maxDeletesPerSecond,
+            "--max-deletes-per-second",
+            1,
+          ),
+        }),
+    ...(opts.deleteConcurrency === undefined
+      ? {}
+      : { deleteConcurrency: parseCountArg(opts.deleteConcurrency, "--delete-concurrency", 1) }),
   };
 }
 

@@ -10,6 +10,8 @@ import { ProgressView } from "../progress.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
 
 import {
+  DELETE_CONCURRENCY_FLAG,
+  MAX_DELETES_FLAG,
   printReferences,
   printStats,
   reportInterrupted,
@@ -61,6 +63,8 @@ export function registerCleanup(r: Registrar, program: Command): void {
             "dataset format: holdfast or lance (default: detected from the dataset)",
           )
           .option("--wait", "wait for another cleanup of this dataset to finish instead of exiting")
+          .option(...MAX_DELETES_FLAG)
+          .option(...DELETE_CONCURRENCY_FLAG)
           .option(
             "--progress",
             "print progress lines on stderr even when it is not a terminal (logs, CI); --json prints progress events as JSON lines on stderr",

@@ -17,7 +17,13 @@ import { type CommandContext, type Registrar, withStoreOptions } from "../progra
 import { formatRanges, ProgressView } from "../progress.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
 
-import { printReferences, reportInterrupted, runOptions } from "./cleanup-run.js";
+import {
+  DELETE_CONCURRENCY_FLAG,
+  MAX_DELETES_FLAG,
+  printReferences,
+  reportInterrupted,
+  runOptions,
+} from "./cleanup-run.js";
 
 /** `recover`: finishes or undoes interrupted work (references, then retirements). */
 export function registerRecover(r: Registrar, program: Command): void {
@@ -39,6 +45,8 @@ export function registerRecover(r: Registrar, program: Command): void {
             "refuse at once (exit 3) while another cleanup holds the dataset's lock, instead of waiting",
           )
           .option("--concurrent", "run even while a cleanup holds the dataset's lock")
+          .option(...MAX_DELETES_FLAG)
+          .option(...DELETE_CONCURRENCY_FLAG)
           .option(
             "--progress",
             "print progress lines on stderr even when it is not a terminal (logs, CI)",

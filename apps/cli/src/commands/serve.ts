@@ -16,6 +16,7 @@ import { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../output.js";
 import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
 import { openTarget, parseTarget } from "../target.js";
+import { DELETE_CONCURRENCY_FLAG, deleteRateOptions, MAX_DELETES_FLAG } from "./cleanup-run.js";
 
 /** `serve`: holdfast as an HTTP service (apps/server). */
 export function registerServe(r: Registrar, program: Command): void {
@@ -43,7 +44,9 @@ export function registerServe(r: Registrar, program: Command): void {
           .option(
             "--cleanup-lock-bound <duration>",
             "storage-time bound of the cleanup lock and run records: a dead replica's cleanup is taken over after it (default 60s)",
-          ),
+          )
+          .option(...MAX_DELETES_FLAG)
+          .option(...DELETE_CONCURRENCY_FLAG),
       ),
       "serve",
       [
@@ -82,6 +85,7 @@ async function serveCommand(
       : {
           lockBoundMs: parseDuration(String(opts.cleanupLockBound), "--cleanup-lock-bound"),
         }),
+    ...deleteRateOptions(opts),
     logger: cx.out.json ? false : { level: "info" },
   });
   const address = await app.listen({ host: String(opts.host), port });
