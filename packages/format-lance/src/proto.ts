@@ -1,18 +1,17 @@
 import { readFileSync } from "node:fs";
-import protobuf from "protobufjs";
+import protobuf from "protobufjs/minimal.js";
 import { z } from "zod";
-import { LEN, VARINT, WireReader } from "./wire.js";
+import { holdfast } from "./generated/lance-table.js";
 
 /**
- * Decoders for the subset of Lance's `lance.table` messages holdfast reads, built from our
- * own `proto/lance-table.proto` by protobufjs. Decoded messages are turned into plain
- * objects (64-bit integers as exact decimal strings): the manifest field by field (it is
- * read once per version, so its decoding is on cleanup's hot path), the index section
- * checked with zod. A message that does not decode is a typed error, never a silent guess.
+ * Decoders for the subset of Lance's `lance.table` messages holdfast reads: the static
+ * decoders protobufjs-cli generated at development time from our own
+ * `proto/lance-table.proto` (src/generated/, `pnpm --filter @holdfast/format-lance run
+ * proto:gen`), so no decoder is built at run time. Decoded messages are turned into plain
+ * objects (64-bit integers as exact decimal strings). A message that does not decode is a
+ * typed error, never a silent guess.
  */
-const protoText = readFileSync(new URL("../proto/lance-table.proto", import.meta.url), "utf8");
-const root = protobuf.parse(protoText, { keepCase: true }).root;
-const IndexSectionType = root.lookupType("holdfast.lance.IndexSection");
+const pb = holdfast.lance;
 
 /** An unsigned 64-bit integer as protobufjs renders it with `longs: String`. */
 const U64 = z.string().regex(/^\d{1,20}$/);
@@ -84,7 +83,9 @@ export const LanceManifestSchema = z.object({
 export type LanceManifest = z.infer<typeof LanceManifestSchema>;
 
 const IndexMetadataSchema = z.object({
-  uuid: z.object({ uuid: z.instanceof(Uint8Array).optional() }).optional(),
+  uuid: z
+    .object({ uuid: z.custom<Uint8Array>((v) => v instanceof Uint8Array).optional() })
+    .optional(),
   name: z.string().default(""),
   dataset_version: U64.default("0"),
   base_id: BaseIdSchema,
@@ -97,359 +98,130 @@ export const LanceIndexSectionSchema = z.object({
 export type LanceIndexSection = z.infer<typeof LanceIndexSectionSchema>;
 
 /**
- * Decodes a `Manifest` message; throws a {@link WireError} on a message that does not decode
- * (the caller wraps it). The wire format is read field by field straight into a
- * {@link LanceManifest} (wire.ts), the field numbers and types those of
- * `proto/lance-table.proto`: the manifest is read once per version, so this is cleanup's hot
- * path, and the generic decoder's first use builds its code at run time (a fixed cost of
- * every process's first cleanup). A field the subset does not name is skipped, as protobuf
- * does; a named field with another wire type is refused.
+ * Decodes a `Manifest` message; throws on a message that does not decode (the caller wraps
+ * it). The manifest is read once per version, so this is cleanup's hot path. A field the
+ * subset does not name is skipped, as protobuf does; a named field with another wire type is
+ * refused ({@link checkWireTypes}).
  */
 export function decodeManifestMessage(bytes: Uint8Array): LanceManifest {
-  const r = new WireReader(bytes);
-  const m: LanceManifest = {
-    fields: [],
-    fragments: [],
-    version: "0",
-    index_section: undefined,
-    timestamp: undefined,
-    reader_feature_flags: "0",
-    writer_feature_flags: "0",
-    transaction_file: "",
-    config: {},
-    base_paths: [],
-    branch: undefined,
-    transaction_section: undefined,
-  };
+  checkWireTypes(bytes, "Manifest");
+  const m = pb.Manifest.decode(bytes);
   const config: Record<string, string> = Object.create(null);
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    switch (field) {
-      case 1:
-        r.expect(wire, LEN, field);
-        m.fields.push(schemaField(r.message()));
-        break;
-      case 2:
-        r.expect(wire, LEN, field);
-        m.fragments.push(fragment(r.message()));
-        break;
-      case 3:
-        r.expect(wire, VARINT, field);
-        m.version = r.uint64();
-        break;
-      case 6:
-        r.expect(wire, VARINT, field);
-        m.index_section = r.uint64();
-        break;
-      case 7:
-        r.expect(wire, LEN, field);
-        m.timestamp = timestamp(r.message());
-        break;
-      case 9:
-        r.expect(wire, VARINT, field);
-        m.reader_feature_flags = r.uint64();
-        break;
-      case 10:
-        r.expect(wire, VARINT, field);
-        m.writer_feature_flags = r.uint64();
-        break;
-      case 12:
-        r.expect(wire, LEN, field);
-        m.transaction_file = r.string();
-        break;
-      case 16: {
-        r.expect(wire, LEN, field);
-        const [key, value] = mapEntry(r.message(), (e) => e.string(), "");
-        config[key] = value;
-        break;
-      }
-      case 18:
-        r.expect(wire, LEN, field);
-        m.base_paths.push(basePath(r.message()));
-        break;
-      case 20:
-        r.expect(wire, LEN, field);
-        m.branch = r.string();
-        break;
-      case 21:
-        r.expect(wire, VARINT, field);
-        m.transaction_section = r.uint64();
-        break;
-      default:
-        r.skip(wire, field);
-    }
-  }
-  m.config = { ...config };
-  return m;
+  for (const key of Object.keys(m.config)) config[key] = m.config[key]!;
+  return {
+    fields: m.fields.map(schemaField),
+    fragments: m.fragments.map(fragment),
+    version: u64(m.version),
+    index_section: optionalU64(m.index_section),
+    timestamp:
+      m.timestamp == null
+        ? undefined
+        : { seconds: u64(m.timestamp.seconds ?? 0), nanos: m.timestamp.nanos ?? 0 },
+    reader_feature_flags: u64(m.reader_feature_flags),
+    writer_feature_flags: u64(m.writer_feature_flags),
+    transaction_file: m.transaction_file,
+    config: { ...config },
+    base_paths: m.base_paths.map((b) => ({
+      id: b.id ?? 0,
+      name: b.name ?? undefined,
+      is_dataset_root: b.is_dataset_root ?? false,
+      path: b.path ?? "",
+    })),
+    branch: m.branch ?? undefined,
+    transaction_section: optionalU64(m.transaction_section),
+  };
 }
 
-/** Decodes an `IndexSection` message; throws the decoder's or zod's error (the caller wraps it). */
+/** Decodes an `IndexSection` message; throws on one that does not decode (the caller wraps it). */
 export function decodeIndexSectionMessage(bytes: Uint8Array): LanceIndexSection {
-  return LanceIndexSectionSchema.parse(toPlain(IndexSectionType, bytes));
+  checkWireTypes(bytes, "IndexSection");
+  const section = pb.IndexSection.decode(bytes);
+  return {
+    indices: section.indices.map((index) => ({
+      uuid: index.uuid == null ? undefined : { uuid: index.uuid.uuid ?? undefined },
+      name: index.name ?? "",
+      dataset_version: u64(index.dataset_version ?? 0),
+      base_id: index.base_id ?? undefined,
+    })),
+  };
 }
 
 // --- utils ---
 
-function checkLongSupport(): void {
-  // Without protobufjs's Long support 64-bit ids would lose digits.
-  if (!protobuf.util.Long) throw new Error("protobufjs has no 64-bit integer support (long)");
-}
-
-function toPlain(type: protobuf.Type, bytes: Uint8Array): unknown {
-  checkLongSupport();
-  const message = type.decode(bytes);
-  return type.toObject(message, { longs: String, enums: Number });
-}
-
+type Long = protobuf.Long;
 type DataFile = z.infer<typeof DataFileSchema>;
 type DataFragment = LanceManifest["fragments"][number];
+type Message<T extends keyof typeof pb> = NonNullable<ConstructorParameters<(typeof pb)[T]>[0]>;
 
-function schemaField(r: WireReader): LanceManifest["fields"][number] {
-  const out = { name: "", logical_type: "", extension_name: "", metadata: {} };
+// Without protobufjs's Long support the decoders would render 64-bit ids as doubles and
+// lose digits.
+if (!protobuf.util.Long) throw new Error("protobufjs has no 64-bit integer support (long)");
+
+/** A 64-bit integer as the decoder renders it, as an exact decimal string. */
+function u64(value: number | Long): string {
+  if (typeof value === "number") return String(value);
+  return value.high === 0 ? String(value.low >>> 0) : value.toString();
+}
+
+function optionalU64(value: number | Long | null | undefined): string | undefined {
+  return value == null ? undefined : u64(value);
+}
+
+function schemaField(f: Message<"Field">): LanceManifest["fields"][number] {
   const metadata: Record<string, string> = Object.create(null);
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    switch (field) {
-      case 2:
-        r.expect(wire, LEN, field);
-        out.name = r.string();
-        break;
-      case 5:
-        r.expect(wire, LEN, field);
-        out.logical_type = r.string();
-        break;
-      case 9:
-        r.expect(wire, LEN, field);
-        out.extension_name = r.string();
-        break;
-      case 10: {
-        r.expect(wire, LEN, field);
-        const [key, value] = mapEntry(r.message(), (e) => e.bytes(), EMPTY);
-        const text = utf8Text(value);
-        // Binary values are dropped (no extension name lives there); a later entry of
-        // the same key replaces an earlier one, as in any protobuf map.
-        if (text === undefined) delete metadata[key];
-        else metadata[key] = text;
-        break;
-      }
-      default:
-        r.skip(wire, field);
-    }
+  const values = f.metadata ?? {};
+  for (const key of Object.keys(values)) {
+    // Binary values are dropped (no extension name lives there).
+    const text = utf8Text(values[key]!);
+    if (text !== undefined) metadata[key] = text;
   }
-  return { ...out, metadata: { ...metadata } };
-}
-
-function fragment(r: WireReader): DataFragment {
-  const out: DataFragment = {
-    id: "0",
-    files: [],
-    deletion_file: undefined,
-    external_row_ids: undefined,
-    external_last_updated_at_versions: undefined,
-    external_created_at_versions: undefined,
-    overlays: [],
+  return {
+    name: f.name ?? "",
+    logical_type: f.logical_type ?? "",
+    extension_name: f.extension_name ?? "",
+    metadata: { ...metadata },
   };
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    switch (field) {
-      case 1:
-        r.expect(wire, VARINT, field);
-        out.id = r.uint64();
-        break;
-      case 2:
-        r.expect(wire, LEN, field);
-        out.files.push(dataFile(r.message()));
-        break;
-      case 3:
-        r.expect(wire, LEN, field);
-        out.deletion_file = deletionFile(r.message());
-        break;
-      case 6:
-        r.expect(wire, LEN, field);
-        out.external_row_ids = externalFile(r.message());
-        break;
-      case 8:
-        r.expect(wire, LEN, field);
-        out.external_last_updated_at_versions = externalFile(r.message());
-        break;
-      case 10:
-        r.expect(wire, LEN, field);
-        out.external_created_at_versions = externalFile(r.message());
-        break;
-      case 11: {
-        r.expect(wire, LEN, field);
-        const overlay = overlayDataFile(r.message());
-        if (overlay !== undefined) out.overlays.push(overlay);
-        break;
-      }
-      default:
-        r.skip(wire, field);
-    }
-  }
-  return out;
 }
 
-function dataFile(r: WireReader): DataFile {
-  const out: DataFile = { path: "", file_size_bytes: "0", base_id: undefined };
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    switch (field) {
-      case 1:
-        r.expect(wire, LEN, field);
-        out.path = r.string();
-        break;
-      case 6:
-        r.expect(wire, VARINT, field);
-        out.file_size_bytes = r.uint64();
-        break;
-      case 7:
-        r.expect(wire, VARINT, field);
-        out.base_id = r.uint32();
-        break;
-      default:
-        r.skip(wire, field);
-    }
+function fragment(f: Message<"DataFragment">): DataFragment {
+  const overlays: DataFile[] = [];
+  for (const overlay of f.overlays ?? []) {
+    if (overlay.data_file != null) overlays.push(dataFile(overlay.data_file));
   }
-  return out;
-}
-
-/** `DataOverlayFile`: its data file, or none when the message names none. */
-function overlayDataFile(r: WireReader): DataFile | undefined {
-  let out: DataFile | undefined;
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    if (field === 1) {
-      r.expect(wire, LEN, field);
-      out = dataFile(r.message());
-    } else r.skip(wire, field);
-  }
-  return out;
-}
-
-function deletionFile(r: WireReader): NonNullable<DataFragment["deletion_file"]> {
-  const out: NonNullable<DataFragment["deletion_file"]> = {
-    file_type: 0,
-    read_version: "0",
-    id: "0",
-    base_id: undefined,
+  const deletion = f.deletion_file;
+  return {
+    id: u64(f.id ?? 0),
+    files: (f.files ?? []).map(dataFile),
+    deletion_file:
+      deletion == null
+        ? undefined
+        : {
+            file_type: deletion.file_type ?? 0,
+            read_version: u64(deletion.read_version ?? 0),
+            id: u64(deletion.id ?? 0),
+            base_id: deletion.base_id ?? undefined,
+          },
+    external_row_ids: externalFile(f.external_row_ids),
+    external_last_updated_at_versions: externalFile(f.external_last_updated_at_versions),
+    external_created_at_versions: externalFile(f.external_created_at_versions),
+    overlays,
   };
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    switch (field) {
-      case 1:
-        r.expect(wire, VARINT, field);
-        out.file_type = r.uint32();
-        break;
-      case 2:
-        r.expect(wire, VARINT, field);
-        out.read_version = r.uint64();
-        break;
-      case 3:
-        r.expect(wire, VARINT, field);
-        out.id = r.uint64();
-        break;
-      case 7:
-        r.expect(wire, VARINT, field);
-        out.base_id = r.uint32();
-        break;
-      default:
-        r.skip(wire, field);
-    }
-  }
-  return out;
 }
 
-function externalFile(r: WireReader): { path: string; size: string } {
-  const out = { path: "", size: "0" };
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    switch (field) {
-      case 1:
-        r.expect(wire, LEN, field);
-        out.path = r.string();
-        break;
-      case 3:
-        r.expect(wire, VARINT, field);
-        out.size = r.uint64();
-        break;
-      default:
-        r.skip(wire, field);
-    }
-  }
-  return out;
-}
-
-function basePath(r: WireReader): LanceManifest["base_paths"][number] {
-  const out: LanceManifest["base_paths"][number] = {
-    id: 0,
-    name: undefined,
-    is_dataset_root: false,
-    path: "",
+function dataFile(d: Message<"DataFile">): DataFile {
+  return {
+    path: d.path ?? "",
+    file_size_bytes: u64(d.file_size_bytes ?? 0),
+    base_id: d.base_id ?? undefined,
   };
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    switch (field) {
-      case 1:
-        r.expect(wire, VARINT, field);
-        out.id = r.uint32();
-        break;
-      case 2:
-        r.expect(wire, LEN, field);
-        out.name = r.string();
-        break;
-      case 3:
-        r.expect(wire, VARINT, field);
-        out.is_dataset_root = r.bool();
-        break;
-      case 4:
-        r.expect(wire, LEN, field);
-        out.path = r.string();
-        break;
-      default:
-        r.skip(wire, field);
-    }
-  }
-  return out;
 }
 
-function timestamp(r: WireReader): { seconds: string; nanos: number } {
-  const out = { seconds: "0", nanos: 0 };
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    switch (field) {
-      case 1:
-        r.expect(wire, VARINT, field);
-        out.seconds = r.int64();
-        break;
-      case 2:
-        r.expect(wire, VARINT, field);
-        out.nanos = r.int32();
-        break;
-      default:
-        r.skip(wire, field);
-    }
-  }
-  return out;
+function externalFile(
+  e: Message<"ExternalFile"> | null | undefined,
+): { path: string; size: string } | undefined {
+  return e == null ? undefined : { path: e.path ?? "", size: u64(e.size ?? 0) };
 }
 
-/** A map entry (key 1: a string, value 2), the value's default when absent. */
-function mapEntry<T>(r: WireReader, value: (r: WireReader) => T, absent: T): [string, T] {
-  let key = "";
-  let out = absent;
-  while (!r.done) {
-    const { field, wire } = r.tag();
-    if (field === 1) {
-      r.expect(wire, LEN, field);
-      key = r.string();
-    } else if (field === 2) {
-      r.expect(wire, LEN, field);
-      out = value(r);
-    } else r.skip(wire, field);
-  }
-  return [key, out];
-}
-
-const EMPTY = new Uint8Array(0);
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** A metadata value as text, or undefined when it is not UTF-8. */
@@ -459,4 +231,110 @@ function utf8Text(value: Uint8Array): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Wire types (the low 3 bits of a tag) a field of each protobuf type is written with. */
+const VARINT = 0;
+const LEN = 2;
+const WIRE_OF_SCALAR: Readonly<Record<string, number>> = {
+  int32: VARINT,
+  int64: VARINT,
+  uint32: VARINT,
+  uint64: VARINT,
+  sint32: VARINT,
+  sint64: VARINT,
+  bool: VARINT,
+  fixed64: 1,
+  sfixed64: 1,
+  double: 1,
+  fixed32: 5,
+  sfixed32: 5,
+  float: 5,
+  string: LEN,
+  bytes: LEN,
+};
+
+/** A field of the subset: the wire type it must come with, and its message type if any. */
+interface FieldWire {
+  readonly wire: number;
+  readonly message?: string;
+}
+
+interface Descriptor {
+  readonly nested?: Readonly<Record<string, Descriptor>>;
+  readonly fields?: Readonly<
+    Record<string, { readonly type: string; readonly id: number; readonly keyType?: string }>
+  >;
+}
+
+/**
+ * The wire type of every field of the subset, from the message descriptors protobufjs-cli
+ * generated from the same `.proto` (src/generated/lance-table.json). A map field is a
+ * repeated entry message (key 1, value 2), named `<message>.<field>` here.
+ */
+const WIRES: ReadonlyMap<string, ReadonlyMap<number, FieldWire>> = (() => {
+  const json = readFileSync(new URL("./generated/lance-table.json", import.meta.url), "utf8");
+  const types = (JSON.parse(json) as Descriptor).nested?.holdfast?.nested?.lance?.nested ?? {};
+  const wires = new Map<string, Map<number, FieldWire>>();
+  const wireOf = (type: string): FieldWire => {
+    const scalar = WIRE_OF_SCALAR[type];
+    if (scalar !== undefined) return { wire: scalar };
+    if (types[type]?.fields === undefined) throw new Error(`lance-table.json: no type ${type}`);
+    return { wire: LEN, message: type };
+  };
+  for (const [name, type] of Object.entries(types)) {
+    const fields = new Map<number, FieldWire>();
+    for (const [fieldName, field] of Object.entries(type.fields ?? {})) {
+      if (field.keyType === undefined) {
+        fields.set(field.id, wireOf(field.type));
+        continue;
+      }
+      const entry = `${name}.${fieldName}`;
+      wires.set(
+        entry,
+        new Map([
+          [1, wireOf(field.keyType)],
+          [2, wireOf(field.type)],
+        ]),
+      );
+      fields.set(field.id, { wire: LEN, message: entry });
+    }
+    wires.set(name, fields);
+  }
+  return wires;
+})();
+
+/**
+ * Refuses a message in which a field of the subset comes with another wire type than its
+ * type's: protobufjs's decoders read a field by its number alone and would take, say, a
+ * length-delimited field 3 for the varint `version` (Lance's own decoder refuses such a
+ * message). The walk reads and skips with protobufjs's Reader, bounds-checked.
+ */
+function checkWireTypes(bytes: Uint8Array, type: string): void {
+  const reader = protobuf.Reader.create(bytes);
+  checkMessage(reader, bytes.length, WIRES.get(type)!);
+}
+
+function checkMessage(
+  reader: protobuf.Reader,
+  end: number,
+  fields: ReadonlyMap<number, FieldWire>,
+): void {
+  while (reader.pos < end) {
+    const tag = reader.uint32();
+    const wire = tag & 7;
+    const field = fields.get(tag >>> 3);
+    if (field !== undefined && field.wire !== wire) {
+      throw new Error(`field ${tag >>> 3} has wire type ${wire}, not ${field.wire}`);
+    }
+    if (field?.message === undefined) {
+      reader.skipType(wire);
+      continue;
+    }
+    const length = reader.uint32();
+    const childEnd = reader.pos + length;
+    if (childEnd > end) throw new RangeError(`field ${tag >>> 3} runs past the end`);
+    checkMessage(reader, childEnd, WIRES.get(field.message)!);
+  }
+  if (reader.pos !== end) throw new RangeError("a field runs past the end of its message");
 }

@@ -2,7 +2,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeManifestMessage, LanceManifestSchema } from "../src/proto.js";
+import {
+  decodeIndexSectionMessage,
+  decodeManifestMessage,
+  LanceManifestSchema,
+} from "../src/proto.js";
 import { TABLE, writeHistory } from "./history.js";
 import { type LanceSite, localDir } from "./sites.js";
 
@@ -103,12 +107,23 @@ describe("Lance manifest decoding, field by field", () => {
     // Field 2 (fragments) announces 50 bytes that are not there.
     expect(() => decodeManifestMessage(Uint8Array.of(0x12, 50, 1, 2))).toThrow();
     // Field 12 (transaction_file) announces 5 bytes, 2 follow: not a shorter name.
-    expect(() => decodeManifestMessage(Uint8Array.of(0x62, 5, 0x61, 0x62))).toThrow(/past the end/);
+    expect(() => decodeManifestMessage(Uint8Array.of(0x62, 5, 0x61, 0x62))).toThrow(
+      /index out of range/,
+    );
     // A varint of 11 bytes; a varint cut off by the end of the message.
     expect(() => decodeManifestMessage(Uint8Array.of(0x18, ...Array(10).fill(0x80), 1))).toThrow();
     expect(() => decodeManifestMessage(Uint8Array.of(0x18, 0x80))).toThrow();
-    // Field 3 (version) as a length-delimited field; wire types 6 and 7 do not exist.
+    // Field 3 (version) as a length-delimited field, field 2 (fragments) as a varint, and
+    // field 1 (path) of a fragment's data file as a varint; wire types 6 and 7 do not exist.
     expect(() => decodeManifestMessage(Uint8Array.of(0x1a, 1, 0x31))).toThrow(/wire type/);
+    expect(() => decodeManifestMessage(Uint8Array.of(0x10, 0))).toThrow(/wire type/);
+    expect(() => decodeManifestMessage(Uint8Array.of(0x12, 4, 0x12, 2, 0x08, 1))).toThrow(
+      /wire type/,
+    );
+    // A config entry whose key (field 1 of the map entry) is a varint.
+    expect(() => decodeManifestMessage(Uint8Array.of(0x82, 0x01, 2, 0x08, 1))).toThrow(/wire type/);
+    // The index section: an index's dataset_version (field 4) as a length-delimited field.
+    expect(() => decodeIndexSectionMessage(Uint8Array.of(0x0a, 2, 0x22, 0))).toThrow(/wire type/);
     expect(() => decodeManifestMessage(Uint8Array.of(0x1e))).toThrow(/wire type/);
     expect(() => decodeManifestMessage(Uint8Array.of(0x1f))).toThrow(/wire type/);
     // A group without its end tag.
