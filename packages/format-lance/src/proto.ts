@@ -254,11 +254,14 @@ const WIRE_OF_SCALAR: Readonly<Record<string, number>> = {
   bytes: LEN,
 };
 
-/** A field of the subset: the wire type it must come with, and its message type if any. */
+/** A field of the subset: the wire type it must come with, and its message's fields if any. */
 interface FieldWire {
   readonly wire: number;
-  readonly message?: string;
+  readonly message?: MessageWires;
 }
+
+/** A message's fields of the subset, by field number. */
+type MessageWires = (FieldWire | undefined)[];
 
 interface Descriptor {
   readonly nested?: Readonly<Record<string, Descriptor>>;
@@ -270,36 +273,28 @@ interface Descriptor {
 /**
  * The wire type of every field of the subset, from the message descriptors protobufjs-cli
  * generated from the same `.proto` (src/generated/lance-table.json). A map field is a
- * repeated entry message (key 1, value 2), named `<message>.<field>` here.
+ * repeated entry message (key 1, value 2).
  */
-const WIRES: ReadonlyMap<string, ReadonlyMap<number, FieldWire>> = (() => {
+const WIRES: ReadonlyMap<string, MessageWires> = (() => {
   const json = readFileSync(new URL("./generated/lance-table.json", import.meta.url), "utf8");
   const types = (JSON.parse(json) as Descriptor).nested?.holdfast?.nested?.lance?.nested ?? {};
-  const wires = new Map<string, Map<number, FieldWire>>();
+  const wires = new Map<string, MessageWires>();
+  for (const name of Object.keys(types)) wires.set(name, []);
   const wireOf = (type: string): FieldWire => {
     const scalar = WIRE_OF_SCALAR[type];
     if (scalar !== undefined) return { wire: scalar };
-    if (types[type]?.fields === undefined) throw new Error(`lance-table.json: no type ${type}`);
-    return { wire: LEN, message: type };
+    const message = wires.get(type);
+    if (message === undefined) throw new Error(`lance-table.json: no message ${type}`);
+    return { wire: LEN, message };
   };
   for (const [name, type] of Object.entries(types)) {
-    const fields = new Map<number, FieldWire>();
-    for (const [fieldName, field] of Object.entries(type.fields ?? {})) {
-      if (field.keyType === undefined) {
-        fields.set(field.id, wireOf(field.type));
-        continue;
-      }
-      const entry = `${name}.${fieldName}`;
-      wires.set(
-        entry,
-        new Map([
-          [1, wireOf(field.keyType)],
-          [2, wireOf(field.type)],
-        ]),
-      );
-      fields.set(field.id, { wire: LEN, message: entry });
+    const fields = wires.get(name)!;
+    for (const field of Object.values(type.fields ?? {})) {
+      fields[field.id] =
+        field.keyType === undefined
+          ? wireOf(field.type)
+          : { wire: LEN, message: [undefined, wireOf(field.keyType), wireOf(field.type)] };
     }
-    wires.set(name, fields);
   }
   return wires;
 })();
@@ -315,26 +310,22 @@ function checkWireTypes(bytes: Uint8Array, type: string): void {
   checkMessage(reader, bytes.length, WIRES.get(type)!);
 }
 
-function checkMessage(
-  reader: protobuf.Reader,
-  end: number,
-  fields: ReadonlyMap<number, FieldWire>,
-): void {
+function checkMessage(reader: protobuf.Reader, end: number, fields: MessageWires): void {
   while (reader.pos < end) {
     const tag = reader.uint32();
     const wire = tag & 7;
-    const field = fields.get(tag >>> 3);
+    const number = tag >>> 3;
+    const field = number < fields.length ? fields[number] : undefined;
     if (field !== undefined && field.wire !== wire) {
-      throw new Error(`field ${tag >>> 3} has wire type ${wire}, not ${field.wire}`);
+      throw new Error(`field ${number} has wire type ${wire}, not ${field.wire}`);
     }
     if (field?.message === undefined) {
       reader.skipType(wire);
       continue;
     }
-    const length = reader.uint32();
-    const childEnd = reader.pos + length;
-    if (childEnd > end) throw new RangeError(`field ${tag >>> 3} runs past the end`);
-    checkMessage(reader, childEnd, WIRES.get(field.message)!);
+    const childEnd = reader.uint32() + reader.pos;
+    if (childEnd > end) throw new RangeError(`field ${number} runs past the end`);
+    checkMessage(reader, childEnd, field.message);
   }
   if (reader.pos !== end) throw new RangeError("a field runs past the end of its message");
 }
