@@ -153,6 +153,21 @@ describe("local store file layout: plain files", () => {
     expect(readdirSync(join(root, INTERNAL, "locks")).sort()).toEqual([...stripes].sort());
   });
 
+  it("reads files on both sides of the direct-read limit byte-exactly, ETag equal to head's", async () => {
+    const root = freshRoot();
+    mkdirSync(root, { recursive: true });
+    const store = createLocalStore({ root });
+    const sizes = [0, 1, 65_535, 65_536, 65_537, 1_048_576];
+    for (const size of sizes) {
+      const body = Uint8Array.from({ length: size }, (_, i) => (i * 31 + size) & 0xff);
+      writeFileSync(join(root, `f-${size}`), body);
+      const got = await store.get(`f-${size}`);
+      expect(got?.size, `${size}`).toBe(size);
+      expect(Buffer.from(got!.body).equals(Buffer.from(body)), `${size}`).toBe(true);
+      expect(got?.etag).toBe((await store.head(`f-${size}`))?.etag);
+    }
+  });
+
   it("an in-place rewrite by another program that changes the size changes the ETag", async () => {
     const root = freshRoot();
     const store = createLocalStore({ root });
