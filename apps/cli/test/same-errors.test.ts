@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { acquireCleanupLock } from "@holdfast/retirement";
 import { buildServer, hashToken, type ZodApp } from "@holdfast/server";
 import * as lancedb from "@lancedb/lancedb";

@@ -1,5 +1,5 @@
 import { readFile, writeFile } from "node:fs/promises";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { HeldRecord, type RetirementHandle, type RetirementRecord } from "@holdfast/retirement";
 import type { ManifestSpill } from "./spill.js";
 

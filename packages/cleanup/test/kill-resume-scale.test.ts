@@ -5,13 +5,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLocalStore } from "@holdfast/backends-local";
 import { isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
-import {
-  commitVersion,
-  createContext,
-  initDataset,
-  RETIREMENT_RECORDS_PREFIX,
-  writeDataFile,
-} from "@holdfast/dataset";
+import { commitVersion, initDataset, writeDataFile } from "@holdfast/dataset";
+import { createContext, RETIREMENT_ROOT } from "@holdfast/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CleanupStats, cleanup } from "../src/index.js";
 import { KILL_SCALE_OPTIONS, KILL_SCALE_POLICY, keysOf } from "./fixtures/kill-shared.js";
@@ -218,7 +213,7 @@ describe(`a cleanup of ${VERSIONS} versions SIGKILLed midway resumes with the re
         expect(end.has(manifestOf.get(v)!), `manifest ${v}`).toBe(v > retired);
         expect(end.has(fileOf.get(v)!), `data file of ${v}`).toBe(v > retired);
       }
-      expect([...end].filter((k) => k.startsWith(RETIREMENT_RECORDS_PREFIX))).toEqual([]);
+      expect([...end].filter((k) => k.startsWith(RETIREMENT_ROOT))).toEqual([]);
     },
     300_000,
   );

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { MemoryStore } from "@holdfast/conditional-store";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { HeldRecord, type RetirementHandle } from "@holdfast/retirement";
 import { afterAll, describe, expect, it } from "vitest";
 import { holdSealed, SpilledRecord } from "../src/sealed.js";

@@ -1,6 +1,6 @@
 import { assertStoreSupported, MemoryStore } from "@holdfast/conditional-store";
 import { FaultStore } from "@holdfast/conditional-store/testing";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { holdfastFormatEntry } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import { diagnoseStore, refusedStoreDiagnosis } from "../src/index.js";

@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createContext } from "@holdfast/dataset";
+import { createContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import { openLanceFormat } from "../src/index.js";
 import { localPySite, pylance, type Written } from "./pylance.js";

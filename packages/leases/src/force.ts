@@ -1,5 +1,5 @@
 import { holdfastError } from "@holdfast/conditional-store";
-import type { ProtocolContext } from "@holdfast/dataset";
+import type { ProtocolContext } from "@holdfast/protocol";
 import { type LeaseEntry, listLeases } from "./list.js";
 
 /** A lease id as `lease list` prints it: a ULID (26 characters of Crockford base32). */
