@@ -411,8 +411,9 @@ describe("the CLI and the HTTP API fail the same way", () => {
       cli: await acquire("2", "--ttl", "100ms"),
       http: await acquire("2", "--ttl", "100ms"),
     };
-    // Past TTL + the one-second precision floor of storage time (docs/protocol.md §3).
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Past TTL + the one-second precision floor of storage time + one second of whole-second
+    // truncation of the storage time it is judged at (docs/protocol.md §3): 2.1 s at most.
+    await new Promise((resolve) => setTimeout(resolve, 2_600));
     fixture = { ds, file, handle, lost, expired, empty, lance, busy };
     app = await buildServer({
       datasets: [

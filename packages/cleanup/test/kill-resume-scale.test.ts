@@ -137,7 +137,12 @@ describe(`a cleanup of ${VERSIONS} versions SIGKILLed midway resumes with the re
       } else expect(finished).toEqual([]);
 
       // Resume: the killed run's lock and records are stale after their ownership bound
-      // (storage time in whole seconds; up to 20 s of attempts on a loaded machine).
+      // (storage time in whole seconds; up to 20 s of attempts on a loaded machine). A record
+      // sealed after the lock's last renewal goes stale later than the lock: a run that starts
+      // between the two rightly leaves that record's versions to its owner (docs/protocol.md
+      // §5.3), so the resume waits until both are stale: bound 800 ms + 1 s precision + 1 s of
+      // truncation.
+      await new Promise((r) => setTimeout(r, 3_500));
       const recording = new ReadRecordingStore(createLocalStore({ root, fsync: false }));
       const ctx = createContext(recording);
       let stats: CleanupStats | null = null;
