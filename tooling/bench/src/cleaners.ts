@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { listAll } from "@holdfast/conditional-store";
 import { startFaultProxy } from "@holdfast/fault-proxy";
+import { classifyVersionsKey, LANCE_VERSIONS_PREFIX } from "@holdfast/format-lance";
 import type { CleanerResult, CleanerTarget } from "./cleaner-child.js";
 import {
   buildLanceTable,
@@ -115,10 +116,11 @@ function countFiles(dir: string): number {
 /** Lance's objects of a local table (holdfast's own `_holdfast/` not counted), and its manifests. */
 function localCounts(table: string): { objects: number; manifests: number } {
   const own = join(table, "_holdfast");
-  const versions = join(table, "_versions");
+  const versions = join(table, LANCE_VERSIONS_PREFIX);
   return {
     objects: countFiles(table) - (existsSync(own) ? countFiles(own) : 0),
-    manifests: readdirSync(versions).filter((n) => n.endsWith(".manifest")).length,
+    manifests: readdirSync(versions).filter((n) => classifyVersionsKey(n).kind === "manifest")
+      .length,
   };
 }
 
@@ -197,7 +199,12 @@ async function rgwRun(versions: number, who: CleanerName): Promise<Run> {
     for await (const meta of listAll(store, "")) {
       if (meta.key.startsWith("_holdfast/")) continue;
       objects += 1;
-      if (meta.key.startsWith("_versions/") && meta.key.endsWith(".manifest")) manifests += 1;
+      if (
+        classifyVersionsKey(meta.key).kind === "manifest" &&
+        meta.key.startsWith(LANCE_VERSIONS_PREFIX)
+      ) {
+        manifests += 1;
+      }
     }
     return { objects, manifests };
   };

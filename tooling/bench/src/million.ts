@@ -15,6 +15,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { createLocalStore } from "@holdfast/backends-local";
+import { versionsPrefix } from "@holdfast/dataset";
+import { DEFAULT_BRANCH } from "@holdfast/protocol";
 import { buildDataset } from "./datasets.js";
 
 const arg = (name: string, fallback: number) => {
@@ -127,7 +129,7 @@ try {
   if (result === undefined) {
     const count = async (dir: string) => (await readdir(join(root, dir))).length;
     left = {
-      manifests: (await count("_versions/main")) - retain,
+      manifests: (await count(versionsPrefix(DEFAULT_BRANCH))) - retain,
       dataFiles: (await count("data")) - retain * files,
     };
     out(
@@ -169,7 +171,7 @@ try {
     }
   } else {
     // Killed and resumed: what is left on disk is the newest versions and their files.
-    const manifestsNow = (await readdir(join(root, "_versions/main"))).length;
+    const manifestsNow = (await readdir(join(root, versionsPrefix(DEFAULT_BRANCH)))).length;
     const dataNow = (await readdir(join(root, "data"))).length;
     if (manifestsNow !== retain || dataNow !== retain * files) {
       failures.push(`left after the resume: ${manifestsNow} manifests, ${dataNow} data files`);
