@@ -352,7 +352,7 @@ export async function* walk(
   // The entries in key order, window after window: a kept window may start before the
   // range (it was read for an earlier page), so what the range no longer reaches is passed.
   let window = first;
-  let index = 0;
+  let index = firstWanted(window.items, range);
   const wanted = (item: Item) =>
     item.kind === "dir" ? reaches(item.sortKey, range) : before(item.sortKey, range);
   const next = async (): Promise<Item | undefined> => {
@@ -399,6 +399,29 @@ export async function* walk(
 interface Item {
   readonly sortKey: string;
   readonly kind: "file" | "dir" | "self";
+}
+
+/**
+ * Where the range starts in a window's items (sorted by key): the first item sorting after
+ * `after`, or the folder just before it when the range starts inside that folder. A kept
+ * window serves every page of a long listing, so passing its earlier items one by one made
+ * a listing of n keys in pages of p cost n²/p comparisons. Items before the index are
+ * outside the range; the walk still checks every item from it on.
+ */
+function firstWanted(items: readonly Item[], range: ListRange): number {
+  if (range.after === "") return 0;
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareKeys(items[mid]!.sortKey, range.after) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  // A folder `x/` holding `after` (`x/y`) sorts before it and still reaches the range.
+  const previous = items[lo - 1];
+  return previous !== undefined && previous.kind === "dir" && reaches(previous.sortKey, range)
+    ? lo - 1
+    : lo;
 }
 
 /** The entry's name in its folder (a window holds only sort keys: about 100 bytes an entry). */
