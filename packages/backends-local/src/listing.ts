@@ -16,6 +16,9 @@ import { isLocalKey, LOCAL_INTERNAL_PREFIX, LOCAL_SELF_NAME } from "./layout.js"
 /** Entries a listing stats before it yields to the event loop. */
 const STAT_RUN = 250;
 
+/** Entries of a folder a listing reads before it yields to the event loop (about 4 ms). */
+const ENTRY_RUN = 2_000;
+
 /** One object found by {@link walk}: its key and the file that holds it. */
 export interface ListedFile {
   readonly key: string;
@@ -283,28 +286,38 @@ async function readWindow(
       kept.add({ sortKey, kind });
     }
   };
-  for await (const entry of folder) {
-    const key = `${keyPrefix}${entry.name}`;
-    if (entry.name === LOCAL_SELF_NAME && entry.isFile() && keyPrefix !== "") {
-      hasSelf = true;
-    } else if (entry.isDirectory()) {
-      if (`${key}/` === LOCAL_INTERNAL_PREFIX) continue;
-      if (!isLocalKey(key)) {
-        if (reaches(`${key}/`, range)) throw unmappable(key, "a folder whose name");
-        continue;
+  // The entries come from the Dir's buffer (one getdents per 512) with direct calls: an
+  // async iteration costs a promise per entry, three times the whole read (folder reads
+  // are most of a local cleanup's listings). It yields every ENTRY_RUN entries.
+  try {
+    for (let count = 1; ; count += 1) {
+      const entry = folder.readSync();
+      if (entry === null) break;
+      if (count % ENTRY_RUN === 0) await new Promise((resume) => setImmediate(resume));
+      const key = `${keyPrefix}${entry.name}`;
+      if (entry.name === LOCAL_SELF_NAME && entry.isFile() && keyPrefix !== "") {
+        hasSelf = true;
+      } else if (entry.isDirectory()) {
+        if (`${key}/` === LOCAL_INTERNAL_PREFIX) continue;
+        if (!isLocalKey(key)) {
+          if (reaches(`${key}/`, range)) throw unmappable(key, "a folder whose name");
+          continue;
+        }
+        add(`${key}/`, "dir");
+        add(key, "self");
+      } else if (before(key, range)) {
+        // Invariant 8: nothing under a listed folder is skipped. A file whose name maps to no
+        // key (the old layout's `.hfobj`, a self-file name where no key can own it, a
+        // backslash or control character) or an entry that is no regular file (a symlink,
+        // a socket) would be invisible: a census would miss what it protects.
+        if (!entry.isFile())
+          throw unmappable(key, "an entry that is no regular file or folder, which");
+        if (!isLocalKey(key)) throw unmappable(key, "a file whose name");
+        add(key, "file");
       }
-      add(`${key}/`, "dir");
-      add(key, "self");
-    } else if (before(key, range)) {
-      // Invariant 8: nothing under a listed folder is skipped. A file whose name maps to no
-      // key (the old layout's `.hfobj`, a self-file name where no key can own it, a
-      // backslash or control character) or an entry that is no regular file (a symlink,
-      // a socket) would be invisible: a census would miss what it protects.
-      if (!entry.isFile())
-        throw unmappable(key, "an entry that is no regular file or folder, which");
-      if (!isLocalKey(key)) throw unmappable(key, "a file whose name");
-      add(key, "file");
     }
+  } finally {
+    folder.closeSync();
   }
   const items = kept.sorted();
   const window = { readAt, after: range.after, lower, items, complete: !kept.overflowed, hasSelf };
