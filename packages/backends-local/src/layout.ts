@@ -1,6 +1,6 @@
 import type { BigIntStats } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import {
   type HoldfastError,
   holdfastError,
@@ -50,8 +50,18 @@ export interface KeyPaths {
  */
 export function keyPaths(root: string, key: string, operation: StorageOperation): KeyPaths {
   const segments = checkLocalKey(key, operation);
-  const path = join(root, ...segments);
-  return { path, self: join(path, LOCAL_SELF_NAME), segments };
+  const path = childPath(root, sep === "/" ? key : segments.join(sep));
+  return { path, self: childPath(path, LOCAL_SELF_NAME), segments };
+}
+
+/**
+ * `join(dir, name)` for a normalized absolute `dir` (the store's resolved root, or a path
+ * built from it) and a `name` of checked segments (no empty, `.` or `..` segment): one
+ * concatenation. `join` normalizes the whole path again, character by character, which
+ * cost a cold cleanup about 15 µs per key (every key a cleanup reads or deletes).
+ */
+export function childPath(dir: string, name: string): string {
+  return dir.endsWith(sep) ? `${dir}${name}` : `${dir}${sep}${name}`;
 }
 
 /** The key's segments, after the checks {@link keyPaths} documents (throws `invalid-input`). */

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { BigIntStats, Dir } from "node:fs";
 import { opendir, stat } from "node:fs/promises";
-import { join } from "node:path";
 import {
   compareKeys,
   type HoldfastError,
@@ -11,7 +10,7 @@ import {
   type ObjectMeta,
 } from "@holdfast/conditional-store";
 import { statFileSync } from "./files.js";
-import { isLocalKey, LOCAL_INTERNAL_PREFIX, LOCAL_SELF_NAME } from "./layout.js";
+import { childPath, isLocalKey, LOCAL_INTERNAL_PREFIX, LOCAL_SELF_NAME } from "./layout.js";
 
 /** Entries a listing stats before it yields to the event loop. */
 const STAT_RUN = 250;
@@ -360,7 +359,7 @@ export async function* walk(
   if (first === null) return;
   if (first.hasSelf && !selfYielded && keyPrefix !== "") {
     const key = keyPrefix.slice(0, -1);
-    if (inRange(key, range)) yield { key, file: join(dir, LOCAL_SELF_NAME) };
+    if (inRange(key, range)) yield { key, file: childPath(dir, LOCAL_SELF_NAME) };
   }
   // The entries in key order, window after window: a kept window may start before the
   // range (it was read for an earlier page), so what the range no longer reaches is passed.
@@ -389,7 +388,7 @@ export async function* walk(
   for (let item = await next(); item !== undefined; item = await next()) {
     index += 1;
     const name = nameOf(item, keyPrefix);
-    const path = join(dir, name);
+    const path = childPath(dir, name);
     if (item.kind === "dir") {
       yield* walk(path, item.sortKey, range, lookedUp.has(name), reading);
     } else {
@@ -402,7 +401,7 @@ export async function* walk(
       const following = await next();
       if (following?.kind === "dir" && following.sortKey === `${item.sortKey}/`) continue;
       lookedUp.add(name);
-      const self = join(path, LOCAL_SELF_NAME);
+      const self = childPath(path, LOCAL_SELF_NAME);
       if (await isFile(self)) yield { key: item.sortKey, file: self };
     }
   }

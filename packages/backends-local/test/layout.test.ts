@@ -22,6 +22,7 @@ import {
 } from "@holdfast/backends-local";
 import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
 import { afterAll, describe, expect, it } from "vitest";
+import { keyPaths } from "../src/layout.js";
 
 const base = mkdtempSync(join(tmpdir(), "holdfast-local-layout-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -590,5 +591,29 @@ describe("local store file layout: plain files", () => {
     await store.put("deep/er/and/deeper/key", bytes("x"));
     expect(await keys(store, "deep/er/")).toEqual(["deep/er/and/deeper/key"]);
     expect(readFileSync(join(root, "deep/er/and/deeper/key"), "utf8")).toBe("x");
+  });
+
+  it("maps a key to <root>/<key> from a root given unnormalized (trailing slash, ./ and ../ parts)", async () => {
+    const root = freshRoot();
+    mkdirSync(join(root, "sub"), { recursive: true });
+    const store = createLocalStore({ root: `${root}/./sub/../`, fsync: false });
+    await store.put("a/b", bytes("ab"));
+    await store.put("a/b/c", bytes("abc")); // a/b becomes a folder holding its self file
+    expect(readFileSync(join(root, "a/b", LOCAL_SELF_NAME), "utf8")).toBe("ab");
+    expect(readFileSync(join(root, "a/b/c"), "utf8")).toBe("abc");
+    expect(await keys(store, "a/")).toEqual(["a/b", "a/b/c"]);
+    expect(new TextDecoder().decode((await store.get("a/b"))?.body)).toBe("ab");
+    expect((await store.deleteMany(["a/b/c", "a/b"], { createOnly: true })).failed).toEqual([]);
+    expect(existsSync(join(root, "a"))).toBe(false);
+  });
+
+  it("keyPaths concatenates what path.join would normalize, the filesystem root included", () => {
+    for (const root of ["/", "/srv/data", "/srv/data/t.lance"]) {
+      for (const key of ["k", "a/b", "data/x.lance", "_versions/1.manifest", "o/😀/～"]) {
+        const paths = keyPaths(root, key, "get");
+        expect(paths.path).toBe(join(root, key));
+        expect(paths.self).toBe(join(root, key, LOCAL_SELF_NAME));
+      }
+    }
   });
 });
