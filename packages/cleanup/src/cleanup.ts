@@ -196,15 +196,19 @@ async function deleteAndFinalize(
   present: LateCommits["present"],
 ): Promise<void> {
   // The phase's total before its first delete: every retired manifest (a record of this run
-  // is held with its count only); each record adds its data files once its manifests are read.
-  state.deleteProgress.start(committed.reduce((n, h) => n + retiredManifestCount(h), 0));
+  // is held with its count only) and the files named by the manifests this run read before
+  // its drain; each step corrects it once its manifests are taken (a file retained or shared
+  // is deleted once or not; an earlier run's record adds its data files as they are read).
+  const planned = (h: RetirementHandle) =>
+    retiredManifestCount(h) + (state.retiredManifests.get(h.key)?.files ?? 0);
+  state.deleteProgress.start(committed.reduce((n, h) => n + planned(h), 0));
   await retireVersionNumbers(state, committed); // Cleanup 7 floor
   for (const held of committed) {
     state.checkpoint();
     const handle = await fullRecord(state, held);
     if (!handle) {
       // Finished by another cleaner meanwhile: its manifests leave the phase's total.
-      state.deleteProgress.planned(-retiredManifestCount(held));
+      state.deleteProgress.planned(-planned(held));
       continue;
     }
     // Cleanup 8 mark, before its first delete: from here a rewritten manifest rescues nothing
@@ -213,7 +217,7 @@ async function deleteAndFinalize(
       ? handle
       : await startDeletion(state.ctx, handle, { at: state.now });
     if (marked?.record.state !== "committed") {
-      state.deleteProgress.planned(-retiredManifestCount(held));
+      state.deleteProgress.planned(-planned(held));
       continue;
     }
     // Cleanup 9 delete, then Cleanup 10 finalize once the record's deletion is complete.

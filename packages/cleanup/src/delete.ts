@@ -90,12 +90,16 @@ export async function deleteRetired(
   const listed = present?.get(branch);
   const active = handle.record.versions.filter((entry) => !entry.cancelled);
   let accounted = 0;
+  // The files of this record's manifests the phase's total already counts (cleanup.ts):
+  // each step takes off what it took from them, the end takes off what no step took.
+  let foreseen = retired?.files ?? 0;
   try {
     for (let at = 0; at < active.length && complete; at += DELETE_STEP_VERSIONS) {
       const step = active.slice(at, at + DELETE_STEP_VERSIONS);
       const dataKeys: string[] = [];
       const manifestKeys: string[] = [];
       let taken = 0;
+      let foreseenTaken = 0;
       for (const entry of step) {
         // Interrupted: stop between versions; what is queued is sent, the record stays
         // committed and the next run or `recover` finishes it.
@@ -105,6 +109,9 @@ export async function deleteRetired(
         }
         taken += 1;
         const known = await read?.get(entry.version);
+        const files = Math.min(foreseen, known?.manifest?.files.length ?? 0);
+        foreseen -= files;
+        foreseenTaken += files;
         if (!known && listed && !listed.has(entry.version)) {
           counted.push({ branch, version: entry.version });
           continue; // deleted by an earlier, interrupted run (its files went first)
@@ -137,9 +144,10 @@ export async function deleteRetired(
       }
       await state.pool.drain();
       // Every manifest of the step is read before its first delete: the phase's total gains
-      // the step's data files and loses its manifests already gone (progress only).
+      // the step's data files (less those it counted already) and loses its manifests
+      // already gone (progress only).
       accounted += taken;
-      state.deleteProgress.planned(dataKeys.length + manifestKeys.length - taken);
+      state.deleteProgress.planned(dataKeys.length + manifestKeys.length - taken - foreseenTaken);
       // Manifests go only after every data file of the step is gone: until then they tell
       // a resumed run what to delete.
       const dataBatch = batcher();
@@ -152,8 +160,10 @@ export async function deleteRetired(
   } finally {
     await read?.close();
   }
-  // Versions an interrupt left unread leave the phase's total.
+  // Versions an interrupt left unread leave the phase's total, and files counted for
+  // versions no step took (kept by the last look, or left by an interrupt).
   if (accounted < active.length) state.deleteProgress.planned(accounted - active.length);
+  if (foreseen > 0) state.deleteProgress.planned(-foreseen);
   state.retiredManifests.delete(handle.key);
   await retired?.discard();
   return { complete };

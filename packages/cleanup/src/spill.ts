@@ -102,9 +102,11 @@ export class ManifestSpill {
     const lines: string[] = [];
     let first = Number.POSITIVE_INFINITY;
     let last = Number.NEGATIVE_INFINITY;
+    let files = 0;
     for (const { version, listedEtag, manifest } of versions) {
       first = Math.min(first, version);
       last = Math.max(last, version);
+      files += manifest?.files.length ?? 0;
       lines.push(
         JSON.stringify(
           manifest
@@ -123,7 +125,7 @@ export class ManifestSpill {
       mode: 0o600,
       flag: "wx",
     });
-    return RetiredManifests.inFile(path, { first, last });
+    return RetiredManifests.inFile(path, { first, last }, files);
   }
 
   /** Removes the spill folder and everything in it (the end of the run, or its failure). */
@@ -152,12 +154,17 @@ export class RetiredManifests {
    * @param range the lowest and highest version kept (none: a record of an earlier run).
    * @param memory the versions kept in memory, by version, in the written (ascending) order.
    * @param release called once when the record is discarded (the spill's memory budget).
+   * @param files the file entries of the manifests written: what the deletion will send at
+   *   most besides the manifests (a file retained, or named by two versions, is sent once or
+   *   not at all), so the delete phase has a total before its first delete. 0 for a record
+   *   of an earlier run, whose manifests are read at its deletion.
    */
   private constructor(
     private readonly path?: string,
     private readonly range?: { readonly first: number; readonly last: number },
     private memory?: Map<number, SpilledVersion>,
     private readonly release?: () => void,
+    readonly files = 0,
   ) {}
 
   /** A record of an earlier run: nothing read before the drain, only what the last look reads. */
@@ -169,21 +176,24 @@ export class RetiredManifests {
   static inMemory(versions: readonly SpilledVersion[], release: () => void): RetiredManifests {
     let first = Number.POSITIVE_INFINITY;
     let last = Number.NEGATIVE_INFINITY;
+    let files = 0;
     const memory = new Map<number, SpilledVersion>();
     for (const entry of versions) {
       first = Math.min(first, entry.version);
       last = Math.max(last, entry.version);
+      files += entry.manifest?.files.length ?? 0;
       memory.set(entry.version, entry);
     }
-    return new RetiredManifests(undefined, { first, last }, memory, release);
+    return new RetiredManifests(undefined, { first, last }, memory, release, files);
   }
 
-  /** A record of this run spilled to a file. */
+  /** A record of this run spilled to a file of `files` file entries. */
   static inFile(
     path: string,
     range: { readonly first: number; readonly last: number },
+    files: number,
   ): RetiredManifests {
-    return new RetiredManifests(path, range);
+    return new RetiredManifests(path, range, undefined, undefined, files);
   }
 
   /** Whether the spill may hold a version (between its lowest and highest). */

@@ -90,7 +90,7 @@ describe("progress of a run in objects (observation only)", () => {
   });
 
   for (const dryRun of [false, true]) {
-    it(`${dryRun ? "a plan" : "a run"}: the delete phase has a total from its first event; its last done is the manifests and data files deleted`, async () => {
+    it(`${dryRun ? "a plan" : "a run"}: the delete phase has its whole total from its first event (the manifests and the files they name, docs/protocol.md §6); its last done is the manifests and data files deleted`, async () => {
       const { ctx } = await seeded(3);
       const events: CleanupProgress[] = [];
       const run = dryRun ? planCleanup : cleanup;
@@ -100,9 +100,13 @@ describe("progress of a run in objects (observation only)", () => {
         { format: holdfastFormat, maxVersionsPerRecord: 4, onProgress: (p) => events.push(p) },
       );
       const deletes = events.filter((e) => e.phase === "delete");
-      // 10 versions retired: the 10 manifests are the total before any delete
-      expect(deletes[0]).toEqual({ phase: "delete", done: 0, total: 10 });
-      for (const e of deletes) expect(e.total).toBeGreaterThanOrEqual(e.done);
+      // 10 versions retired, read before the drain: their 10 manifests and 30 data files are
+      // the total before any delete, and it never grows
+      expect(deletes[0]).toEqual({ phase: "delete", done: 0, total: 40 });
+      for (const e of deletes) {
+        expect(e.total).toBeGreaterThanOrEqual(e.done);
+        expect(e.total).toBeLessThanOrEqual(40);
+      }
       const deleted = stats.objectsDeleted.manifests + stats.objectsDeleted.dataFiles;
       expect(deleted).toBe(10 + 30);
       expect(deletes.at(-1)).toEqual({ phase: "delete", done: deleted, total: deleted });
