@@ -4,7 +4,7 @@ import type { DeleteManyResult } from "@holdfast/conditional-store";
 import pMap from "p-map";
 import type { LocalDisk } from "./disk.js";
 import { toHoldfastError } from "./errors.js";
-import { unlinkObject, unlinkObjectDirect } from "./files.js";
+import { unlinkObject } from "./files.js";
 import type { KeyPaths } from "./layout.js";
 import { lockPathOf, withKeyLock } from "./locks.js";
 
@@ -12,11 +12,6 @@ import { lockPathOf, withKeyLock } from "./locks.js";
 // after its unlinks, and the folders the deletes emptied removed.
 
 const DELETE_CONCURRENCY = 8;
-
-/** Unlinks a batch makes directly before it yields to the event loop (about 1 ms of work). */
-const UNLINK_RUN = 100;
-
-const yieldToLoop = () => new Promise<void>((resume) => setImmediate(resume));
 
 /** A key of a batch delete, with its paths (checked before anything is deleted). */
 export interface DeleteTarget {
@@ -75,17 +70,9 @@ export async function deleteBatch(
   const deleted: string[] = [];
   const failed: DeleteManyResult["failed"] = [];
   const unlinkedIn = new Map<string, string[]>(); // folder → keys unlinked from it
-  // Each unlink is made directly (unlinkObjectDirect), in runs of UNLINK_RUN between
-  // yields: timers (a lock's heartbeat) and other requests wait at most one run.
-  let sinceYield = 0;
   const unlink = async ({ key, paths }: DeleteTarget) => {
-    if (sinceYield === UNLINK_RUN) {
-      sinceYield = 0;
-      await yieldToLoop();
-    }
-    sinceYield += 1;
     try {
-      const folder = unlinkObjectDirect(paths);
+      const folder = await unlinkObject(key, paths, undefined);
       if (folder === null) deleted.push(key);
       else {
         // Appended in place: copying the folder's list for every key was quadratic in a
@@ -99,7 +86,7 @@ export async function deleteBatch(
     }
   };
   if (createOnly) {
-    for (const target of targets) await unlink(target);
+    await pMap(targets, unlink, { concurrency: DELETE_CONCURRENCY });
   } else {
     const byLock = new Map<string, DeleteTarget[]>();
     for (const target of targets) {

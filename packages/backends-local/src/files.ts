@@ -2,12 +2,10 @@ import {
   type BigIntStats,
   closeSync,
   fstatSync,
-  lstatSync,
-  openSync,
+  open as openCallback,
   read,
   readSync,
   statSync,
-  unlinkSync,
 } from "node:fs";
 import { lstat, stat, unlink, utimes } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -18,6 +16,7 @@ import { etagOf, type KeyPaths } from "./layout.js";
 
 // The file operations of one object, below the store's locking and error mapping.
 
+const openFd = promisify(openCallback);
 const readFd = promisify(read);
 
 /**
@@ -52,39 +51,16 @@ export async function unlinkObject(
 ): Promise<string | null> {
   if (precondition) {
     const current = requireMatch(await locateObject(paths), key, "delete", precondition);
-    return unlinkFileDirect(current.file) ? dirname(current.file) : null;
+    return (await unlinkFile(current.file)) ? dirname(current.file) : null;
   }
-  return unlinkObjectDirect(paths);
-}
-
-/**
- * The unconditional unlink of a key's object, made directly on the calling thread (the
- * caller holds the key's lock, or the key is never compare-and-swapped): no stat first; a
- * folder at the path holds the object as its self file. Answers the folder it was unlinked
- * from, null when the key was absent. An unlink of a local file costs about 10 us made
- * directly and three times that in event-loop CPU through the thread pool (a cleanup
- * unlinks every retired object), so batches call this in runs and yield between them.
- */
-export function unlinkObjectDirect(paths: KeyPaths): string | null {
+  // Unconditional: no stat first; a folder at the path holds the object as its self file.
   try {
-    return unlinkFileDirect(paths.path) ? dirname(paths.path) : null;
+    return (await unlinkFile(paths.path)) ? dirname(paths.path) : null;
   } catch (error) {
     const code = errnoCode(error);
     if (code !== "EISDIR" && code !== "EPERM") throw error;
-    if (!lstatSync(paths.path, { throwIfNoEntry: false })?.isDirectory()) throw error;
-    return unlinkFileDirect(paths.self) ? paths.path : null;
-  }
-}
-
-/** Unlinks one object file: true if it was there, false if it was already gone. */
-function unlinkFileDirect(file: string): boolean {
-  try {
-    unlinkSync(file);
-    return true;
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code === "ENOENT" || code === "ENOTDIR") return false;
-    throw error;
+    if (!(await lstatOrNull(paths.path))?.isDirectory()) throw error;
+    return (await unlinkFile(paths.self)) ? paths.path : null;
   }
 }
 
@@ -126,11 +102,10 @@ export async function locateObject(paths: KeyPaths): Promise<LocatedObject | nul
 }
 
 /**
- * Opens the key's file for reading (following it into its directory's self file), with
- * direct calls: `open`, `fstat` and `close` of a local file cost a few microseconds each,
- * where a thread-pool round trip costs several times that in event-loop CPU (a cleanup
- * reads every manifest it keeps or retires). Reads of large files go through the pool
- * ({@link readExactly}).
+ * Opens the key's file for reading (following it into its directory's self file). Only
+ * the open and the reads go through the thread pool: `fstat` and `close` of a descriptor
+ * open for reading touch no file data (the inode is in memory while it is open), so they
+ * run synchronously, where a thread-pool round trip would cost more than the call.
  */
 export async function openObject(
   paths: KeyPaths,
@@ -138,7 +113,7 @@ export async function openObject(
   for (const file of [paths.path, paths.self]) {
     let fd: number;
     try {
-      fd = openSync(file, "r");
+      fd = await openFd(file, "r");
     } catch (error) {
       const code = errnoCode(error);
       if (code === "ENOENT" || code === "ENOTDIR") return null;
@@ -194,6 +169,18 @@ export async function lstatOrNull(path: string): Promise<import("node:fs").Stats
   } catch (error) {
     const code = errnoCode(error);
     if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw error;
+  }
+}
+
+/** Unlinks one object file: true if it was there, false if it was already gone. */
+export async function unlinkFile(file: string): Promise<boolean> {
+  try {
+    await unlink(file);
+    return true;
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return false;
     throw error;
   }
 }

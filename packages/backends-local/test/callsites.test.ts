@@ -25,34 +25,28 @@ describe("local store write paths", () => {
     // The only other link is the self-file link of a file that becomes a directory.
     expect([...source.matchAll(/(?<![.\w])await (link|rename)\(/g)].length).toBe(3);
     // Unlinking an object happens in one helper (files.ts), called only under the key lock.
-    expect([...files.matchAll(/unlinkSync\(/g)].length).toBe(1);
-    expect([...source.matchAll(/unlinkSync\(|unlinkFileDirect\(|unlink\(file\)/g)].length).toBe(0);
+    expect([...files.matchAll(/await unlink\(file\)/g)].length).toBe(1);
+    expect([...source.matchAll(/unlinkFile\(|unlink\(file\)/g)].length).toBe(0);
     const helper = files.slice(
       files.indexOf("export async function unlinkObject("),
       files.indexOf("export async function locateObject("),
     );
-    expect([...helper.matchAll(/unlinkSync\(file\)/g)].length).toBe(1);
-    const everywhere = [...files.matchAll(/unlinkFileDirect\(/g)].length;
-    expect([...helper.matchAll(/unlinkFileDirect\(/g)].length).toBe(everywhere);
-    // Its definition, the if-match delete's call, and the two of the unconditional unlink.
-    expect(everywhere).toBe(4);
+    const everywhere = [...files.matchAll(/await unlinkFile\(/g)].length;
+    expect([...helper.matchAll(/await unlinkFile\(/g)].length).toBe(everywhere);
+    expect(everywhere).toBe(3);
     // Every call of the helper is inside a lock's critical section: a single-key delete's
     // (deleteOne) or a batch's, which holds the lock file its keys share. The one exception
     // is a batch the caller declares create-only (DeleteManyOptions.createOnly: no
     // compare-and-swap ever names its keys, so there is nothing for the lock to exclude).
-    const calls = [...source.matchAll(/unlinkObject\(key, paths|unlinkObjectDirect\(paths\)/g)];
-    expect(calls.map((m) => m[0])).toEqual([
-      "unlinkObject(key, paths",
-      "unlinkObjectDirect(paths)",
-    ]);
-    const single = source.slice(Math.max(0, calls[0]!.index! - 400), calls[0]!.index!);
+    const calls = [...source.matchAll(/unlinkObject\(key, paths/g)].map((m) => m.index ?? 0);
+    expect(calls).toHaveLength(2);
+    const single = source.slice(Math.max(0, calls[0]! - 400), calls[0]!);
     expect(single).toMatch(/disk\.withLock\(/);
     const batch = source.slice(source.indexOf("export async function deleteBatch("));
-    expect(batch.indexOf("unlinkObjectDirect(paths)")).toBeGreaterThan(0);
-    const batchCalls = [...batch.matchAll(/await unlink\(target\)/g)];
-    expect(batchCalls).toHaveLength(2);
+    const batchCalls = [...batch.matchAll(/await unlink\(target\)|pMap\(targets, unlink/g)];
+    expect(batchCalls.map((m) => m[0])).toEqual(["pMap(targets, unlink", "await unlink(target)"]);
     const unlocked = batch.slice(0, batchCalls[0]!.index);
-    expect(unlocked.slice(-80)).toMatch(/if \(createOnly\) \{\s*for \(const target of targets\) $/);
+    expect(unlocked.slice(-60)).toMatch(/if \(createOnly\) \{\s*await $/);
     const locked = batch.slice(0, batchCalls[1]!.index).slice(-400);
     expect(locked).toMatch(/withKeyLock\(/);
   });

@@ -8,6 +8,7 @@ import {
   renameSync,
   rmSync,
 } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -146,7 +147,26 @@ export async function copyLanceTable(
   const root = mkdtempSync(join(tmpdir(), `holdfast-lance-bench-${who}-`));
   const table = join(root, `${TABLE}.lance`);
   cpSync(join(source, `${TABLE}.lance`), table, { recursive: true, preserveTimestamps: true });
-  return { root, table, dispose: () => rmSync(root, { recursive: true, force: true }) };
+  settle(root);
+  return {
+    root,
+    table,
+    dispose: () => {
+      rmSync(root, { recursive: true, force: true });
+      settle(tmpdir());
+    },
+  };
+}
+
+/**
+ * Writes out the file system holding `path` (`sync -f`, syncfs(2)): a copy's files are on
+ * disk before a cleaner runs, as a table's are when it is cleaned long after it was written,
+ * and a removed copy's freed blocks are not left for the next run's first fsync to commit.
+ * Unlinking a file whose blocks are allocated costs several times more than unlinking one
+ * still in dirty page cache (10,000 files one at a time: 0.7 s against about 0.12 s).
+ */
+function settle(path: string): void {
+  execFileSync("sync", ["-f", path]);
 }
 
 async function localRun(source: string, who: Cleaner): Promise<CleanerRun> {
@@ -154,6 +174,7 @@ async function localRun(source: string, who: Cleaner): Promise<CleanerRun> {
   try {
     const table = join(root, `${TABLE}.lance`);
     cpSync(join(source, `${TABLE}.lance`), table, { recursive: true, preserveTimestamps: true });
+    settle(root);
     const before = lanceFiles(table);
     const { value, ms, cpuMs } = await timed(() =>
       who === "holdfast"
@@ -169,6 +190,7 @@ async function localRun(source: string, who: Cleaner): Promise<CleanerRun> {
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
+    settle(tmpdir());
   }
 }
 
