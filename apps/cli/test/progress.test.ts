@@ -44,8 +44,8 @@ describe("cleanup --json progress events (apps/cli/README.md)", () => {
     const deletes = events.filter((e) => e.phase === "delete");
     const deleted = stats.objectsDeleted.manifests + stats.objectsDeleted.dataFiles;
     expect(deleted).toBe(5 + 10);
-    // 5 retired manifests known before the first delete
-    expect(deletes[0]).toMatchObject({ done: 0, total: 5, left: 5, etaMs: null });
+    // 5 retired manifests and the 10 data files they name, known before the first delete
+    expect(deletes[0]).toMatchObject({ done: 0, total: 15, left: 15, etaMs: null });
     expect(deletes.at(-1)).toMatchObject({ done: deleted, total: deleted, left: 0, etaMs: 0 });
     const last = events.at(-1)!;
     expect(last).toMatchObject({ event: "progress", command: "cleanup", phase: "orphans" });
