@@ -184,7 +184,10 @@ export async function* listVersions(
 
 /**
  * Names of the branches that have at least one manifest, in key order. Costs one
- * single-key LIST per branch: after each branch it skips past that branch's keys.
+ * single-key LIST per branch: after each branch it skips past that branch's keys, starting
+ * the next LIST after `_versions/{branch}0` (`0` follows `/`, and a name holds no `/`), so
+ * no key of the branch's folder is in its range: a local store does not read that folder
+ * again (a LIST after `_versions/{branch}/~` started inside it).
  */
 export async function listBranchesWithVersions(ctx: ProtocolContext): Promise<string[]> {
   const branches = new Set<string>();
@@ -196,8 +199,8 @@ export async function listBranchesWithVersions(ctx: ProtocolContext): Promise<st
     const parsed = parseManifestKey(first.key);
     if (parsed) {
       branches.add(parsed.branch);
-      // Version digits sort before "~", so this skips the rest of the branch's folder.
-      startAfter = `${versionsPrefix(parsed.branch)}~`;
+      // Every key of the branch's folder sorts before its prefix with `/` raised to `0`.
+      startAfter = `${versionsPrefix(parsed.branch).slice(0, -1)}0`;
     } else {
       // A foreign key: step over it alone and keep looking for manifests.
       startAfter = first.key;

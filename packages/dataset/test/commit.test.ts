@@ -102,6 +102,32 @@ describe("commit", () => {
     expect(await latestVersion(ctx, "nope")).toBeNull();
   });
 
+  it("listBranchesWithVersions skips a whole branch folder per LIST: neighbours named main-x, main0 and main_x are listed, keys past `~` and objects beside the folders are not branches", async () => {
+    const ctx = memoryContext(3);
+    await initDataset(ctx);
+    for (const branch of ["main", "main-x", "main0", "main_x"]) {
+      await commitVersion(ctx, { branch, files: [] });
+    }
+    // Not manifests: one past `~` inside main's folder, one beside the folders.
+    await ctx.store.put("_versions/main/~note", bytes("x"));
+    await ctx.store.put("_versions/main0", bytes("x"));
+    const lists: (string | undefined)[] = [];
+    const list = ctx.store.list.bind(ctx.store);
+    ctx.store.list = (prefix, options) => {
+      lists.push(options?.startAfter);
+      return list(prefix, options);
+    };
+    expect(await listBranchesWithVersions(ctx)).toEqual(["main-x", "main", "main0", "main_x"]);
+    // One LIST per branch and one that finds none; none starts inside a branch's folder.
+    expect(lists).toEqual([
+      undefined,
+      "_versions/main-x0",
+      "_versions/main0",
+      "_versions/main00",
+      "_versions/main_x0",
+    ]);
+  });
+
   it.each([
     ["a bad branch", { branch: "../x", files: [] }],
     ["a file outside data/", { branch: "main", files: [{ key: "_versions/main/x", size: 1 }] }],
