@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { BigIntStats, Dir } from "node:fs";
+import type { BigIntStats, Dir, Dirent } from "node:fs";
 import { opendir, stat } from "node:fs/promises";
 import {
   compareKeys,
@@ -80,7 +80,6 @@ export async function listPage(
   const reuse = startedAt !== undefined;
   startedAt ??= windows?.tick() ?? 0;
   const found: ListedFile[] = [];
-  let more = false;
   const reading: FolderReading = {
     window: folders.window,
     firstWindow: Math.min(folders.window, Math.max(FIRST_WINDOW_MIN, FIRST_WINDOW_PAGES * limit)),
@@ -88,13 +87,9 @@ export async function listPage(
     startedAt: reuse ? startedAt : undefined,
     onRead: folders.onRead,
   };
-  for await (const entry of walk(root, "", { prefix, after }, false, reading)) {
-    if (found.length === limit) {
-      more = true;
-      break;
-    }
-    found.push(entry);
-  }
+  // One entry past the page tells whether more follow.
+  const more = await walk(root, "", { prefix, after }, false, reading, found, limit + 1);
+  if (more) found.length = limit;
   const objects = await statListed(found, meta);
   const last = found.at(-1);
   return more && last !== undefined
@@ -277,47 +272,16 @@ async function readWindow(
   }
   reading.onRead?.(dir);
   const readAt = reading.windows?.tick() ?? 0;
-  const kept = new BoundedItems(size);
-  let hasSelf = false;
-  const add = (sortKey: string, kind: Item["kind"]) => {
-    const wanted = kind === "dir" ? reaches(sortKey, range) : before(sortKey, range);
-    if (wanted && (lower === "" || compareKeys(sortKey, lower) >= 0)) {
-      kept.add({ sortKey, kind });
-    }
-  };
+  const scan = new FolderScan(keyPrefix, range, lower, size);
   // The entries come from the Dir's buffer (one getdents per 512) with direct calls: an
   // async iteration costs a promise per entry, three times the whole read (folder reads
   // are most of a local cleanup's listings). It yields every ENTRY_RUN entries.
   try {
-    for (let count = 1; ; count += 1) {
-      const entry = folder.readSync();
-      if (entry === null) break;
-      if (count % ENTRY_RUN === 0) await new Promise((resume) => setImmediate(resume));
-      const key = `${keyPrefix}${entry.name}`;
-      if (entry.name === LOCAL_SELF_NAME && entry.isFile() && keyPrefix !== "") {
-        hasSelf = true;
-      } else if (entry.isDirectory()) {
-        if (`${key}/` === LOCAL_INTERNAL_PREFIX) continue;
-        if (!isLocalKey(key)) {
-          if (reaches(`${key}/`, range)) throw unmappable(key, "a folder whose name");
-          continue;
-        }
-        add(`${key}/`, "dir");
-        add(key, "self");
-      } else if (before(key, range)) {
-        // Invariant 8: nothing under a listed folder is skipped. A file whose name maps to no
-        // key (the old layout's `.hfobj`, a self-file name where no key can own it, a
-        // backslash or control character) or an entry that is no regular file (a symlink,
-        // a socket) would be invisible: a census would miss what it protects.
-        if (!entry.isFile())
-          throw unmappable(key, "an entry that is no regular file or folder, which");
-        if (!isLocalKey(key)) throw unmappable(key, "a file whose name");
-        add(key, "file");
-      }
-    }
+    while (!scan.run(folder, ENTRY_RUN)) await new Promise((resume) => setImmediate(resume));
   } finally {
     folder.closeSync();
   }
+  const { kept, hasSelf } = scan;
   const items = kept.sorted();
   const window = { readAt, after: range.after, lower, items, complete: !kept.overflowed, hasSelf };
   // A folder's last window is kept too: its first did not fit.
@@ -328,81 +292,207 @@ async function readWindow(
   return window;
 }
 
+/** One pass over a folder's entries, in runs: what {@link readWindow} keeps of them. */
+class FolderScan {
+  readonly kept: BoundedItems;
+  hasSelf = false;
+
+  constructor(
+    private readonly keyPrefix: string,
+    private readonly range: ListRange,
+    private readonly lower: string,
+    size: number,
+  ) {
+    this.kept = new BoundedItems(size);
+  }
+
+  /** Reads up to `count` entries of `folder`: `true` when it has no more. */
+  run(folder: Dir, count: number): boolean {
+    for (let i = 0; i < count; i += 1) {
+      const entry = folder.readSync();
+      if (entry === null) return true;
+      this.#entry(entry);
+    }
+    return false;
+  }
+
+  #entry(entry: Dirent): void {
+    const { keyPrefix, range } = this;
+    const key = `${keyPrefix}${entry.name}`;
+    if (entry.name === LOCAL_SELF_NAME && entry.isFile() && keyPrefix !== "") {
+      this.hasSelf = true;
+    } else if (entry.isDirectory()) {
+      if (`${key}/` === LOCAL_INTERNAL_PREFIX) return;
+      if (!isLocalKey(key)) {
+        if (reaches(`${key}/`, range)) throw unmappable(key, "a folder whose name");
+        return;
+      }
+      if (reaches(`${key}/`, range)) this.#add(`${key}/`, "dir");
+      if (before(key, range)) this.#add(key, "self");
+    } else if (before(key, range)) {
+      // Invariant 8: nothing under a listed folder is skipped. A file whose name maps to no
+      // key (the old layout's `.hfobj`, a self-file name where no key can own it, a
+      // backslash or control character) or an entry that is no regular file (a symlink,
+      // a socket) would be invisible: a census would miss what it protects.
+      if (!entry.isFile())
+        throw unmappable(key, "an entry that is no regular file or folder, which");
+      if (!isLocalKey(key)) throw unmappable(key, "a file whose name");
+      this.#add(key, "file");
+    }
+  }
+
+  #add(sortKey: string, kind: Item["kind"]): void {
+    if (this.lower === "" || compareKeys(sortKey, this.lower) >= 0) {
+      this.kept.add({ sortKey, kind });
+    }
+  }
+}
+
 /**
- * Yields the objects under `dir` in UTF-8 byte order of their keys. A file `seg` sorts by
- * `seg`, a directory by `seg/`; since segments hold no `/`, a depth-first walk in that
- * order is global key order. A directory's own object (its self file, when the key is
- * also the folder of other keys) sorts by `seg`: when no sibling sorts between `seg` and
- * `seg/`, the directory's own walk yields it first; otherwise it is looked up in place.
- * Subtrees outside the range and the backend's private folder are skipped; an entry in
- * the range that maps to no key (see {@link unmappable}) stops the listing. Each folder is
- * read in windows of its least entries (see {@link listPage}).
+ * Appends the objects under `dir` to `found` in UTF-8 byte order of their keys, until it
+ * holds `most` (then `true`) or the range is spent (`false`). A file `seg` sorts by `seg`,
+ * a directory by `seg/`; since segments hold no `/`, a depth-first walk in that order is
+ * global key order. A directory's own object (its self file, when the key is also the
+ * folder of other keys) sorts by `seg`: when no sibling sorts between `seg` and `seg/`, the
+ * directory's own walk finds it first; otherwise it is looked up in place. Subtrees outside
+ * the range and the backend's private folder are skipped; an entry in the range that maps
+ * to no key (see {@link unmappable}) stops the listing. Each folder is read in windows of
+ * its least entries (see {@link listPage}). A run of files is taken without a pause (see
+ * {@link FolderCursor.takeFiles}): the walk awaits only folder reads, subfolders and self
+ * lookups, never once per key.
  */
-export async function* walk(
+async function walk(
   dir: string,
   keyPrefix: string,
   range: ListRange,
-  selfYielded = false,
-  reading: FolderReading = {
-    window: DEFAULT_LIST_WINDOW,
-    firstWindow: DEFAULT_LIST_WINDOW,
-    windows: undefined,
-    startedAt: undefined,
-    onRead: undefined,
-  },
-): AsyncGenerator<ListedFile> {
+  selfFound: boolean,
+  reading: FolderReading,
+  found: ListedFile[],
+  most: number,
+): Promise<boolean> {
   const first =
     (reading.startedAt === undefined
       ? undefined
       : reading.windows?.find(dir, range, reading.startedAt)) ??
     (await readWindow(dir, keyPrefix, range, "", reading, reading.firstWindow));
-  if (first === null) return;
-  if (first.hasSelf && !selfYielded && keyPrefix !== "") {
+  if (first === null) return false;
+  if (first.hasSelf && !selfFound && keyPrefix !== "") {
     const key = keyPrefix.slice(0, -1);
-    if (inRange(key, range)) yield { key, file: childPath(dir, LOCAL_SELF_NAME) };
-  }
-  // The entries in key order, window after window: a kept window may start before the
-  // range (it was read for an earlier page), so what the range no longer reaches is passed.
-  let window = first;
-  let index = firstWanted(window.items, range);
-  const wanted = (item: Item) =>
-    item.kind === "dir" ? reaches(item.sortKey, range) : before(item.sortKey, range);
-  const next = async (): Promise<Item | undefined> => {
-    for (;;) {
-      while (index < window.items.length) {
-        const item = window.items[index]!;
-        if (wanted(item)) return item;
-        index += 1;
-      }
-      const last = window.items.at(-1);
-      if (window.complete || last === undefined) return undefined;
-      const size = Math.min(reading.window, 2 * window.items.length);
-      const read = await readWindow(dir, keyPrefix, range, last.sortKey, reading, size);
-      if (read === null) return undefined;
-      window = read;
-      // The new window starts at the last entry of the old one (inclusive): pass it.
-      index = read.items[0]?.sortKey === last.sortKey ? 1 : 0;
+    if (inRange(key, range)) {
+      found.push({ key, file: childPath(dir, LOCAL_SELF_NAME) });
+      if (found.length >= most) return true;
     }
-  };
+  }
+  const cursor = new FolderCursor(dir, keyPrefix, range, reading, first);
   const lookedUp = new Set<string>();
-  for (let item = await next(); item !== undefined; item = await next()) {
-    index += 1;
+  for (;;) {
+    if (cursor.takeFiles(found, most)) return true;
+    const item = await cursor.next();
+    if (item === undefined) return false;
     const name = nameOf(item, keyPrefix);
     const path = childPath(dir, name);
     if (item.kind === "dir") {
-      yield* walk(path, item.sortKey, range, lookedUp.has(name), reading);
-    } else {
-      if (item.kind === "file") {
-        yield { key: item.sortKey, file: path };
-        continue;
+      if (await walk(path, item.sortKey, range, lookedUp.has(name), reading, found, most)) {
+        return true;
       }
-      // The directory's own object: when the directory itself comes next, its walk
-      // yields the object first; otherwise siblings sort in between, so look it up here.
-      const following = await next();
-      if (following?.kind === "dir" && following.sortKey === `${item.sortKey}/`) continue;
-      lookedUp.add(name);
-      const self = childPath(path, LOCAL_SELF_NAME);
-      if (await isFile(self)) yield { key: item.sortKey, file: self };
+      continue;
+    }
+    if (item.kind === "file") {
+      found.push({ key: item.sortKey, file: path });
+      if (found.length >= most) return true;
+      continue;
+    }
+    // The directory's own object: when the directory itself comes next, its walk finds
+    // the object first; otherwise siblings sort in between, so look it up here.
+    const following = await cursor.peek();
+    if (following?.kind === "dir" && following.sortKey === `${item.sortKey}/`) continue;
+    lookedUp.add(name);
+    const self = childPath(path, LOCAL_SELF_NAME);
+    if (await isFile(self)) {
+      found.push({ key: item.sortKey, file: self });
+      if (found.length >= most) return true;
+    }
+  }
+}
+
+/**
+ * A folder's wanted entries in key order, window after window: a kept window may start
+ * before the range (it was read for an earlier page), so what the range no longer reaches
+ * is passed.
+ */
+class FolderCursor {
+  #window: Window;
+  #index: number;
+
+  constructor(
+    private readonly dir: string,
+    private readonly keyPrefix: string,
+    private readonly range: ListRange,
+    private readonly reading: FolderReading,
+    first: Window,
+  ) {
+    this.#window = first;
+    this.#index = firstWanted(first.items, range);
+  }
+
+  /**
+   * Appends the files that come next in the window read, up to the first entry of another
+   * kind or the window's end: `true` once `found` holds `most`. A plain loop in a small
+   * function: a folder of many files is taken without a promise per key.
+   */
+  takeFiles(found: ListedFile[], most: number): boolean {
+    const items = this.#window.items;
+    for (; this.#index < items.length; this.#index += 1) {
+      const item = items[this.#index]!;
+      if (item.kind !== "file") return false;
+      if (!before(item.sortKey, this.range)) continue;
+      found.push({
+        key: item.sortKey,
+        file: childPath(this.dir, item.sortKey.slice(this.keyPrefix.length)),
+      });
+      if (found.length >= most) {
+        this.#index += 1;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The next wanted entry, taken. */
+  async next(): Promise<Item | undefined> {
+    const item = await this.peek();
+    if (item !== undefined) this.#index += 1;
+    return item;
+  }
+
+  /** The next wanted entry, not taken: the rest of the window, then the next windows. */
+  async peek(): Promise<Item | undefined> {
+    for (;;) {
+      const items = this.#window.items;
+      while (this.#index < items.length) {
+        const item = items[this.#index]!;
+        if (
+          item.kind === "dir" ? reaches(item.sortKey, this.range) : before(item.sortKey, this.range)
+        ) {
+          return item;
+        }
+        this.#index += 1;
+      }
+      const last = items.at(-1);
+      if (this.#window.complete || last === undefined) return undefined;
+      const size = Math.min(this.reading.window, 2 * items.length);
+      const read = await readWindow(
+        this.dir,
+        this.keyPrefix,
+        this.range,
+        last.sortKey,
+        this.reading,
+        size,
+      );
+      if (read === null) return undefined;
+      this.#window = read;
+      // The new window starts at the last entry of the old one (inclusive): pass it.
+      this.#index = read.items[0]?.sortKey === last.sortKey ? 1 : 0;
     }
   }
 }

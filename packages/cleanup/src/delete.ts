@@ -2,10 +2,12 @@ import {
   parseRetirementKey,
   RetiredManifestRewrittenError,
   type RetirementHandle,
+  type RetiringVersion,
 } from "@holdfast/retirement";
 import { DeleteBatcher } from "./batcher.js";
-import type { VersionSet } from "./ranges.js";
+import type { RetiredLog, VersionSet } from "./ranges.js";
 import type { RunState } from "./run-state.js";
+import type { RetiredManifestCursor, RetiredManifests, SpilledManifest } from "./spill.js";
 
 /** Files a plan would delete: the orphan sweep must not count them a second time. */
 export type PlannedDeletions = Set<string>;
@@ -65,14 +67,11 @@ export async function deleteRetired(
   plannedData: PlannedDeletions,
   present?: ReadonlyMap<string, VersionSet>,
 ): Promise<RecordDeletion> {
-  const { ctx, format, stats, dryRun } = state;
-  const { branch } = handle.record;
-  // Record-wide: a file several retired versions name is deleted once.
-  const queuedData = new Set<string>();
+  const { stats, dryRun } = state;
   const onDeleted = (count: number) => state.deleteProgress.deleted(count);
   const batcher = () =>
     new DeleteBatcher(
-      ctx.store,
+      state.ctx.store,
       state.deletePool,
       state.batchSize,
       dryRun,
@@ -80,91 +79,146 @@ export async function deleteRetired(
       // Data files and manifests are create-only (docs/protocol.md §1).
       { createOnly: true, rate: state.deleteRate },
     );
-  let complete = true;
-  const counted = state.ownRecords.has(handle.key) ? stats.retired : stats.finished;
   // This run's record: its manifests as read before the drain, streamed back from the
   // run's spill in the record's (ascending) order, one line at a time. A spill gone under
   // the run answers nothing: each manifest is read again, ETag-checked like any other.
   const retired = state.retiredManifests.get(handle.key);
-  const read = retired?.cursor({ missing: "skip" });
-  const listed = present?.get(branch);
+  const steps = new StepReader(state, handle, retainedFiles, plannedData, retired, present);
   const active = handle.record.versions.filter((entry) => !entry.cancelled);
   let accounted = 0;
-  // The files of this record's manifests the phase's total already counts (cleanup.ts):
-  // each step takes off what it took from them, the end takes off what no step took.
-  let foreseen = retired?.files ?? 0;
   try {
-    for (let at = 0; at < active.length && complete; at += DELETE_STEP_VERSIONS) {
-      const step = active.slice(at, at + DELETE_STEP_VERSIONS);
-      const dataKeys: string[] = [];
-      const manifestKeys: string[] = [];
-      let taken = 0;
-      let foreseenTaken = 0;
-      for (const entry of step) {
-        // Interrupted: stop between versions; what is queued is sent, the record stays
-        // committed and the next run or `recover` finishes it.
-        if (state.stopping()) {
-          complete = false;
-          break;
-        }
-        taken += 1;
-        const known = await read?.get(entry.version);
-        const files = Math.min(foreseen, known?.manifest?.files.length ?? 0);
-        foreseen -= files;
-        foreseenTaken += files;
-        if (!known && listed && !listed.has(entry.version)) {
-          counted.push({ branch, version: entry.version });
-          continue; // deleted by an earlier, interrupted run (its files went first)
-        }
-        await state.pool.run(async () => {
-          const manifest = known
-            ? known.manifest
-            : await format.readManifest(ctx, branch, entry.version);
-          if (!manifest) {
-            counted.push({ branch, version: entry.version });
-            return; // deleted by an earlier, interrupted run
-          }
-          if (manifest.etag !== entry.manifestEtag) {
-            // Rewritten after the deletion began: not admitted, not deleted; the run stops.
-            throw new RetiredManifestRewrittenError(handle, entry.version, manifest.etag, {
-              manifestKey: (b, v) => format.manifestKey(b, v),
-            });
-          }
-          counted.push({ branch, version: entry.version });
-          for (const file of manifest.files) {
-            if (retainedFiles.has(file.key) || queuedData.has(file.key)) continue;
-            queuedData.add(file.key);
-            dataKeys.push(file.key);
-            // A plan deletes nothing, so the orphan sweep would see these again.
-            if (dryRun) plannedData.add(file.key);
-            stats.bytesDeleted += file.size;
-          }
-          manifestKeys.push(format.manifestKey(branch, entry.version));
-        });
-      }
-      await state.pool.drain();
+    for (let at = 0; at < active.length && !steps.stopped; at += DELETE_STEP_VERSIONS) {
+      // The step's per-version and per-key loops run in the reader and the batcher, not
+      // here: a function resumed once per version or key is hot enough for the optimizing
+      // compiler, which compiles the whole function (a long one costs tens of ms of CPU).
+      const step = await steps.read(active.slice(at, at + DELETE_STEP_VERSIONS));
       // Every manifest of the step is read before its first delete: the phase's total gains
       // the step's data files (less those it counted already) and loses its manifests
       // already gone (progress only).
-      accounted += taken;
-      state.deleteProgress.planned(dataKeys.length + manifestKeys.length - taken - foreseenTaken);
+      accounted += step.taken;
+      state.deleteProgress.planned(
+        step.dataKeys.length + step.manifestKeys.length - step.taken - step.foreseenTaken,
+      );
       // Manifests go only after every data file of the step is gone: until then they tell
       // a resumed run what to delete.
       const dataBatch = batcher();
-      for (const key of dataKeys) await dataBatch.add(key);
+      await dataBatch.addAll(step.dataKeys);
       stats.objectsDeleted.dataFiles += await dataBatch.flush();
       const manifestBatch = batcher();
-      for (const key of manifestKeys) await manifestBatch.add(key);
+      await manifestBatch.addAll(step.manifestKeys);
       stats.objectsDeleted.manifests += await manifestBatch.flush();
     }
   } finally {
-    await read?.close();
+    await steps.close();
   }
   // Versions an interrupt left unread leave the phase's total, and files counted for
   // versions no step took (kept by the last look, or left by an interrupt).
   if (accounted < active.length) state.deleteProgress.planned(accounted - active.length);
-  if (foreseen > 0) state.deleteProgress.planned(-foreseen);
+  if (steps.foreseen > 0) state.deleteProgress.planned(-steps.foreseen);
   state.retiredManifests.delete(handle.key);
   await retired?.discard();
-  return { complete };
+  return { complete: !steps.stopped };
+}
+
+/** What one step of a record's deletion sends, data files first. */
+interface StepKeys {
+  readonly dataKeys: string[];
+  readonly manifestKeys: string[];
+  /** Versions of the step looked at (an interrupt stops between versions). */
+  readonly taken: number;
+  /** Files of the step the phase's total counted from the start. */
+  readonly foreseenTaken: number;
+}
+
+/** Reads the manifests of a record's steps and names what each step deletes. */
+class StepReader {
+  /** Record-wide: a file several retired versions name is deleted once. */
+  readonly #queuedData = new Set<string>();
+  readonly #read: RetiredManifestCursor | undefined;
+  readonly #listed: VersionSet | undefined;
+  readonly #counted: RetiredLog;
+  /**
+   * The files of this record's manifests the phase's total already counts (cleanup.ts):
+   * each step takes off what it took from them, the end takes off what no step took.
+   */
+  foreseen: number;
+  /** The run was interrupted: the record stays committed for the next run or `recover`. */
+  stopped = false;
+
+  constructor(
+    private readonly state: RunState,
+    private readonly handle: RetirementHandle,
+    private readonly retainedFiles: Set<string>,
+    private readonly plannedData: PlannedDeletions,
+    retired: RetiredManifests | undefined,
+    present: ReadonlyMap<string, VersionSet> | undefined,
+  ) {
+    this.#read = retired?.cursor({ missing: "skip" });
+    this.#listed = present?.get(handle.record.branch);
+    this.#counted = state.ownRecords.has(handle.key) ? state.stats.retired : state.stats.finished;
+    this.foreseen = retired?.files ?? 0;
+  }
+
+  async read(step: readonly RetiringVersion[]): Promise<StepKeys> {
+    const { pool } = this.state;
+    const branch = this.handle.record.branch;
+    const keys: StepKeys = { dataKeys: [], manifestKeys: [], taken: 0, foreseenTaken: 0 };
+    let taken = 0;
+    let foreseenTaken = 0;
+    for (const entry of step) {
+      // Interrupted: stop between versions; what is queued is sent, the record stays
+      // committed and the next run or `recover` finishes it.
+      if (this.state.stopping()) {
+        this.stopped = true;
+        break;
+      }
+      taken += 1;
+      const known = await this.#read?.get(entry.version);
+      const files = Math.min(this.foreseen, known?.manifest?.files.length ?? 0);
+      this.foreseen -= files;
+      foreseenTaken += files;
+      if (!known && this.#listed && !this.#listed.has(entry.version)) {
+        this.#counted.push({ branch, version: entry.version });
+        continue; // deleted by an earlier, interrupted run (its files went first)
+      }
+      await pool.run(() => this.#queue(keys, entry, known));
+    }
+    await pool.drain();
+    return { ...keys, taken, foreseenTaken };
+  }
+
+  /** One version: its manifest (as read before, or read now, ETag-checked), then its keys. */
+  async #queue(
+    keys: StepKeys,
+    entry: RetiringVersion,
+    known: { manifest: SpilledManifest | null } | undefined,
+  ): Promise<void> {
+    const { ctx, format, stats, dryRun } = this.state;
+    const branch = this.handle.record.branch;
+    const manifest = known ? known.manifest : await format.readManifest(ctx, branch, entry.version);
+    if (!manifest) {
+      this.#counted.push({ branch, version: entry.version });
+      return; // deleted by an earlier, interrupted run
+    }
+    if (manifest.etag !== entry.manifestEtag) {
+      // Rewritten after the deletion began: not admitted, not deleted; the run stops.
+      throw new RetiredManifestRewrittenError(this.handle, entry.version, manifest.etag, {
+        manifestKey: (b, v) => format.manifestKey(b, v),
+      });
+    }
+    this.#counted.push({ branch, version: entry.version });
+    for (const file of manifest.files) {
+      if (this.retainedFiles.has(file.key) || this.#queuedData.has(file.key)) continue;
+      this.#queuedData.add(file.key);
+      keys.dataKeys.push(file.key);
+      // A plan deletes nothing, so the orphan sweep would see these again.
+      if (dryRun) this.plannedData.add(file.key);
+      stats.bytesDeleted += file.size;
+    }
+    keys.manifestKeys.push(format.manifestKey(branch, entry.version));
+  }
+
+  async close(): Promise<void> {
+    await this.#read?.close();
+  }
 }

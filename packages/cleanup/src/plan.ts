@@ -111,6 +111,32 @@ export interface PlanOptions {
 }
 
 /** Cleanup 3 plan: keep the latest / newest N / non-matching; read retained manifests only. */
+/**
+ * One branch's listing, in order: every version is noted in `seen`; a version some committed
+ * record is deleting is passed; each other one is classified once `window` newer ones follow
+ * it. Answers the last `window` (or fewer), which the policy keeps, and how many were listed. The loop is its own small
+ * function: it is resumed once per version, which makes it hot for the optimizing compiler.
+ */
+async function classifyListed(
+  versions: AsyncIterable<VersionEntry>,
+  seen: VersionSet,
+  skip: ReadonlySet<number> | undefined,
+  window: number,
+  classify: (entry: VersionEntry) => Promise<void>,
+): Promise<{ recent: VersionEntry[]; count: number }> {
+  const recent: VersionEntry[] = [];
+  let count = 0;
+  for await (const entry of versions) {
+    count += 1;
+    seen.add(entry.version);
+    if (skip?.has(entry.version)) continue;
+    recent.push(entry);
+    // Only a version with `window` newer ones after it can be a candidate.
+    if (recent.length > window) await classify(recent.shift()!);
+  }
+  return { recent, count };
+}
+
 export async function planCandidates(
   state: RunState,
   interrupted: Interrupted,
@@ -141,8 +167,6 @@ export async function planCandidates(
   const planBranches = mode === "recover" && committed.length === 0 ? [] : branches;
   for (const branch of planBranches) {
     const mine: VersionEntry[] = [];
-    const skip = beingDeleted.get(branch);
-    const recent: VersionEntry[] = [];
     const seen = new VersionSet();
     listed.set(branch, seen);
     const classify = async (entry: VersionEntry) => {
@@ -160,14 +184,14 @@ export async function planCandidates(
         await retain(entry, busy.get(branch)?.has(entry.version) ? "retiring" : "policy");
       }
     };
-    for await (const entry of format.listVersions(ctx, branch)) {
-      planned += 1;
-      seen.add(entry.version);
-      if (skip?.has(entry.version)) continue;
-      recent.push(entry);
-      // Only a version with `window` newer ones after it can be a candidate.
-      if (recent.length > window) await classify(recent.shift()!);
-    }
+    const { recent, count } = await classifyListed(
+      format.listVersions(ctx, branch),
+      seen,
+      beingDeleted.get(branch),
+      window,
+      classify,
+    );
+    planned += count;
     for (const [i, entry] of recent.entries()) {
       await retain(entry, i === recent.length - 1 ? "latest" : "policy");
     }

@@ -85,20 +85,12 @@ export async function protectLateCommits(
   const present = new Map<string, VersionSet>();
   try {
     for (const branch of await format.listBranches(ctx)) {
-      const seen = plan.listed.get(branch);
       const listed = new VersionSet();
       present.set(branch, listed);
-      for await (const entry of format.listVersions(ctx, branch)) {
-        listed.add(entry.version);
-        const own = await retiring.get(branch, entry);
-        if (own && own.etag !== entry.etag) {
-          const seenEtags = replaced.get(own.recordKey) ?? new Map<number, string>();
-          replaced.set(own.recordKey, seenEtags.set(entry.version, entry.etag));
-          reads.push({ branch, version: entry.version, replaced: own });
-          continue;
-        }
-        if (!seen?.has(entry.version)) reads.push({ branch, version: entry.version });
-      }
+      await lookAtBranch(state, branch, plan.listed.get(branch), listed, retiring, {
+        reads,
+        replaced,
+      });
     }
   } finally {
     await retiring.close();
@@ -135,6 +127,38 @@ export async function protectLateCommits(
   }
   await state.pool.drain();
   return { expiredIntents, present };
+}
+
+/**
+ * The last look's listing of one branch: every version is noted in `listed`; a version a
+ * committed record retires whose manifest is now another object (ETag) is `replaced` and
+ * read; a version the plan did not list (`seen`) is read. Its own function: the loop is
+ * resumed once per version, which makes it hot for the optimizing compiler, and a small
+ * function costs little to compile.
+ */
+async function lookAtBranch(
+  state: RunState,
+  branch: string,
+  seen: VersionSet | undefined,
+  listed: VersionSet,
+  retiring: RetiringLookup,
+  found: {
+    reads: { branch: string; version: number; replaced?: Retiring }[];
+    replaced: Map<string, Map<number, string>>;
+  },
+): Promise<void> {
+  const { reads, replaced } = found;
+  for await (const entry of state.format.listVersions(state.ctx, branch)) {
+    listed.add(entry.version);
+    const own = await retiring.get(branch, entry);
+    if (own && own.etag !== entry.etag) {
+      const seenEtags = replaced.get(own.recordKey) ?? new Map<number, string>();
+      replaced.set(own.recordKey, seenEtags.set(entry.version, entry.etag));
+      reads.push({ branch, version: entry.version, replaced: own });
+      continue;
+    }
+    if (!seen?.has(entry.version)) reads.push({ branch, version: entry.version });
+  }
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   UnresolvedTransitionError,
 } from "@holdfast/retirement";
 import type { BranchCandidates, Interrupted } from "./plan.js";
+import type { TaskPool } from "./pool.js";
 import { merge, type RunState } from "./run-state.js";
 import { type Holding, holdSealed } from "./sealed.js";
 import type { RetiredManifests } from "./spill.js";
@@ -91,13 +92,12 @@ export class Retirer {
         })),
       );
     if (pending === 0) queued.manifests = await spill();
-    for (const [i, entry] of entries.entries()) {
-      await state.pool.run(async () => {
-        read[i] = await state.format.readManifest(state.ctx, branch, entry.version);
-        pending -= 1;
-        if (pending === 0) queued.manifests = await spill();
-      });
-    }
+    const readOne = async (i: number) => {
+      read[i] = await state.format.readManifest(state.ctx, branch, entries[i]!.version);
+      pending -= 1;
+      if (pending === 0) queued.manifests = await spill();
+    };
+    await startEach(state.pool, entries.length, readOne);
   }
 
   /**
@@ -125,12 +125,7 @@ export class Retirer {
       // A manifest replaced between the listing and the read is not the one the plan
       // judged: kept (reason `changed`), never drained. The record names the ETag read.
       // One record's candidates in memory (the record holds them anyway).
-      const changed = new Map<number, string>();
-      const entries: { version: number; etag: string }[] = [];
-      for await (const { version, listedEtag, manifest } of manifests.versions()) {
-        if (!manifest || manifest.etag === listedEtag) entries.push({ version, etag: listedEtag });
-        else changed.set(version, "changed");
-      }
+      const { entries, changed } = await splitChanged(manifests);
       const versions = entries.map((e) => e.version);
       let kept: Map<number, string>;
       if (versions.length === 0) {
@@ -390,4 +385,35 @@ function planHandle(
       }),
     },
   };
+}
+
+/**
+ * Starts `task(0)` to `task(count - 1)` in the pool, in order, each once a slot is free.
+ * The loop is its own small function: it is resumed once per task, which makes it hot for
+ * the optimizing compiler, and a long caller would be compiled whole.
+ */
+async function startEach(
+  pool: TaskPool,
+  count: number,
+  task: (i: number) => Promise<void>,
+): Promise<void> {
+  for (let i = 0; i < count; i += 1) await pool.run(() => task(i));
+}
+
+/**
+ * A record's spilled candidates, in order: those whose manifest is the one listed (or gone),
+ * named by the listed ETag, and those whose manifest was replaced between the listing and
+ * the read (kept as `changed`).
+ */
+async function splitChanged(manifests: RetiredManifests): Promise<{
+  entries: { version: number; etag: string }[];
+  changed: Map<number, string>;
+}> {
+  const changed = new Map<number, string>();
+  const entries: { version: number; etag: string }[] = [];
+  for await (const { version, listedEtag, manifest } of manifests.versions()) {
+    if (!manifest || manifest.etag === listedEtag) entries.push({ version, etag: listedEtag });
+    else changed.set(version, "changed");
+  }
+  return { entries, changed };
 }

@@ -24,7 +24,7 @@ export {
   type StorageOperation,
 } from "./errors.js";
 export { joinKey, MAX_KEY_BYTES, validateKey, validatePrefix } from "./keys.js";
-export { batches, deleteAllUnder, listAll } from "./list.js";
+export { batches, deleteAllUnder, listAll, listPages } from "./list.js";
 export { compareKeys, MEMORY_BACKEND, MemoryStore, type MemoryStoreOptions } from "./memory.js";
 export {
   decodeJson,

@@ -3,6 +3,7 @@ import {
   compareKeys,
   joinKey,
   listAll,
+  listPages,
   MAX_KEY_BYTES,
   MemoryStore,
   putIfAbsent,
@@ -92,6 +93,26 @@ describe("MemoryStore", () => {
     const small: string[] = [];
     for await (const object of listAll(store, "v/", { pageSize: 7 })) small.push(object.key);
     expect(small).toEqual(keys);
+
+    // listPages: the same objects, one store page at a time.
+    const pages: string[][] = [];
+    for await (const page of listPages(store, "v/")) pages.push(page.map((o) => o.key));
+    expect(pages.map((p) => p.length)).toEqual([1000, 1000, 345]);
+    expect(pages.flat()).toEqual(keys);
+    let requests = 0;
+    const counted = new Proxy(store, {
+      get: (target, prop, receiver) =>
+        prop === "list"
+          ? (...args: Parameters<MemoryStore["list"]>) => {
+              requests += 1;
+              return target.list(...args);
+            }
+          : Reflect.get(target, prop, receiver),
+    });
+    const sevens: number[] = [];
+    for await (const page of listPages(counted, "v/", { pageSize: 7 })) sevens.push(page.length);
+    expect(sevens).toHaveLength(Math.ceil(2345 / 7));
+    expect(requests).toBe(Math.ceil(2345 / 7));
   });
 
   it("lists exactly what a naive prefix filter would, for any prefix and startAfter", async () => {

@@ -1,4 +1,10 @@
-import { holdfastError, listAll, type ObjectStore } from "@holdfast/conditional-store";
+import {
+  holdfastError,
+  listAll,
+  listPages,
+  type ObjectMeta,
+  type ObjectStore,
+} from "@holdfast/conditional-store";
 import type { DataFile, FormatManifest, VersionEntry } from "@holdfast/dataset";
 import type { ProtocolContext } from "@holdfast/protocol";
 import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
@@ -75,10 +81,8 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       return out;
     },
     async *listVersions(ctx, branch) {
-      if (branch === LANCE_MAIN_BRANCH) {
-        yield* listBranchVersions(ctx, branch, branchNaming);
-      } else if (isRetirableBranch(branch)) {
-        yield* listBranchVersions(ctx, branch, branchNaming);
+      if (branch === LANCE_MAIN_BRANCH || isRetirableBranch(branch)) {
+        yield* await listBranchVersions(ctx, branch, branchNaming);
       }
     },
     async readManifest(ctx, branch, version) {
@@ -164,11 +168,7 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       if (branch !== LANCE_MAIN_BRANCH && !isRetirableBranch(branch)) {
         return latestLanceBranchVersion(ctx, branch);
       }
-      let latest: number | null = null;
-      for await (const entry of listBranchVersions(ctx, branch, branchNaming)) {
-        latest = entry.version;
-      }
-      return latest;
+      return (await listBranchVersions(ctx, branch, branchNaming)).at(-1)?.version ?? null;
     },
     async presentManifests(ctx, branch, versions) {
       const wanted = new Set(versions);
@@ -176,7 +176,7 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       if (wanted.size === 0 || !(branch === LANCE_MAIN_BRANCH || isRetirableBranch(branch))) {
         return present;
       }
-      for await (const entry of listBranchVersions(ctx, branch, branchNaming)) {
+      for (const entry of await listBranchVersions(ctx, branch, branchNaming)) {
         if (wanted.has(entry.version)) present.add(entry.version);
       }
       return present;
@@ -272,17 +272,31 @@ async function firstManifest(ctx: ProtocolContext): Promise<LanceNaming | null> 
  * The branch's naming is the first name's; a mix is refused. Detached versions are refused
  * (their files could not be protected); staging manifests and hints are skipped.
  */
-async function* listBranchVersions(
+async function listBranchVersions(
   ctx: ProtocolContext,
   branch: string,
   namings: Map<string, LanceNaming>,
-): AsyncGenerator<VersionEntry> {
+): Promise<VersionEntry[]> {
   const root = branchRoot(branch);
   const prefix = `${root}${LANCE_VERSIONS_PREFIX}`;
   const entries: VersionEntry[] = [];
-  for await (const meta of listAll(ctx.store, prefix)) {
-    const name = meta.key.slice(root.length);
-    const entry = classifyVersionsKey(name);
+  // A page at a time, each in one synchronous pass (listPages).
+  for await (const page of listPages(ctx.store, prefix)) {
+    addVersionEntries(entries, page, branch, root, namings);
+  }
+  return entries.sort((a, b) => a.version - b.version);
+}
+
+/** The manifests of one page of a branch's `_versions/` listing, appended to `entries`. */
+function addVersionEntries(
+  entries: VersionEntry[],
+  page: readonly ObjectMeta[],
+  branch: string,
+  root: string,
+  namings: Map<string, LanceNaming>,
+): void {
+  for (const meta of page) {
+    const entry = classifyVersionsKey(meta.key.slice(root.length));
     if (entry.kind === "detached") {
       throw new UnsupportedLanceDatasetError(
         "detached-version",
@@ -305,8 +319,6 @@ async function* listBranchVersions(
       size: meta.size,
     });
   }
-  entries.sort((a, b) => a.version - b.version);
-  yield* entries;
 }
 
 /** The Lance branches of a table, as one `listBranches` read them from `_refs/branches/`. */
