@@ -34,8 +34,8 @@ export async function finalizeRetired(state: RunState, handle: RetirementHandle)
 }
 
 /**
- * Present-manifest check through the format: one listing of the branch from the record's
- * first version. A recorded manifest is present when its key holds the recorded object (the
+ * Present-manifest check through the format: one listing of the branch's versions from the
+ * record's first to its last (a format may list only those). A recorded manifest is present when its key holds the recorded object (the
  * ETag the record was drained with); another object at the key was written after the
  * record's deletion began and throws {@link RetiredManifestRewrittenError}.
  */
@@ -47,9 +47,17 @@ function formatPresentManifests(
   const recorded = new Map(handle.record.versions.map((v) => [v.version, v.manifestEtag]));
   return async (branch, versions) => {
     const wanted = new Set(versions);
-    const max = Math.max(...versions);
+    let min = Number.POSITIVE_INFINITY;
+    let max = Number.NEGATIVE_INFINITY;
+    for (const v of versions) {
+      min = Math.min(min, v);
+      max = Math.max(max, v);
+    }
     const present = new Set<number>();
-    for await (const entry of format.listVersions(ctx, branch)) {
+    // Only the record's versions are wanted: a format whose names sort by version lists
+    // just their keys, not every version of the branch (a listing per record of a table of
+    // n versions was O(n) each, O(n²) for its cleanup).
+    for await (const entry of format.listVersions(ctx, branch, { from: min, to: max })) {
       if (entry.version > max) break;
       if (!wanted.has(entry.version)) continue;
       if (entry.etag !== recorded.get(entry.version)) {

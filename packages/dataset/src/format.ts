@@ -13,6 +13,22 @@ import { latestVersion } from "./latest.js";
 import { DATA_PREFIX, isDataKey, manifestKey, parseManifestKey, versionsPrefix } from "./layout.js";
 import type { DataFile } from "./manifest.js";
 
+/** Versions `from` to `to` of a branch, inclusive (`DatasetFormat.listVersions`). */
+export interface VersionBounds {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * Where the holdfast layout's listing of a range starts: its keys sort by version, so
+ * after the version before `from` (the range's end is the caller's to stop at).
+ */
+function versionsFrom(range: VersionBounds | undefined): { startAfterVersion?: number } {
+  return range !== undefined && Number.isSafeInteger(range.from) && range.from > 1
+    ? { startAfterVersion: range.from - 1 }
+    : {};
+}
+
 /** What cleanup needs to know of one version's manifest. */
 export interface FormatManifest {
   readonly files: readonly DataFile[];
@@ -30,7 +46,17 @@ export interface FormatManifest {
 export interface DatasetFormat {
   readonly name: string;
   listBranches(ctx: ProtocolContext): Promise<string[]>;
-  listVersions(ctx: ProtocolContext, branch: string): AsyncIterable<VersionEntry>;
+  /**
+   * The branch's versions in ascending order. With `range`, the versions from `range.from`
+   * to `range.to` (inclusive) are what the caller wants: a format may list only those (one
+   * whose names sort by version lists a key range, not the whole folder); one that ignores
+   * `range` yields every version, so callers skip the versions outside it.
+   */
+  listVersions(
+    ctx: ProtocolContext,
+    branch: string,
+    range?: VersionBounds | undefined,
+  ): AsyncIterable<VersionEntry>;
   readManifest(
     ctx: ProtocolContext,
     branch: string,
@@ -92,7 +118,7 @@ export interface DatasetFormat {
 export const holdfastLayout: DatasetFormat = {
   name: "holdfast",
   listBranches: (ctx) => listBranchesWithVersions(ctx),
-  listVersions: (ctx, branch) => listVersions(ctx, branch),
+  listVersions: (ctx, branch, range) => listVersions(ctx, branch, versionsFrom(range)),
   async readManifest(ctx, branch, version) {
     const record: ManifestRecord | null = await tryReadManifest(ctx, branch, version);
     if (!record) return null;

@@ -34,7 +34,12 @@ export {
   writeDataFile,
 } from "./dataset.js";
 export { raiseRetiredFloor } from "./floor.js";
-export { type DatasetFormat, type FormatManifest, holdfastLayout } from "./format.js";
+export {
+  type DatasetFormat,
+  type FormatManifest,
+  holdfastLayout,
+  type VersionBounds,
+} from "./format.js";
 export { latestVersion } from "./latest.js";
 export {
   dataKey,

@@ -1,11 +1,12 @@
 import {
+  compareKeys,
   holdfastError,
   listAll,
   listPages,
   type ObjectMeta,
   type ObjectStore,
 } from "@holdfast/conditional-store";
-import type { DataFile, FormatManifest, VersionEntry } from "@holdfast/dataset";
+import type { DataFile, FormatManifest, VersionBounds, VersionEntry } from "@holdfast/dataset";
 import type { ProtocolContext } from "@holdfast/protocol";
 import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
 import { checkBranchLayout, holdfastBranchName, lanceBranchName } from "./branch-names.js";
@@ -80,9 +81,9 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       await Promise.all(out.map((branch) => readLanceVersionHint(ctx, branch)));
       return out;
     },
-    async *listVersions(ctx, branch) {
+    async *listVersions(ctx, branch, range) {
       if (branch === LANCE_MAIN_BRANCH || isRetirableBranch(branch)) {
-        yield* await listBranchVersions(ctx, branch, branchNaming);
+        yield* await listBranchVersions(ctx, branch, branchNaming, range);
       }
     },
     async readManifest(ctx, branch, version) {
@@ -176,7 +177,14 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
       if (wanted.size === 0 || !(branch === LANCE_MAIN_BRANCH || isRetirableBranch(branch))) {
         return present;
       }
-      for (const entry of await listBranchVersions(ctx, branch, branchNaming)) {
+      let from = Number.POSITIVE_INFINITY;
+      let to = Number.NEGATIVE_INFINITY;
+      for (const v of wanted) {
+        from = Math.min(from, v);
+        to = Math.max(to, v);
+      }
+      const range = { from, to };
+      for (const entry of await listBranchVersions(ctx, branch, branchNaming, range)) {
         if (wanted.has(entry.version)) present.add(entry.version);
       }
       return present;
@@ -276,15 +284,47 @@ async function listBranchVersions(
   ctx: ProtocolContext,
   branch: string,
   namings: Map<string, LanceNaming>,
+  range?: VersionBounds,
 ): Promise<VersionEntry[]> {
   const root = branchRoot(branch);
   const prefix = `${root}${LANCE_VERSIONS_PREFIX}`;
   const entries: VersionEntry[] = [];
-  // A page at a time, each in one synchronous pass (listPages).
-  for await (const page of listPages(ctx.store, prefix)) {
+  const keys = range === undefined ? null : v2KeyRange(root, range, namings.get(branch));
+  // A page at a time, each in one synchronous pass (listPages). V2 names sort newest first,
+  // so a range is one run of keys: from the newest version's key to the oldest's, nothing
+  // listed past it. Otherwise the whole folder is listed.
+  for await (const page of listPages(ctx.store, prefix, { startAfter: keys?.startAfter })) {
     addVersionEntries(entries, page, branch, root, namings);
+    const last = page.at(-1);
+    if (keys !== null && last !== undefined && compareKeys(last.key, keys.last) >= 0) break;
   }
-  return entries.sort((a, b) => a.version - b.version);
+  const wanted =
+    range === undefined
+      ? entries
+      : entries.filter((e) => e.version >= range.from && e.version <= range.to);
+  return wanted.sort((a, b) => a.version - b.version);
+}
+
+/**
+ * The keys of a branch's versions `range.from` to `range.to` under V2 naming: they follow
+ * `startAfter` (the newest one's name without `.manifest`, which sorts just before it) and
+ * end at `last` (the oldest one's). `null` when the branch's naming is not known to be V2
+ * (V1 names do not sort by version; an unknown naming is listed whole) or the range is not
+ * one of valid versions.
+ */
+function v2KeyRange(
+  root: string,
+  range: VersionBounds,
+  naming: LanceNaming | undefined,
+): { startAfter: string; last: string } | null {
+  const { from, to } = range;
+  if (naming !== "v2" || !Number.isSafeInteger(from) || !Number.isSafeInteger(to)) return null;
+  if (from < 0 || to < from) return null;
+  const newest = `${root}${lanceManifestKey("v2", to)}`;
+  return {
+    startAfter: newest.slice(0, -".manifest".length),
+    last: `${root}${lanceManifestKey("v2", from)}`,
+  };
 }
 
 /** The manifests of one page of a branch's `_versions/` listing, appended to `entries`. */
