@@ -68,28 +68,52 @@ export function childPath(dir: string, name: string): string {
 function checkLocalKey(key: string, operation: StorageOperation): string[] {
   validateKey(key, operation);
   const segments = key.split("/");
-  const refuse = (why: string, hint?: string) =>
-    holdfastError("invalid-input", operation, `key ${JSON.stringify(key)} ${why}`, {
-      key,
-      code: "INVALID_LOCAL_KEY",
-      hint,
-    });
   if (key.startsWith(LOCAL_INTERNAL_PREFIX) || `${key}/` === LOCAL_INTERNAL_PREFIX) {
-    throw refuse(`lies under ${LOCAL_INTERNAL_PREFIX}`, "that folder is the local backend's own");
+    throw refuseKey(
+      key,
+      operation,
+      `lies under ${LOCAL_INTERNAL_PREFIX}`,
+      "that folder is the local backend's own",
+    );
   }
   for (const segment of segments) {
-    if (Buffer.byteLength(segment, "utf8") > MAX_NAME_BYTES) {
-      throw refuse(
+    // A UTF-16 unit is at most 3 UTF-8 bytes: short segments skip the byte count.
+    if (
+      segment.length * 3 > MAX_NAME_BYTES &&
+      Buffer.byteLength(segment, "utf8") > MAX_NAME_BYTES
+    ) {
+      throw refuseKey(
+        key,
+        operation,
         "has a path segment too long for a file name",
         `each segment must fit in ${MAX_NAME_BYTES} bytes`,
       );
     }
-    if (segment === LOCAL_SELF_NAME) throw refuse(`has a segment named ${LOCAL_SELF_NAME}`);
+    if (segment === LOCAL_SELF_NAME) {
+      throw refuseKey(key, operation, `has a segment named ${LOCAL_SELF_NAME}`);
+    }
     if (segment.endsWith(LOCAL_OLD_SUFFIX)) {
-      throw refuse(`has a segment ending in ${LOCAL_OLD_SUFFIX} (the old layout's marker)`);
+      throw refuseKey(
+        key,
+        operation,
+        `has a segment ending in ${LOCAL_OLD_SUFFIX} (the old layout's marker)`,
+      );
     }
   }
   return segments;
+}
+
+function refuseKey(
+  key: string,
+  operation: StorageOperation,
+  why: string,
+  hint?: string,
+): HoldfastError {
+  return holdfastError("invalid-input", operation, `key ${JSON.stringify(key)} ${why}`, {
+    key,
+    code: "INVALID_LOCAL_KEY",
+    hint,
+  });
 }
 
 /**

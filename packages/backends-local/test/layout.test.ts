@@ -503,6 +503,17 @@ describe("local store file layout: plain files", () => {
     const error = await errorOf(store.put(`long/${"s".repeat(256)}`, bytes("x")));
     expect(isHoldfastError(error, "invalid-input")).toBe(true);
     expect(tree(root)).toEqual([]);
+    // The limit is in UTF-8 bytes, not characters: 86 × "€" is 258 bytes in 86 units, 64
+    // emoji are 256 bytes in 128 units; 85 × "€" and 63 emoji + "abc" are 255 bytes.
+    for (const segment of ["\u20ac".repeat(86), "\u{1f600}".repeat(64)]) {
+      const refused = await errorOf(store.put(`long/${segment}`, bytes("x")));
+      expect(isHoldfastError(refused, "invalid-input")).toBe(true);
+    }
+    expect(tree(root)).toEqual([]);
+    for (const segment of ["\u20ac".repeat(85), `${"\u{1f600}".repeat(63)}abc`]) {
+      await store.put(`fits/${segment}`, bytes("x"));
+      expect((await store.get(`fits/${segment}`))?.size).toBe(1);
+    }
   });
 
   it("refuses a missing root when createRoot is false, and a root that is a file", async () => {
