@@ -22,6 +22,17 @@ export interface ManifestFile {
   readonly indexSection: LanceIndexSection | null;
 }
 
+const MAGIC_BYTES = new TextEncoder().encode(LANCE_MAGIC);
+
+/** Whether the file ends in `LANC` (compared byte by byte: no decoder per manifest). */
+function endsWithMagic(bytes: Uint8Array): boolean {
+  const at = bytes.byteLength - MAGIC_BYTES.length;
+  for (let i = 0; i < MAGIC_BYTES.length; i += 1) {
+    if (bytes[at + i] !== MAGIC_BYTES[i]) return false;
+  }
+  return true;
+}
+
 /**
  * Reads a Lance manifest file: the last 16 bytes are an i64 LE position, u16 major, u16
  * minor and `LANC`; at the position a u32 LE length and that many bytes of protobuf
@@ -40,8 +51,10 @@ export function readManifestFile(bytes: Uint8Array, key: string): ManifestFile {
   if (bytes.byteLength < FOOTER_BYTES + LENGTH_PREFIX_BYTES) throw bad("shorter than its footer");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const footerAt = bytes.byteLength - FOOTER_BYTES;
-  const magic = new TextDecoder().decode(bytes.subarray(bytes.byteLength - 4));
-  if (magic !== LANCE_MAGIC) throw bad(`magic is ${JSON.stringify(magic)}, not "LANC"`);
+  if (!endsWithMagic(bytes)) {
+    const magic = new TextDecoder().decode(bytes.subarray(bytes.byteLength - 4));
+    throw bad(`magic is ${JSON.stringify(magic)}, not "LANC"`);
+  }
   const position = view.getBigInt64(footerAt, true);
   const formatMajor = view.getUint16(footerAt + 8, true);
   const formatMinor = view.getUint16(footerAt + 10, true);

@@ -224,6 +224,12 @@ describe("Lance manifest files written by LanceDB", () => {
       expect(isHoldfastError(error, "invalid-input")).toBe(true);
       expect((error as { code?: string }).code).toBe(LANCE_MALFORMED_MANIFEST);
     }
+    // Any one byte of the LANC magic changed: refused for its magic.
+    for (let back = 1; back <= 4; back += 1) {
+      const damaged = bytes.slice();
+      damaged[damaged.length - back] = "x".charCodeAt(0);
+      expect(() => readManifestFile(damaged, key)).toThrow(/magic is "[A-Zx]{4}", not "LANC"/);
+    }
   });
 });
 
