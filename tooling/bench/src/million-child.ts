@@ -1,5 +1,6 @@
 // The cleanup of the million-scale run (million.ts), in its own `node --expose-gc`
-// process: cleans the local dataset at argv[2] down to the newest argv[3] versions and
+// process: cleans the local dataset at argv[2] (`lance:PATH` for a Lance table) down to
+// the newest argv[3] versions and
 // prints one JSON line per sample (every argv[4] ms: phase, progress, live heap after a
 // full GC, RSS) and a last line with the totals (time, objects deleted, requests by type,
 // passes over each folder by the store's listings).
@@ -8,10 +9,13 @@ import { relative } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createLocalStore } from "@holdfast/backends-local";
 import { type CleanupProgress, cleanup } from "@holdfast/cleanup";
+import { openLanceFormat } from "@holdfast/format-lance";
 import { createContext } from "@holdfast/protocol";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 
 const [root, retainText, everyText, rateText] = process.argv.slice(2);
+// `lance:PATH`: a Lance table, cleaned through the Lance format its `_versions/` shows.
+const lanceTable = root?.startsWith("lance:") ? root.slice("lance:".length) : undefined;
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!root || !gc) {
   throw new Error("usage: node --expose-gc million-child.ts <dir> <retain> <sample ms> [rate]");
@@ -34,14 +38,16 @@ const timer = setInterval(sample, Number(everyText ?? 5000));
 // Passes over each folder's entries by the local store's listings (one per window of it).
 const folderReads: Record<string, number> = {};
 const onFolderRead = (dir: string) => {
-  const name = relative(root, dir) || ".";
+  const name = relative(lanceTable ?? root, dir) || ".";
   folderReads[name] = (folderReads[name] ?? 0) + 1;
 };
+const ctx = createContext(createLocalStore({ root: lanceTable ?? root, onFolderRead }));
+const format = lanceTable === undefined ? holdfastFormat : await openLanceFormat(ctx);
 const stats = await cleanup(
-  createContext(createLocalStore({ root, onFolderRead })),
+  ctx,
   { retainVersions: Number(retainText ?? 10), minVersionAgeMs: 0 },
   {
-    format: holdfastFormat,
+    format,
     onProgress: (p) => {
       last = p;
     },
