@@ -6,12 +6,13 @@ import {
   type ObjectMeta,
   type ObjectStore,
 } from "@holdfast/conditional-store";
-import type { DataFile, FormatManifest, VersionBounds, VersionEntry } from "@holdfast/dataset";
+import type { DataFile, FormatManifest, VersionBounds } from "@holdfast/dataset";
 import type { ProtocolContext } from "@holdfast/protocol";
 import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
 import { checkBranchLayout, holdfastBranchName, lanceBranchName } from "./branch-names.js";
 import { UnsupportedLanceDatasetError } from "./errors.js";
 import { readLanceVersionHint } from "./hint.js";
+import { ListedVersions } from "./listed-versions.js";
 import { readManifestFile } from "./manifest-file.js";
 import {
   classifyVersionsKey,
@@ -285,24 +286,20 @@ async function listBranchVersions(
   branch: string,
   namings: Map<string, LanceNaming>,
   range?: VersionBounds,
-): Promise<VersionEntry[]> {
+): Promise<ListedVersions> {
   const root = branchRoot(branch);
   const prefix = `${root}${LANCE_VERSIONS_PREFIX}`;
-  const entries: VersionEntry[] = [];
+  const listed: { versions?: ListedVersions } = {};
   const keys = range === undefined ? null : v2KeyRange(root, range, namings.get(branch));
   // A page at a time, each in one synchronous pass (listPages). V2 names sort newest first,
   // so a range is one run of keys: from the newest version's key to the oldest's, nothing
   // listed past it. Otherwise the whole folder is listed.
   for await (const page of listPages(ctx.store, prefix, { startAfter: keys?.startAfter })) {
-    addVersionEntries(entries, page, branch, root, namings);
+    addVersionEntries(listed, page, branch, root, namings);
     const last = page.at(-1);
     if (keys !== null && last !== undefined && compareKeys(last.key, keys.last) >= 0) break;
   }
-  const wanted =
-    range === undefined
-      ? entries
-      : entries.filter((e) => e.version >= range.from && e.version <= range.to);
-  return wanted.sort((a, b) => a.version - b.version);
+  return (listed.versions ?? new ListedVersions(branch, root, "v2")).arrange(range);
 }
 
 /**
@@ -327,9 +324,9 @@ function v2KeyRange(
   };
 }
 
-/** The manifests of one page of a branch's `_versions/` listing, appended to `entries`. */
+/** The manifests of one page of a branch's `_versions/` listing, added to `listed`. */
 function addVersionEntries(
-  entries: VersionEntry[],
+  listed: { versions?: ListedVersions },
   page: readonly ObjectMeta[],
   branch: string,
   root: string,
@@ -350,14 +347,8 @@ function addVersionEntries(
     if (scheme === undefined) namings.set(branch, entry.naming);
     else if (entry.naming !== scheme) throw mixedNaming(meta.key);
     if (entry.version < 1) continue;
-    entries.push({
-      branch,
-      version: entry.version,
-      key: meta.key,
-      etag: meta.etag,
-      lastModified: meta.lastModified,
-      size: meta.size,
-    });
+    listed.versions ??= new ListedVersions(branch, root, entry.naming);
+    listed.versions.add(entry.version, meta.etag, meta.lastModified, meta.size);
   }
 }
 

@@ -1,7 +1,8 @@
-import { CountingStore, MemoryStore } from "@holdfast/conditional-store";
+import { CountingStore, listAll, MemoryStore } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/protocol";
 import { describe, expect, it } from "vitest";
 import { lanceManifestKey, openLanceFormat } from "../src/index.js";
+import { ListedVersions } from "../src/listed-versions.js";
 
 /**
  * A listing of some of a branch's versions (`DatasetFormat.listVersions` with a range, what a
@@ -81,5 +82,79 @@ describe("Lance listVersions of a range", () => {
     const present = await t.format.presentManifests(t.ctx, "main", [3, 4, 5, 6, 7]);
     expect([...present].sort((a, b) => a - b)).toEqual([3, 4, 6, 7]);
     expect(t.counting.requestCounts().list).toBeLessThanOrEqual(2);
+  });
+
+  it("every entry carries the listed key, ETag, Last-Modified and size (V2 and V1)", async () => {
+    for (const naming of ["v2", "v1"] as const) {
+      const t = await table(naming);
+      // One manifest rewritten: another ETag, size and stamp than its neighbours.
+      await t.counting.inner.put(
+        lanceManifestKey(naming, 7),
+        new TextEncoder().encode("longer body"),
+      );
+      const listedMeta = new Map<string, { etag: string; size: number; lastModified: number }>();
+      for await (const meta of listAll(t.counting.inner, "_versions/")) {
+        listedMeta.set(meta.key, {
+          etag: meta.etag,
+          size: meta.size,
+          lastModified: meta.lastModified.getTime(),
+        });
+      }
+      const entries = [];
+      for await (const entry of t.format.listVersions(t.ctx, "main")) entries.push(entry);
+      expect(entries.map((e) => e.version)).toEqual(span(1, VERSIONS));
+      for (const entry of entries) {
+        expect(entry.branch).toBe("main");
+        expect(entry.key).toBe(lanceManifestKey(naming, entry.version));
+        expect({
+          etag: entry.etag,
+          size: entry.size,
+          lastModified: entry.lastModified.getTime(),
+        }).toEqual(listedMeta.get(entry.key));
+      }
+      expect(entries[6]!.size).toBe("longer body".length);
+      expect(await t.format.latestVersion(t.ctx, "main")).toBe(VERSIONS);
+    }
+  });
+});
+
+describe("ListedVersions", () => {
+  const add = (list: ListedVersions, versions: readonly number[]) => {
+    for (const v of versions) list.add(v, `etag-${v}`, new Date(1_000 * v), v * 10);
+  };
+  const seen = (list: ListedVersions) =>
+    [...list].map((e) => [e.version, e.etag, e.lastModified.getTime(), e.size, e.key]);
+  const expected = (versions: readonly number[], naming: "v1" | "v2") =>
+    versions.map((v) => [v, `etag-${v}`, 1_000 * v, v * 10, lanceManifestKey(naming, v)]);
+
+  it("arranges newest-first (V2 listing), ascending and unordered (V1 listing) input ascending", () => {
+    const newestFirst = new ListedVersions("main", "", "v2");
+    add(newestFirst, [9, 8, 5, 3, 2]);
+    expect(seen(newestFirst.arrange())).toEqual(expected([2, 3, 5, 8, 9], "v2"));
+    const ascendingInput = new ListedVersions("main", "", "v2");
+    add(ascendingInput, [1, 2, 3]);
+    expect(seen(ascendingInput.arrange())).toEqual(expected([1, 2, 3], "v2"));
+    // V1 names list in text order: 1, 10, 100, 11, ..., 2, 20, ...
+    const textOrder = Array.from({ length: 120 }, (_, i) => i + 1).sort((a, b) =>
+      String(a).localeCompare(String(b)),
+    );
+    const unordered = new ListedVersions("main", "", "v1");
+    add(unordered, textOrder);
+    const all = Array.from({ length: 120 }, (_, i) => i + 1);
+    expect(seen(unordered.arrange())).toEqual(expected(all, "v1"));
+    const ranged = new ListedVersions("main", "", "v1");
+    add(ranged, textOrder);
+    expect(seen(ranged.arrange({ from: 15, to: 31 }))).toEqual(expected(span(15, 31), "v1"));
+    const none = new ListedVersions("main", "", "v2");
+    expect(none.arrange().length).toBe(0);
+    expect(none.at(-1)).toBeUndefined();
+  });
+
+  it("at(-1) is the newest version; keys are under the branch's root", () => {
+    const list = new ListedVersions("b", "tree/b/", "v2");
+    add(list, [30, 20, 10]);
+    list.arrange();
+    expect(list.at(-1)?.version).toBe(30);
+    expect(list.at(0)?.key).toBe(`tree/b/${lanceManifestKey("v2", 10)}`);
   });
 });
