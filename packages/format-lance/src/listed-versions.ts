@@ -1,5 +1,6 @@
 import type { VersionEntry } from "@holdfast/dataset";
 import { type LanceNaming, lanceManifestKey } from "./naming.js";
+import { flatKey } from "./needs.js";
 
 /**
  * A branch's listed versions, held as columns: a version number, ETag, Last-Modified and
@@ -71,7 +72,7 @@ export class ListedVersions implements Iterable<VersionEntry> {
     return {
       branch: this.branch,
       version,
-      key: `${this.root}${lanceManifestKey(this.naming, version)}`,
+      key: flatKey(this.root, lanceManifestKey(this.naming, version)),
       etag: this.#etags[j]!,
       lastModified: new Date(this.#modified[j]!),
       size: this.#sizes[j]!,
