@@ -146,7 +146,7 @@ export class LocalStore implements ObjectStore {
     await this.#ensureRoot("get");
     let opened: { fd: number; stats: BigIntStats } | null;
     try {
-      opened = await openObject(paths);
+      opened = openObject(paths);
     } catch (error) {
       throw toHoldfastError(error, "get", key);
     }

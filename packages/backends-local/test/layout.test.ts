@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   existsSync,
@@ -12,6 +12,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   createLocalStore,
   LOCAL_BACKEND,
@@ -24,6 +25,8 @@ import { isHoldfastError, listAll, type ObjectStore } from "@holdfast/conditiona
 import { afterAll, describe, expect, it } from "vitest";
 import { keyPaths } from "../src/layout.js";
 
+const packageDir = fileURLToPath(new URL("..", import.meta.url));
+const getChild = fileURLToPath(new URL("./fixtures/get-child.ts", import.meta.url));
 const base = mkdtempSync(join(tmpdir(), "holdfast-local-layout-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 let n = 0;
@@ -167,6 +170,26 @@ describe("local store file layout: plain files", () => {
       expect(Buffer.from(got!.body).equals(Buffer.from(body)), `${size}`).toBe(true);
       expect(got?.etag).toBe((await store.head(`f-${size}`))?.etag);
     }
+  });
+
+  it("a FIFO another program put at a key's path is no object: get and head answer null at once", () => {
+    // The open of a get is a direct call (packages/backends-local/README.md, "Reads"): a blocking
+    // open of a FIFO would hold the event loop until a writer came, here forever.
+    const root = freshRoot();
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, "plain"), "x");
+    execFileSync("mkfifo", [join(root, "pipe")]);
+    const run = (key: string) =>
+      spawnSync(
+        process.execPath,
+        ["--import", "tsx", "--conditions=@holdfast/source", getChild, root, key],
+        { cwd: packageDir, encoding: "utf8", timeout: 20_000, killSignal: "SIGKILL" },
+      );
+    const pipe = run("pipe");
+    expect(pipe.signal, pipe.stderr).toBeNull();
+    expect(JSON.parse(pipe.stdout)).toEqual({ got: null, head: null });
+    // The same child reads a plain file (so a null above is the FIFO's, not a broken child).
+    expect(JSON.parse(run("plain").stdout)).toEqual({ got: 1, head: 1 });
   });
 
   it("an in-place rewrite by another program that changes the size changes the ETag", async () => {
