@@ -52,8 +52,21 @@ export class DeleteBatcher {
 
   /** Sends what is queued; resolves to the number deleted once the pool has drained. */
   async flush(): Promise<number> {
-    if (this.#keys.length > 0) await this.#send();
+    await this.sendQueued();
     await this.pool.drain();
+    return this.#deleted;
+  }
+
+  /**
+   * Sends what is queued into the pool without waiting for it to drain: the batches go on
+   * while the caller goes on; {@link deleted} counts them once the pool has drained.
+   */
+  async sendQueued(): Promise<void> {
+    if (this.#keys.length > 0) await this.#send();
+  }
+
+  /** Keys deleted by the batches answered so far. */
+  get deleted(): number {
     return this.#deleted;
   }
 

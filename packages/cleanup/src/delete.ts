@@ -54,7 +54,8 @@ export const DELETE_STEP_VERSIONS = 1_000;
  * manifests read before their commit; records of earlier runs are read here, except versions the
  * last look did not list (`present`): an earlier run deleted their manifest, and it deletes a
  * version's data files before its manifest, so nothing of them is left and nothing is read or
- * deleted again. A run killed mid-record redoes at most one step's data-file deletes. The record is
+ * deleted again. A step's manifests are deleted while the next step's data files are; a run
+ * killed mid-record redoes at most two steps' data-file deletes. The record is
  * marked (`startDeletion`) before this runs, so a version whose manifest is not the recorded one
  * (another ETag, written after the last look) may have lost files to an earlier run: the deletion
  * stops before the step's first delete with `RETIRED_MANIFEST_REWRITTEN`, and the record stays
@@ -86,6 +87,13 @@ export async function deleteRetired(
   const steps = new StepReader(state, handle, retainedFiles, plannedData, retired, present);
   const active = handle.record.versions.filter((entry) => !entry.cancelled);
   let accounted = 0;
+  // The last step's manifests, deleted while the next step's data files are.
+  let manifests: DeleteBatcher | undefined;
+  const countManifests = () => {
+    stats.objectsDeleted.manifests += manifests?.deleted ?? 0;
+    manifests = undefined;
+  };
+  let failed = false;
   try {
     for (let at = 0; at < active.length && !steps.stopped; at += DELETE_STEP_VERSIONS) {
       // The step's per-version and per-key loops run in the reader and the batcher, not
@@ -99,16 +107,31 @@ export async function deleteRetired(
       state.deleteProgress.planned(
         step.dataKeys.length + step.manifestKeys.length - step.taken - step.foreseenTaken,
       );
-      // Manifests go only after every data file of the step is gone: until then they tell
-      // a resumed run what to delete.
       const dataBatch = batcher();
       await dataBatch.addAll(step.dataKeys);
+      // The drain waits for the step's data files and for the last step's manifests, which
+      // were deleted meanwhile: a step's files are its own (a file several versions name
+      // goes with the first), so no manifest waits on a file of a later step.
       stats.objectsDeleted.dataFiles += await dataBatch.flush();
-      const manifestBatch = batcher();
-      await manifestBatch.addAll(step.manifestKeys);
-      stats.objectsDeleted.manifests += await manifestBatch.flush();
+      countManifests();
+      // Manifests go only after every data file of the step is gone: until then they tell
+      // a resumed run what to delete.
+      manifests = batcher();
+      await manifests.addAll(step.manifestKeys);
+      await manifests.sendQueued();
     }
+    await state.deletePool.drain();
+    countManifests();
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
+    // Never leave a batch delete running past the call: an error already on its way
+    // (a rewritten manifest, a failed batch) stays the one reported.
+    if (manifests)
+      await state.deletePool.drain().catch((error: unknown) => {
+        if (!failed) throw error;
+      });
     await steps.close();
   }
   // Versions an interrupt left unread leave the phase's total, and files counted for
