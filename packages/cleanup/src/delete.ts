@@ -93,7 +93,6 @@ export async function deleteRetired(
     stats.objectsDeleted.manifests += manifests?.deleted ?? 0;
     manifests = undefined;
   };
-  let failed = false;
   try {
     for (let at = 0; at < active.length && !steps.stopped; at += DELETE_STEP_VERSIONS) {
       // The step's per-version and per-key loops run in the reader and the batcher, not
@@ -123,15 +122,12 @@ export async function deleteRetired(
     await state.deletePool.drain();
     countManifests();
   } catch (error) {
-    failed = true;
+    // Never leave a batch delete running past the call (a step's manifests may still be in
+    // the pool); the error already on its way (a rewritten manifest, a failed batch) is the
+    // one reported.
+    await state.deletePool.drain().catch(() => {});
     throw error;
   } finally {
-    // Never leave a batch delete running past the call: an error already on its way
-    // (a rewritten manifest, a failed batch) stays the one reported.
-    if (manifests)
-      await state.deletePool.drain().catch((error: unknown) => {
-        if (!failed) throw error;
-      });
     await steps.close();
   }
   // Versions an interrupt left unread leave the phase's total, and files counted for
