@@ -18,6 +18,9 @@ import type { AddressInfo, Socket } from "node:net";
  * - `respond`: answer with this status, headers and body without forwarding.
  * - `replace-response`: forward, let the server apply it, then answer with this status,
  *   headers and body instead of the server's answer (a write that landed but answered 500).
+ * - `truncate-response`: forward, then send the server's status and headers (its full
+ *   Content-Length included) with only the first `bytes` bytes of the body, and close the
+ *   connection (an answer cut short in transit).
  * - `delay`: wait, then do `next` (default: forward).
  * - `strip-header`: forward without these headers (e.g. `if-none-match`, to emulate a
  *   store that ignores create-only). Signed requests need the proxy's `resign` hook.
@@ -38,6 +41,7 @@ export type FaultAction =
       readonly headers?: Readonly<Record<string, string>>;
       readonly body?: string;
     }
+  | { readonly type: "truncate-response"; readonly bytes: number }
   | { readonly type: "delay"; readonly ms: number; readonly next?: FaultAction }
   | { readonly type: "strip-header"; readonly headers: readonly string[] };
 
@@ -190,6 +194,14 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     record.status = upstream.status;
     if (action?.type === "drop-response") {
       destroyQuietly(req.socket);
+      return;
+    }
+    if (action?.type === "truncate-response") {
+      res.writeHead(upstream.status, upstream.headers);
+      // Flush the headers and the first bytes, then cut the connection mid-body.
+      res.write(upstream.body.subarray(0, Math.min(action.bytes, upstream.body.byteLength)), () =>
+        destroyQuietly(req.socket),
+      );
       return;
     }
     if (action?.type === "replace-response") {

@@ -122,6 +122,32 @@ describe("startFaultProxy", () => {
     expect(proxy.requests[0]).toMatchObject({ action: "replace-response", status: 200 });
   });
 
+  it("truncate-response sends the full Content-Length, part of the body, then closes", async () => {
+    await using proxy = await startFaultProxy({
+      target: upstream.url,
+      rules: [{ method: "GET", action: { type: "truncate-response", bytes: 4 } }],
+    });
+    await send(proxy.url, "PUT", "/b/k", "0123456789");
+    const cut = new Promise<{ headers: IncomingHttpHeaders; received: string; error: unknown }>(
+      (resolve) => {
+        const req = request(`${proxy.url}/b/k`, { agent: false }, (res) => {
+          let received = "";
+          res.on("data", (c: Buffer) => {
+            received += c.toString();
+          });
+          res.on("error", (error) => resolve({ headers: res.headers, received, error }));
+          res.on("end", () => resolve({ headers: res.headers, received, error: undefined }));
+        });
+        req.end();
+      },
+    );
+    const { headers, received, error } = await cut;
+    expect(headers["content-length"]).toBe("10");
+    expect(received).toBe("0123");
+    expect(error).toMatchObject({ code: "ECONNRESET" });
+    expect(proxy.requests.at(-1)).toMatchObject({ action: "truncate-response", status: 200 });
+  });
+
   it("gcsError without `after` answers without forwarding", async () => {
     await using proxy = await startFaultProxy({
       target: upstream.url,
