@@ -29,6 +29,7 @@ import {
   validatePrefix,
 } from "@holdfast/conditional-store";
 import { bareEtag, requireDate, requireEtag, sendOptions, toHoldfastError } from "./errors.js";
+import { type ReadTimeouts, type SignedReads, signedReads } from "./signed-request.js";
 
 /** Backend name reported in `store.backend` and in error messages. */
 export const S3_BACKEND = "s3";
@@ -38,6 +39,12 @@ export const S3_MAX_BATCH_DELETE = 1000;
 
 /** S3's limit on keys per ListObjectsV2 page. */
 const S3_MAX_PAGE_SIZE = 1000;
+
+/** `requestTimeoutMs` when unset. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** How long a new connection may take to establish (the SDK path and the signed reads). */
+const CONNECTION_TIMEOUT_MS = 5_000;
 
 /** Credentials the SDK accepts: static keys or a provider function (`fromIni()`, `fromEnv()`, ...). */
 export type S3Credentials = NonNullable<S3ClientConfig["credentials"]>;
@@ -75,7 +82,8 @@ export interface S3StoreOptions {
    * How the SDK sends requests. `"repeating"` keeps the SDK's own retries (its default
    * `maxAttempts`), so an answer may follow an earlier copy that applied: the resolver then
    * reads back after every conflict. `"single-attempt"` sends each request once
-   * (`maxAttempts: 1`) and leaves every re-issue to holdfast's resolver.
+   * (`maxAttempts: 1`) and leaves every re-issue to holdfast's resolver. Reads (`get`,
+   * `head`), sent without the SDK's middleware, follow the same client's retry strategy.
    * @default "repeating"
    */
   client?: "single-attempt" | "repeating" | undefined;
@@ -99,7 +107,8 @@ export interface S3StoreOptions {
    */
   conditionalUpdate?: boolean | undefined;
   /**
-   * Per-request timeout in ms; a request that exceeds it is `ambiguous`.
+   * Per-request timeout in ms; a request that exceeds it is `ambiguous`. For reads it runs
+   * until the answer's headers, then bounds every pause inside the body.
    * @default 30_000
    */
   requestTimeoutMs?: number | undefined;
@@ -124,6 +133,8 @@ class S3Store implements ObjectStore {
   readonly #root: string;
   readonly #quoteIfMatch: boolean;
   #s3: S3Client | undefined;
+  /** The signed read path, resolved on the first read; `undefined` inside: reads use the SDK. */
+  #reads: Promise<SignedReads | undefined> | undefined;
 
   constructor(options: S3StoreOptions) {
     if (!isBucketName(options.bucket)) {
@@ -161,45 +172,32 @@ class S3Store implements ObjectStore {
 
   /** The SDK client, built on first use so that creating a store sends nothing. */
   get #client(): S3Client {
-    if (this.#s3 === undefined) {
-      const o = this.#options;
-      const config: S3ClientConfig = {
-        region: o.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
-        forcePathStyle: o.forcePathStyle ?? false,
-        // Checksums only where S3 requires them: RGW answers 411 to the default
-        // streaming-checksum uploads, and validating would buffer every response twice.
-        requestChecksumCalculation: "WHEN_REQUIRED",
-        responseChecksumValidation: "WHEN_REQUIRED",
-        // Without throwOnRequestTimeout the handler only logs a warning when the timeout passes.
-        requestHandler: {
-          requestTimeout: o.requestTimeoutMs ?? 30_000,
-          throwOnRequestTimeout: true,
-          connectionTimeout: 5_000,
-        },
-      };
-      if (o.endpoint !== undefined) config.endpoint = o.endpoint;
-      if (o.credentials !== undefined) config.credentials = o.credentials;
-      if (this.capabilities.requestMode === "single-attempt") config.maxAttempts = 1;
-      this.#s3 = new S3Client(config);
-    }
+    this.#s3 ??= new S3Client(s3ClientConfig(this.#options));
     return this.#s3;
+  }
+
+  /**
+   * The signed read path (src/signed-request.ts) when it can send exactly what the SDK would
+   * for this configuration, else `undefined` and reads go through the SDK.
+   */
+  #signedReads(): Promise<SignedReads | undefined> {
+    this.#reads ??= signedReads(this.#client, this.#options.bucket, readTimeouts(this.#options));
+    return this.#reads;
   }
 
   // https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html
   async get(key: string, options: { signal?: AbortSignal | undefined } = {}) {
     const fullKey = this.#key(key, "get");
     try {
-      const answer = await this.#client.send(
-        new GetObjectCommand({ Bucket: this.#options.bucket, Key: fullKey }),
-        sendOptions(options.signal),
-      );
-      const body = answer.Body ? await answer.Body.transformToByteArray() : new Uint8Array(0);
+      const reads = await this.#signedReads();
+      if (reads === undefined) return await this.#getThroughSdk(key, fullKey, options.signal);
+      const answer = await reads.read("GET", fullKey, options.signal);
       return {
         key,
-        body,
-        etag: requireEtag(answer.ETag, "get", key),
-        lastModified: requireDate(answer.LastModified, "get", key),
-        size: body.byteLength,
+        body: answer.body,
+        etag: requireEtag(answer.etag, "get", key),
+        lastModified: requireDate(answer.lastModified, "get", key),
+        size: answer.body.byteLength,
       } satisfies GetResult;
     } catch (error) {
       const mapped = toHoldfastError(error, { operation: "get", key });
@@ -208,10 +206,39 @@ class S3Store implements ObjectStore {
     }
   }
 
+  async #getThroughSdk(
+    key: string,
+    fullKey: string,
+    signal: AbortSignal | undefined,
+  ): Promise<GetResult> {
+    const answer = await this.#client.send(
+      new GetObjectCommand({ Bucket: this.#options.bucket, Key: fullKey }),
+      sendOptions(signal),
+    );
+    const body = answer.Body ? await answer.Body.transformToByteArray() : new Uint8Array(0);
+    return {
+      key,
+      body,
+      etag: requireEtag(answer.ETag, "get", key),
+      lastModified: requireDate(answer.LastModified, "get", key),
+      size: body.byteLength,
+    };
+  }
+
   // https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
   async head(key: string, options: { signal?: AbortSignal | undefined } = {}) {
     const fullKey = this.#key(key, "head");
     try {
+      const reads = await this.#signedReads();
+      if (reads !== undefined) {
+        const answer = await reads.read("HEAD", fullKey, options.signal);
+        return {
+          key,
+          etag: requireEtag(answer.etag, "head", key),
+          lastModified: requireDate(answer.lastModified, "head", key),
+          size: answer.size,
+        } satisfies ObjectMeta;
+      }
       const answer = await this.#client.send(
         new HeadObjectCommand({ Bucket: this.#options.bucket, Key: fullKey }),
         sendOptions(options.signal),
@@ -420,6 +447,36 @@ class S3Store implements ObjectStore {
     const bare = bareEtag(etag);
     return this.#quoteIfMatch ? `"${bare}"` : bare;
   }
+}
+
+/** The SDK client's configuration for a store's options (the tests build the same client). */
+export function s3ClientConfig(o: S3StoreOptions): S3ClientConfig {
+  const config: S3ClientConfig = {
+    region: o.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
+    forcePathStyle: o.forcePathStyle ?? false,
+    // Checksums only where S3 requires them: RGW answers 411 to the default
+    // streaming-checksum uploads, and validating would buffer every response twice.
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+    // Without throwOnRequestTimeout the handler only logs a warning when the timeout passes.
+    requestHandler: {
+      requestTimeout: o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      throwOnRequestTimeout: true,
+      connectionTimeout: CONNECTION_TIMEOUT_MS,
+    },
+  };
+  if (o.endpoint !== undefined) config.endpoint = o.endpoint;
+  if (o.credentials !== undefined) config.credentials = o.credentials;
+  if ((o.client ?? "repeating") === "single-attempt") config.maxAttempts = 1;
+  return config;
+}
+
+/** The signed reads' timeouts for a store's options: the SDK handler's, as configured above. */
+export function readTimeouts(o: S3StoreOptions): ReadTimeouts {
+  return {
+    requestTimeoutMs: o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    connectionTimeoutMs: CONNECTION_TIMEOUT_MS,
+  };
 }
 
 function isBucketName(name: unknown): name is string {
