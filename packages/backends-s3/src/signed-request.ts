@@ -250,7 +250,7 @@ export class SignedReads {
       }
       let settled = false;
       let connectTimer: NodeJS.Timeout | undefined;
-      let inBody = false;
+      let answered: IncomingMessage | undefined;
       const settle = (error: unknown, answer?: ReadAnswer) => {
         if (settled) return;
         settled = true;
@@ -258,8 +258,9 @@ export class SignedReads {
         clearTimeout(connectTimer);
         signal?.removeEventListener("abort", onAbort);
         if (answer === undefined) {
-          // Never reuse a connection with an answer (or a request) still on it.
-          request.destroy();
+          // A connection with an answer (or a request) still on it is never reused; one whose
+          // error answer arrived whole has gone back to the pool already.
+          if (answered?.complete !== true) request.destroy();
           reject(error);
         } else {
           resolve(answer);
@@ -271,7 +272,7 @@ export class SignedReads {
       const deadline = setTimeout(() => {
         settle(
           timeoutError(
-            inBody
+            answered !== undefined
               ? `the answer's body paused for more than ${requestTimeoutMs} ms`
               : `no answer within the request timeout of ${requestTimeoutMs} ms`,
           ),
@@ -301,7 +302,7 @@ export class SignedReads {
       // Stays attached after settling: destroying the request may still emit one.
       request.on("error", (error) => settle(error));
       request.once("response", (response: IncomingMessage) => {
-        inBody = true;
+        answered = response;
         deadline.refresh();
         readAnswer(method, response, () => deadline.refresh()).then(
           (answer) => settle(undefined, answer),

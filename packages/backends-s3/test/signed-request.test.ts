@@ -527,6 +527,41 @@ describe("timeouts of signed reads (a local server that misbehaves)", () => {
     }
   });
 
+  it("reads share one keep-alive connection, error answers read whole included", async () => {
+    let connections = 0;
+    const server = createServer((req, res) => {
+      if (req.url?.endsWith("/missing")) {
+        const body = `<?xml version="1.0"?><Error><Code>NoSuchKey</Code></Error>`;
+        res.writeHead(404, { "content-length": Buffer.byteLength(body) }).end(body);
+      } else {
+        res
+          .writeHead(200, {
+            "content-length": 2,
+            etag: '"abc"',
+            "last-modified": new Date().toUTCString(),
+          })
+          .end("ok");
+      }
+    });
+    server.on("connection", () => {
+      connections += 1;
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const store = storeAt(`http://127.0.0.1:${port}`, "single-attempt");
+      for (let i = 0; i < 5; i++) {
+        expect(await store.get("missing")).toBeNull();
+        expect(await store.head("missing")).toBeNull();
+        expect((await store.get("present"))?.size).toBe(2);
+      }
+      expect(connections).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("a 200 whose end cannot be told from a cut connection (no length, not chunked) is refused", async () => {
     const server = await httpServer((socket) => {
       socket.end(
