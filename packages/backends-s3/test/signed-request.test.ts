@@ -146,6 +146,24 @@ describe("which path a configuration takes (no requests sent)", () => {
     }
   });
 
+  it("a configuration the rules refuse stays on the SDK path, which reports the refusal", async () => {
+    const o = {
+      bucket: "holdfast-test",
+      endpoint: "http://127.0.0.1:9",
+      forcePathStyle: true,
+      credentials: staticKeys,
+    };
+    vi.stubEnv("AWS_USE_FIPS_ENDPOINT", "true");
+    try {
+      expect(await signedUrl(o, "k")).toBeUndefined();
+      // The SDK's endpoint middleware refuses FIPS with a custom endpoint before sending.
+      const error = await rejection(createS3Store(o).get("k"));
+      expect(String((error.cause as Error).message)).toMatch(/FIPS/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it("an S3 Express bucket (its own auth scheme) stays on the SDK path", async () => {
     const express = {
       bucket: "holdfast--use1-az4--x-s3",
