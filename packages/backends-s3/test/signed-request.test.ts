@@ -545,6 +545,48 @@ describe("timeouts of signed reads (a local server that misbehaves)", () => {
     }
   });
 
+  it("a clock an hour behind the server's is corrected from the error's Date, and the read retried", async () => {
+    const skew = 3_600_000;
+    const signedAt: number[] = [];
+    const server = createServer((req, res) => {
+      // x-amz-date is 20261207T023000Z: compare it with this server's clock, an hour ahead.
+      const date = String(req.headers["x-amz-date"]);
+      const at = Date.parse(
+        `${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`,
+      );
+      signedAt.push(at);
+      const now = Date.now() + skew;
+      if (Math.abs(now - at) > 15 * 60_000) {
+        const body = `<?xml version="1.0"?><Error><Code>RequestTimeTooSkewed</Code></Error>`;
+        res
+          .writeHead(403, {
+            "content-length": Buffer.byteLength(body),
+            date: new Date(now).toUTCString(),
+          })
+          .end(body);
+        return;
+      }
+      res
+        .writeHead(200, {
+          "content-length": 2,
+          etag: '"abc"',
+          "last-modified": new Date(now).toUTCString(),
+        })
+        .end("ok");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const got = await storeAt(`http://127.0.0.1:${port}`, "repeating").get("k");
+      expect(new TextDecoder().decode(got!.body)).toBe("ok");
+      expect(signedAt).toHaveLength(2);
+      expect(signedAt[1]! - signedAt[0]!).toBeGreaterThan(skew - 5_000);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("reads share one keep-alive connection, error answers read whole included", async () => {
     let connections = 0;
     const server = createServer((req, res) => {
