@@ -80,20 +80,27 @@ export class Retirer {
     state.checkpoint();
     const queued: Queued = { branch, count: entries.length };
     this.#queued.push(queued);
+    // The reads' closures hold the candidates' numbers and listed ETags, not their entries
+    // (keys, dates), and the record's reads only until the spill has serialized them.
+    const versions = entries.map((entry) => entry.version);
+    const listedEtags = entries.map((entry) => entry.etag);
     const read: (FormatManifest | null)[] = new Array(entries.length).fill(null);
     let pending = entries.length;
     // The task of the record's last read writes the spill: the pool's drain waits for it.
-    const spill = () =>
-      state.spill.write(
-        entries.map((entry, i) => ({
-          version: entry.version,
-          listedEtag: entry.etag,
+    const spill = () => {
+      const written = state.spill.write(
+        versions.map((version, i) => ({
+          version,
+          listedEtag: listedEtags[i]!,
           manifest: read[i] ?? null,
         })),
       );
+      read.fill(null);
+      return written;
+    };
     if (pending === 0) queued.manifests = await spill();
     const readOne = async (i: number) => {
-      read[i] = await state.format.readManifest(state.ctx, branch, entries[i]!.version);
+      read[i] = await state.format.readManifest(state.ctx, branch, versions[i]!);
       pending -= 1;
       if (pending === 0) queued.manifests = await spill();
     };

@@ -56,24 +56,28 @@ export class ManifestSpill {
 
   /**
    * Keeps one record's versions (in the given order, the plan's ascending one) and returns
-   * them as a {@link RetiredManifests}: in memory below the threshold, else in a file.
+   * them as a {@link RetiredManifests}: in memory below the threshold, else in a file. A
+   * record that goes to a file is serialized before this returns, so the caller's version
+   * and manifest objects are free while the file is written (a run with the read pool's
+   * tasks all waiting on spill writes holds their lines, not their objects: docs/protocol.md
+   * §6.2).
    */
-  async write(versions: readonly SpilledVersion[]): Promise<RetiredManifests> {
-    if (this.#removed) throw new Error("the manifest spill was removed (the run ended)");
+  write(versions: readonly SpilledVersion[]): Promise<RetiredManifests> {
+    if (this.#removed) {
+      return Promise.reject(new Error("the manifest spill was removed (the run ended)"));
+    }
     if (this.#held + versions.length <= this.above) {
       const count = versions.length;
       this.#held += count;
-      return RetiredManifests.inMemory(versions, () => {
-        this.#held -= count;
-      });
+      return Promise.resolve(
+        RetiredManifests.inMemory(versions, () => {
+          this.#held -= count;
+        }),
+      );
     }
-    const writing = this.#write(versions);
+    const writing = this.#write(serialize(versions));
     this.#writing.add(writing);
-    try {
-      return await writing;
-    } finally {
-      this.#writing.delete(writing);
-    }
+    return writing.finally(() => this.#writing.delete(writing));
   }
 
   /**
@@ -97,35 +101,11 @@ export class ManifestSpill {
     return join(folder, `${this.#files}.${suffix}`);
   }
 
-  async #write(versions: readonly SpilledVersion[]): Promise<RetiredManifests> {
+  async #write({ text, range, files }: Serialized): Promise<RetiredManifests> {
     const path = await this.newFile("jsonl");
-    const lines: string[] = [];
-    let first = Number.POSITIVE_INFINITY;
-    let last = Number.NEGATIVE_INFINITY;
-    let files = 0;
-    for (const { version, listedEtag, manifest } of versions) {
-      first = Math.min(first, version);
-      last = Math.max(last, version);
-      files += manifest?.files.length ?? 0;
-      lines.push(
-        JSON.stringify(
-          manifest
-            ? {
-                v: version,
-                l: listedEtag,
-                e: manifest.etag,
-                f: manifest.files.map((f) => [f.key, f.size]),
-              }
-            : { v: version, l: listedEtag, e: null },
-        ),
-      );
-    }
     // `wx`: a file of this run's own folder, never one already there.
-    await writeFile(path, lines.length > 0 ? `${lines.join("\n")}\n` : "", {
-      mode: 0o600,
-      flag: "wx",
-    });
-    return RetiredManifests.inFile(path, { first, last }, files);
+    await writeFile(path, text, { mode: 0o600, flag: "wx" });
+    return RetiredManifests.inFile(path, range, files);
   }
 
   /** Removes the spill folder and everything in it (the end of the run, or its failure). */
@@ -340,6 +320,38 @@ export class RetiredManifestCursor {
     this.#done = false;
     this.#last = 0;
   }
+}
+
+/** One record's versions as the lines of its spill file, with its version range and file count. */
+interface Serialized {
+  readonly text: string;
+  readonly range: { readonly first: number; readonly last: number };
+  readonly files: number;
+}
+
+function serialize(versions: readonly SpilledVersion[]): Serialized {
+  const lines: string[] = [];
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  let files = 0;
+  for (const { version, listedEtag, manifest } of versions) {
+    first = Math.min(first, version);
+    last = Math.max(last, version);
+    files += manifest?.files.length ?? 0;
+    lines.push(
+      JSON.stringify(
+        manifest
+          ? {
+              v: version,
+              l: listedEtag,
+              e: manifest.etag,
+              f: manifest.files.map((f) => [f.key, f.size]),
+            }
+          : { v: version, l: listedEtag, e: null },
+      ),
+    );
+  }
+  return { text: lines.length > 0 ? `${lines.join("\n")}\n` : "", range: { first, last }, files };
 }
 
 function parseLine(path: string, text: string): SpilledVersion {

@@ -8,6 +8,7 @@ import { manifestKey } from "@holdfast/dataset";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CleanupProgress, cleanup } from "../src/index.js";
+import { ManifestSpill, type SpilledVersion } from "../src/spill.js";
 import { keysUnder, seedDataset, versionsOf, world } from "./helpers.js";
 
 // docs/protocol.md §6.1 and §6.2: the manifests a run
@@ -410,6 +411,36 @@ describe("the manifest spill", () => {
       expect(fault.requests()).toEqual([]);
     },
   );
+
+  it("a record that goes to a file is serialized before write returns: its objects are the caller's again while the file is written", async () => {
+    // docs/protocol.md §6.2: a run whose read tasks all wait on spill writes holds their
+    // lines, not their manifests. A change made to the objects once write has returned is
+    // not in the file, so the spill no longer needs (or holds) them.
+    const root = await spillRoot();
+    const spill = new ManifestSpill(root, 0);
+    const files = [{ key: "data/1.lance", size: 10 }];
+    const versions: SpilledVersion[] = [
+      { version: 1, listedEtag: "e1", manifest: { etag: "e1", files } },
+      { version: 2, listedEtag: "e2", manifest: null },
+    ];
+    const written = spill.write(versions);
+    files.push({ key: "data/late.lance", size: 20 });
+    versions.push({ version: 3, listedEtag: "e3", manifest: null });
+    const manifests = await written;
+    const back: SpilledVersion[] = [];
+    for await (const v of manifests.versions()) back.push(v);
+    expect(back).toEqual([
+      {
+        version: 1,
+        listedEtag: "e1",
+        manifest: { etag: "e1", files: [{ key: "data/1.lance", size: 10 }] },
+      },
+      { version: 2, listedEtag: "e2", manifest: null },
+    ]);
+    expect(manifests.files).toBe(1);
+    await spill.remove();
+    expect(await readdir(root)).toEqual([]);
+  });
 
   it("a spillDir that is not a non-empty string is refused before any request (INVALID_OPTION)", async () => {
     const { ctx, store, time } = world();
