@@ -1,11 +1,9 @@
 import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
-  type DeleteObjectsCommandOutput,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
-  type ListObjectsV2CommandOutput,
   PutObjectCommand,
   S3Client,
   type S3ClientConfig,
@@ -30,6 +28,13 @@ import {
 } from "@holdfast/conditional-store";
 import { bareEtag, requireDate, requireEtag, sendOptions, toHoldfastError } from "./errors.js";
 import { type ReadTimeouts, type SignedReads, signedReads } from "./signed-request.js";
+import {
+  type DeleteAnswer,
+  deleteObjectsBody,
+  type ListedPage,
+  parseDeleteResult,
+  parseListPage,
+} from "./xml.js";
 
 /** Backend name reported in `store.backend` and in error messages. */
 export const S3_BACKEND = "s3";
@@ -340,31 +345,29 @@ class S3Store implements ObjectStore {
     // Validate every key before sending anything (invariant 6).
     const fullKeys = keys.map((key) => this.#key(key, "deleteMany"));
     if (keys.length === 0) return { deleted: [], failed: [] };
-    let answer: DeleteObjectsCommandOutput;
+    const unique = [...new Set(fullKeys)];
+    let answer: DeleteAnswer;
     try {
-      answer = await this.#client.send(
-        new DeleteObjectsCommand({
-          Bucket: this.#options.bucket,
-          // Quiet: false, so every key gets its own answer.
-          Delete: { Objects: [...new Set(fullKeys)].map((Key) => ({ Key })), Quiet: false },
-        }),
-        sendOptions(options.signal),
-      );
+      const signed = await this.#signedReads();
+      answer =
+        signed === undefined
+          ? await this.#deleteThroughSdk(unique, options.signal)
+          : // Quiet: false, so every key gets its own answer.
+            parseDeleteResult(
+              await signed.deleteObjects(deleteObjectsBody(unique, false), options.signal),
+            );
     } catch (error) {
       throw toHoldfastError(error, { operation: "deleteMany" });
     }
-    const deleted = new Set<string>();
+    const deleted = new Set(answer.deleted);
     const failures = new Map<string, HoldfastError>();
-    for (const entry of answer.Deleted ?? []) {
-      if (entry.Key !== undefined) deleted.add(entry.Key);
-    }
-    for (const entry of answer.Errors ?? []) {
-      if (entry.Key === undefined) continue;
-      const key = entry.Key.slice(this.#root.length);
+    for (const entry of answer.errors) {
+      if (entry.key === undefined) continue;
+      const key = entry.key.slice(this.#root.length);
       failures.set(
-        entry.Key,
+        entry.key,
         toHoldfastError(
-          { name: entry.Code ?? "UnknownError", message: entry.Message ?? "" },
+          { name: entry.code ?? "UnknownError", message: entry.message ?? "" },
           { operation: "deleteMany", key },
         ),
       );
@@ -390,6 +393,30 @@ class S3Store implements ObjectStore {
     return result;
   }
 
+  async #deleteThroughSdk(
+    fullKeys: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<DeleteAnswer> {
+    const answer = await this.#client.send(
+      new DeleteObjectsCommand({
+        Bucket: this.#options.bucket,
+        // Quiet: false, so every key gets its own answer.
+        Delete: { Objects: fullKeys.map((Key) => ({ Key })), Quiet: false },
+      }),
+      sendOptions(signal),
+    );
+    return {
+      deleted: (answer.Deleted ?? []).flatMap((entry) =>
+        entry.Key === undefined ? [] : [entry.Key],
+      ),
+      errors: (answer.Errors ?? []).map((entry) => ({
+        key: entry.Key,
+        code: entry.Code,
+        message: entry.Message,
+      })),
+    };
+  }
+
   // https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     validatePrefix(prefix, "list");
@@ -397,35 +424,69 @@ class S3Store implements ObjectStore {
       validateKey(options.startAfter, "list");
     }
     const pageSize = Math.max(1, Math.min(options.pageSize ?? S3_MAX_PAGE_SIZE, S3_MAX_PAGE_SIZE));
-    let answer: ListObjectsV2CommandOutput;
+    const request = {
+      prefix: this.#root + prefix,
+      maxKeys: pageSize,
+      continuationToken: options.pageToken,
+      startAfter: options.startAfter ? this.#root + options.startAfter : undefined,
+    };
+    let answer: ListedPage;
     try {
-      answer = await this.#client.send(
-        new ListObjectsV2Command({
-          Bucket: this.#options.bucket,
-          Prefix: this.#root + prefix,
-          MaxKeys: pageSize,
-          ...(options.pageToken !== undefined ? { ContinuationToken: options.pageToken } : {}),
-          ...(options.startAfter ? { StartAfter: this.#root + options.startAfter } : {}),
-        }),
-        sendOptions(options.signal),
-      );
+      const signed = await this.#signedReads();
+      answer =
+        signed === undefined
+          ? await this.#listThroughSdk(request, options.signal)
+          : parseListPage(await signed.listObjectsV2(request, options.signal));
     } catch (error) {
       throw toHoldfastError(error, { operation: "list" });
     }
     const objects: ObjectMeta[] = [];
-    for (const entry of answer.Contents ?? []) {
-      if (entry.Key === undefined || !entry.Key.startsWith(this.#root)) continue;
-      const key = entry.Key.slice(this.#root.length);
+    for (const entry of answer.contents) {
+      if (entry.key === undefined || !entry.key.startsWith(this.#root)) continue;
+      const key = entry.key.slice(this.#root.length);
       objects.push({
         key,
-        etag: requireEtag(entry.ETag, "list", key),
-        lastModified: requireDate(entry.LastModified, "list", key),
-        size: entry.Size ?? 0,
+        etag: requireEtag(entry.etag, "list", key),
+        lastModified: requireDate(entry.lastModified, "list", key),
+        size: entry.size ?? 0,
       });
     }
-    return answer.IsTruncated && answer.NextContinuationToken
-      ? { objects, nextPageToken: answer.NextContinuationToken }
+    return answer.isTruncated && answer.nextContinuationToken
+      ? { objects, nextPageToken: answer.nextContinuationToken }
       : { objects };
+  }
+
+  async #listThroughSdk(
+    request: {
+      prefix: string;
+      maxKeys: number;
+      continuationToken: string | undefined;
+      startAfter: string | undefined;
+    },
+    signal: AbortSignal | undefined,
+  ): Promise<ListedPage> {
+    const answer = await this.#client.send(
+      new ListObjectsV2Command({
+        Bucket: this.#options.bucket,
+        Prefix: request.prefix,
+        MaxKeys: request.maxKeys,
+        ...(request.continuationToken !== undefined
+          ? { ContinuationToken: request.continuationToken }
+          : {}),
+        ...(request.startAfter !== undefined ? { StartAfter: request.startAfter } : {}),
+      }),
+      sendOptions(signal),
+    );
+    return {
+      contents: (answer.Contents ?? []).map((entry) => ({
+        key: entry.Key,
+        etag: entry.ETag,
+        lastModified: entry.LastModified,
+        size: entry.Size,
+      })),
+      isTruncated: answer.IsTruncated === true,
+      nextContinuationToken: answer.NextContinuationToken,
+    };
   }
 
   /** Validates a store key and returns the bucket key (prefix + key). */

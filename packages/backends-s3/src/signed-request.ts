@@ -1,5 +1,6 @@
-// Reads of one object (GetObject, HeadObject) as one SigV4-signed node:http request, without
-// the SDK's middleware stack (README, "Reads"). What is sent, how it is signed and whether it
+// Reads of one object (GetObject, HeadObject), listing pages (ListObjectsV2) and batch deletes
+// (DeleteObjects), each as one SigV4-signed node:http request without the SDK's middleware
+// stack (README, "Reads and listings"). What is sent, how it is signed and whether it
 // is sent again all come from the store's own S3Client: its endpoint rules (with the
 // configured `endpoint` and `forcePathStyle`), its credential provider and hash, its clock
 // offset, its retry strategy and `maxAttempts`. This module carries the bytes and presents
@@ -14,6 +15,7 @@ import {
   type RequestOptions,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { crc32 } from "node:zlib";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { getEndpointFromInstructions } from "@smithy/core/endpoints";
 import { extendedEncodeURIComponent } from "@smithy/core/protocols";
@@ -157,13 +159,77 @@ export class SignedReads {
    * a cut body) are sent again while it allows (its `maxAttempts`, its backoff): a read
    * changes nothing, so a repeat is always safe.
    */
-  async read(method: "GET" | "HEAD", key: string, signal?: AbortSignal): Promise<ReadAnswer> {
+  read(method: "GET" | "HEAD", key: string, signal?: AbortSignal): Promise<ReadAnswer> {
+    return this.#request({ method, path: this.#path(key), query: {} }, signal);
+  }
+
+  /**
+   * One ListObjectsV2 page (README, "Reads and listings"): the XML of a 2xx answer, sent with
+   * the query parameters the SDK sends (no `encoding-type`: keys come back XML-escaped).
+   * Retried as a read.
+   */
+  async listObjectsV2(
+    params: {
+      readonly prefix: string;
+      readonly maxKeys: number;
+      readonly continuationToken?: string | undefined;
+      readonly startAfter?: string | undefined;
+    },
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const query: Record<string, string> = {
+      "list-type": "2",
+      prefix: params.prefix,
+      "max-keys": String(params.maxKeys),
+    };
+    if (params.continuationToken !== undefined) {
+      query["continuation-token"] = params.continuationToken;
+    }
+    if (params.startAfter !== undefined) query["start-after"] = params.startAfter;
+    const answer = await this.#request(
+      { method: "GET", path: `${this.#basePath}/`, query, xml: true },
+      signal,
+    );
+    return utf8.decode(answer.body);
+  }
+
+  /**
+   * One DeleteObjects request (`POST ?delete`) with `body` (a `<Delete>` document): the XML of
+   * a 2xx answer. S3 requires a checksum of the body; this sends the one the SDK sends with
+   * `requestChecksumCalculation: "WHEN_REQUIRED"` (CRC32 in `x-amz-checksum-crc32`, named in
+   * `x-amz-sdk-checksum-algorithm`). DeleteObjects carries no condition and deleting an
+   * absent key succeeds, so sending it again is as safe as a read (README, "Reads and
+   * listings"): it is retried by the client's strategy as the SDK path retries it.
+   */
+  async deleteObjects(body: string, signal?: AbortSignal): Promise<string> {
+    const bytes = Buffer.from(body, "utf8");
+    const checksum = Buffer.alloc(4);
+    checksum.writeUInt32BE(crc32(bytes));
+    const answer = await this.#request(
+      {
+        method: "POST",
+        path: `${this.#basePath}/`,
+        query: { delete: "" },
+        headers: {
+          "content-type": "application/xml",
+          "content-length": String(bytes.byteLength),
+          "x-amz-sdk-checksum-algorithm": "CRC32",
+          "x-amz-checksum-crc32": checksum.toString("base64"),
+        },
+        body: bytes,
+        xml: true,
+      },
+      signal,
+    );
+    return utf8.decode(answer.body);
+  }
+
+  async #request(request: OutgoingRequest, signal?: AbortSignal): Promise<ReadAnswer> {
     const strategy = this.#strategy;
-    const path = this.#path(key);
     let token = await untilAborted(strategy.acquireInitialRetryToken(""), signal);
     for (;;) {
       try {
-        const answer = await this.#attempt(method, path, signal);
+        const answer = await this.#attempt(request, signal);
         strategy.recordSuccess(token);
         return answer;
       } catch (error) {
@@ -192,8 +258,9 @@ export class SignedReads {
     return `${this.#basePath}/${key.split("/").map(extendedEncodeURIComponent).join("/")}`;
   }
 
-  async #attempt(method: "GET" | "HEAD", path: string, signal?: AbortSignal): Promise<ReadAnswer> {
+  async #attempt(request: OutgoingRequest, signal?: AbortSignal): Promise<ReadAnswer> {
     if (signal?.aborted) throw abortError(signal);
+    const { method, path, query } = request;
     const config = this.#config;
     const offsetBefore = config.systemClockOffset ?? 0;
     const signed = await this.#signer.sign(
@@ -203,14 +270,15 @@ export class SignedReads {
         hostname: this.#hostname,
         ...(this.#port === undefined ? {} : { port: this.#port }),
         path,
-        query: {},
-        headers: { host: this.#host },
+        query,
+        headers: { ...request.headers, host: this.#host },
+        ...(request.body === undefined ? {} : { body: request.body }),
       },
       { signingDate: new Date(Date.now() + offsetBefore), signingRegion: this.#signingRegion },
     );
     const sentAt = Date.now();
     try {
-      return await this.#exchange(method, path, signed.headers, signal);
+      return await this.#exchange(request, signed.headers, signal);
     } catch (error) {
       this.#correctClock(error as ReadError, offsetBefore, sentAt);
       throw error;
@@ -237,12 +305,14 @@ export class SignedReads {
 
   /** One request and its whole answer. */
   #exchange(
-    method: "GET" | "HEAD",
-    path: string,
+    outgoing: OutgoingRequest,
     headers: Record<string, string>,
     signal: AbortSignal | undefined,
   ): Promise<ReadAnswer> {
     const { requestTimeoutMs, connectionTimeoutMs } = this.#timeouts;
+    const { method } = outgoing;
+    const search = queryString(outgoing.query);
+    const path = search === "" ? outgoing.path : `${outgoing.path}?${search}`;
     return new Promise<ReadAnswer>((resolve, reject) => {
       if (signal?.aborted) {
         reject(abortError(signal));
@@ -304,15 +374,40 @@ export class SignedReads {
       request.once("response", (response: IncomingMessage) => {
         answered = response;
         deadline.refresh();
-        readAnswer(method, response, () => deadline.refresh()).then(
+        readAnswer(method, response, () => deadline.refresh(), outgoing.xml === true).then(
           (answer) => settle(undefined, answer),
           (error: unknown) => settle(error),
         );
       });
       if (signal !== undefined) signal.addEventListener("abort", onAbort, { once: true });
-      request.end();
+      request.end(outgoing.body);
     });
   }
+}
+
+/** What one signed request sends. */
+interface OutgoingRequest {
+  readonly method: "GET" | "HEAD" | "POST";
+  /** Encoded once, as sent and signed. */
+  readonly path: string;
+  /** Unencoded; encoded for sending as the signer encodes it for the signature. */
+  readonly query: Readonly<Record<string, string>>;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: Uint8Array;
+  /** The answer is an XML document (a listing, a DeleteObjects result), not an object. */
+  readonly xml?: boolean;
+}
+
+const utf8 = new TextDecoder();
+
+/** `name=value` pairs, sorted and percent-encoded as SigV4's canonical query string. */
+function queryString(query: Readonly<Record<string, string>>): string {
+  return Object.keys(query)
+    .sort()
+    .map(
+      (name) => `${extendedEncodeURIComponent(name)}=${extendedEncodeURIComponent(query[name]!)}`,
+    )
+    .join("&");
 }
 
 // --- answers ---
@@ -340,9 +435,10 @@ const ERROR_BODY_LIMIT = 64 * 1024;
  * an error, never a short object.
  */
 function readAnswer(
-  method: "GET" | "HEAD",
+  method: "GET" | "HEAD" | "POST",
   response: IncomingMessage,
   onChunk: () => void,
+  xml: boolean,
 ): Promise<ReadAnswer> {
   return new Promise<ReadAnswer>((resolve, reject) => {
     const status = response.statusCode ?? 0;
@@ -351,14 +447,14 @@ function readAnswer(
     const declared = contentLength(headers["content-length"]);
     const framed =
       declared !== undefined || /\bchunked\b/i.test(headers["transfer-encoding"] ?? "");
-    if (ok && method === "GET" && !framed) {
+    if (ok && method !== "HEAD" && !framed) {
       response.destroy();
       reject(incompleteBody("the answer carried neither Content-Length nor chunked framing"));
       return;
     }
     // A 2xx GET with a known length is read into one buffer of exactly that size.
     const exact =
-      ok && method === "GET" && declared !== undefined ? new Uint8Array(declared) : undefined;
+      ok && method !== "HEAD" && declared !== undefined ? new Uint8Array(declared) : undefined;
     const chunks: Buffer[] = [];
     let received = 0;
     let ended = false;
@@ -377,12 +473,18 @@ function readAnswer(
     });
     response.once("end", () => {
       ended = true;
-      if (method === "GET" && declared !== undefined && received !== declared) {
+      if (method !== "HEAD" && declared !== undefined && received !== declared) {
         reject(incompleteBody(`${received} of ${declared} announced bytes`));
       } else if (!ok) {
         reject(serviceError(status, headers, Buffer.concat(chunks).toString("utf8")));
       } else {
         const body = exact ?? (chunks.length === 0 ? new Uint8Array(0) : concat(chunks, received));
+        if (xml && errorDocument(body)) {
+          // As the SDK's S3 middleware: a 2xx whose body is an S3 error document is an error
+          // answer, presented as a 503 (so the retry strategy may send it again).
+          reject(serviceError(503, headers, utf8.decode(body)));
+          return;
+        }
         const modified = headers["last-modified"];
         const lastModified = modified === undefined ? undefined : new Date(modified);
         resolve({
@@ -392,7 +494,7 @@ function readAnswer(
             lastModified === undefined || Number.isNaN(lastModified.getTime())
               ? undefined
               : lastModified,
-          size: method === "GET" ? received : (declared ?? 0),
+          size: method !== "HEAD" ? received : (declared ?? 0),
         });
       }
     });
@@ -402,6 +504,14 @@ function readAnswer(
       if (!ended) reject(incompleteBody(`the connection closed after ${received} bytes`));
     });
   });
+}
+
+/** The body ends with `</Error>`: the test the SDK's S3 middleware applies to 2xx answers. */
+function errorDocument(body: Uint8Array): boolean {
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+    .subarray(-16)
+    .toString("latin1")
+    .endsWith("</Error>");
 }
 
 function contentLength(value: string | undefined): number | undefined {

@@ -12,7 +12,7 @@ import { signedReads } from "../src/signed-request.js";
 import { claim, rgwBehindProxy } from "./fault-setup.js";
 import { rgwEnv, rgwOptions } from "./rgw-env.js";
 
-// GET and HEAD go through src/signed-request.ts (README, "Reads"): one SigV4-signed node:http
+// GET and HEAD go through src/signed-request.ts (README, "Reads and listings"): one SigV4-signed node:http
 // request built from the SDK client's own endpoint rules, credentials and retry strategy.
 // Everything below runs against the real Ceph RGW (through @holdfast/fault-proxy where a
 // fault or a record of the requests is needed), or against a local socket that misbehaves.
@@ -176,17 +176,21 @@ describe("which path a configuration takes (no requests sent)", () => {
 });
 
 describe("signed reads on real RGW", () => {
-  it("GET and HEAD take the signed path; writes and listings stay on the SDK", async () => {
+  it("GET, HEAD, listings and batch deletes take the signed path; writes stay on the SDK", async () => {
     await using rgw = await rgwBehindProxy();
     await rgw.viaProxy.put("k", claim("x"));
     expect((await rgw.viaProxy.get("k"))?.body).toEqual(claim("x"));
     expect((await rgw.viaProxy.head("k"))?.size).toBe(claim("x").byteLength);
     await rgw.viaProxy.list("");
+    await rgw.viaProxy.deleteMany(["k"]);
+    await rgw.viaProxy.delete("k");
     expect(rgw.proxy.requests.map((r) => [r.method, viaSdk(r)])).toEqual([
       ["PUT", true],
       ["GET", false],
       ["HEAD", false],
-      ["GET", true], // ListObjectsV2
+      ["GET", false], // ListObjectsV2
+      ["POST", false], // DeleteObjects
+      ["DELETE", true],
     ]);
   });
 
