@@ -1,7 +1,9 @@
 // The XML of the signed listings and batch deletes (README, "Reads and listings"): answers are
-// parsed with fast-xml-parser (the document shapes are S3's ListObjectsV2 and DeleteObjects
-// results); the one request body, `<Delete>`, is built here with every key escaped.
-import { XMLParser } from "fast-xml-parser";
+// parsed with `parseXML` of @aws-sdk/xml-builder, the parser the SDK's own ListObjectsV2 and
+// DeleteObjects deserializers use (so entities, character references and whitespace decode
+// exactly as on the SDK path); the one request body, `<Delete>`, is built here with every
+// key escaped.
+import { parseXML } from "@aws-sdk/xml-builder";
 
 /** One `<Contents>` entry of a listing, as S3 sent it (the caller validates). */
 export interface ListedEntry {
@@ -26,26 +28,12 @@ export interface DeleteAnswer {
   }[];
 }
 
-const lists = new Set(["ListBucketResult.Contents", "DeleteResult.Deleted", "DeleteResult.Error"]);
-
-const parser = new XMLParser({
-  ignoreAttributes: true,
-  ignoreDeclaration: true,
-  // Every value stays a string, untrimmed: a key may be "007" or end in a space.
-  parseTagValue: false,
-  trimValues: false,
-  // `&amp;`, `&lt;`, ... and numeric references (`&#x0D;`), which S3 writes in keys.
-  processEntities: true,
-  htmlEntities: true,
-  isArray: (_name, jpath) => typeof jpath === "string" && lists.has(jpath),
-});
-
 type Node = Record<string, unknown>;
 
 /** A ListObjectsV2 answer's `<ListBucketResult>`. */
 export function parseListPage(xml: string): ListedPage {
   const root = document(xml, "ListBucketResult");
-  const contents = ((root.Contents as Node[] | undefined) ?? []).map((entry) => {
+  const contents = list(root.Contents).map((entry) => {
     const modified = text(entry.LastModified);
     const size = text(entry.Size);
     return {
@@ -66,10 +54,10 @@ export function parseListPage(xml: string): ListedPage {
 export function parseDeleteResult(xml: string): DeleteAnswer {
   const root = document(xml, "DeleteResult");
   return {
-    deleted: ((root.Deleted as Node[] | undefined) ?? [])
+    deleted: list(root.Deleted)
       .map((entry) => text(entry.Key))
       .filter((key): key is string => key !== undefined),
-    errors: ((root.Error as Node[] | undefined) ?? []).map((entry) => ({
+    errors: list(root.Error).map((entry) => ({
       key: text(entry.Key),
       code: text(entry.Code),
       message: text(entry.Message),
@@ -104,14 +92,23 @@ const ESCAPES: Record<string, string> = {
 };
 
 function document(xml: string, rootName: string): Node {
-  const parsed = parser.parse(xml) as Node;
+  const parsed = parseXML(xml) as Node;
   const root = parsed[rootName];
+  // An element without children parses to "" (an empty listing, a quiet DeleteResult).
+  if (root === "") return {};
   if (root === undefined || typeof root !== "object" || root === null) {
     throw Object.assign(new Error(`the answer is not a <${rootName}> document`), {
       name: "DeserializationError",
     });
   }
   return root as Node;
+}
+
+/** A repeated element: absent, one (an object) or several (an array). */
+function list(value: unknown): Node[] {
+  if (Array.isArray(value)) return value as Node[];
+  if (typeof value === "object" && value !== null) return [value as Node];
+  return [];
 }
 
 function text(value: unknown): string | undefined {
