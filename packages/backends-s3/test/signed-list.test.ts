@@ -161,6 +161,9 @@ describe("the XML of signed listings and batch deletes", () => {
         "<DeleteResult><Error><Key>k</Key><Code>AccessDenied</Code></Error></DeleteResult>",
       ),
     ).toEqual({ deleted: [], errors: [{ key: "k", code: "AccessDenied", message: undefined }] });
+    // An empty result (no entries) is empty, not malformed.
+    expect(parseDeleteResult("<DeleteResult></DeleteResult>")).toEqual({ deleted: [], errors: [] });
+    expect(() => parseListPage("<Error><Code>x</Code></Error>")).toThrow(/ListBucketResult/);
   });
 });
 
@@ -347,6 +350,27 @@ describe("signed listings and batch deletes on real RGW", () => {
     });
     expect(lists(rgw.proxy.requests).map((r) => r.action)).toEqual(["respond", "forward"]);
     expect(posts(rgw.proxy.requests)).toHaveLength(3);
+  });
+
+  it("an aborted signal is kind aborted for a listing and a batch delete, also while waiting", async () => {
+    await using rgw = await rgwBehindProxy({ client: "single-attempt" }, [
+      { method: ["GET", "POST"], action: { type: "delay", ms: 2_000 } },
+    ]);
+    const aborted = AbortSignal.abort();
+    expect(await rejection(rgw.viaProxy.list("", { signal: aborted }))).toMatchObject({
+      kind: "aborted",
+    });
+    expect(await rejection(rgw.viaProxy.deleteMany(["k"], { signal: aborted }))).toMatchObject({
+      kind: "aborted",
+    });
+    const started = Date.now();
+    expect(
+      await rejection(rgw.viaProxy.list("", { signal: AbortSignal.timeout(100) })),
+    ).toMatchObject({ kind: "aborted" });
+    expect(
+      await rejection(rgw.viaProxy.deleteMany(["k"], { signal: AbortSignal.timeout(100) })),
+    ).toMatchObject({ kind: "aborted" });
+    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it("a missing bucket is refused and a wrong secret is auth, as on the SDK path", async () => {
