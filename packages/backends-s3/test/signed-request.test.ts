@@ -1,7 +1,13 @@
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from "node:net";
 import { Worker } from "node:worker_threads";
-import { GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from "@aws-sdk/client-s3";
 import { bytesEqual, isHoldfastError } from "@holdfast/conditional-store";
 import { type RecordedRequest, s3Error, slowDown } from "@holdfast/fault-proxy";
 import { ulid } from "ulid";
@@ -57,6 +63,37 @@ async function sdkGetUrl(options: S3StoreOptions, fullKey: string): Promise<stri
   });
   await expect(
     client.send(new GetObjectCommand({ Bucket: options.bucket, Key: fullKey })),
+  ).rejects.toMatchObject({ name: "Captured" });
+  return url!;
+}
+
+/** The URL (without its query) the SDK sends ListObjectsV2 or DeleteObjects to, captured unsent. */
+async function sdkBucketUrl(options: S3StoreOptions, command: "list" | "delete"): Promise<string> {
+  let url: string | undefined;
+  const client = new S3Client({
+    ...s3ClientConfig(options),
+    requestHandler: {
+      handle: async (request: {
+        protocol: string;
+        hostname: string;
+        port?: number;
+        path: string;
+      }) => {
+        const port = request.port === undefined ? "" : `:${request.port}`;
+        url = `${request.protocol}//${request.hostname}${port}${request.path}`;
+        throw Object.assign(new Error("captured"), { name: "Captured" });
+      },
+    },
+  });
+  await expect(
+    client.send(
+      command === "list"
+        ? new ListObjectsV2Command({ Bucket: options.bucket, Prefix: "p/", MaxKeys: 1000 })
+        : new DeleteObjectsCommand({
+            Bucket: options.bucket,
+            Delete: { Objects: [{ Key: "p/k" }], Quiet: false },
+          }),
+    ),
   ).rejects.toMatchObject({ name: "Captured" });
   return url!;
 }
@@ -123,6 +160,13 @@ describe("which path a configuration takes (no requests sent)", () => {
         const fullKey = `p/${key}`;
         expect(await signedUrl(o, fullKey)).toBe(await sdkGetUrl(o, fullKey));
       }
+    });
+    it(`${name}: signed listings and batch deletes go to the bucket URL the SDK's rules give`, async () => {
+      const o = { ...options, prefix: "p", credentials: staticKeys };
+      // The bucket's URL: the signed path's URL of an empty key.
+      const bucketUrl = await signedUrl(o, "");
+      expect(bucketUrl).toBe(await sdkBucketUrl(o, "list"));
+      expect(bucketUrl).toBe(await sdkBucketUrl(o, "delete"));
     });
   }
 
