@@ -85,16 +85,18 @@ async function sdkBucketUrl(options: S3StoreOptions, command: "list" | "delete")
       },
     },
   });
-  await expect(
-    client.send(
-      command === "list"
-        ? new ListObjectsV2Command({ Bucket: options.bucket, Prefix: "p/", MaxKeys: 1000 })
-        : new DeleteObjectsCommand({
+  const sent =
+    command === "list"
+      ? client.send(
+          new ListObjectsV2Command({ Bucket: options.bucket, Prefix: "p/", MaxKeys: 1000 }),
+        )
+      : client.send(
+          new DeleteObjectsCommand({
             Bucket: options.bucket,
             Delete: { Objects: [{ Key: "p/k" }], Quiet: false },
           }),
-    ),
-  ).rejects.toMatchObject({ name: "Captured" });
+        );
+  await expect(sent).rejects.toMatchObject({ name: "Captured" });
   return url!;
 }
 
