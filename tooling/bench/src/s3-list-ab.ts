@@ -14,41 +14,13 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { ObjectStore } from "@holdfast/conditional-store";
+import { arg, out, rgwFromEnv, type StoreModule, storeOptions } from "./s3-ab.js";
 
 const KEYS = 5_000;
 const PAGE = 1_000;
 const PUT_CONCURRENCY = 32;
 
-const arg = (name: string, fallback: string) => {
-  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
-  return a ? a.slice(name.length + 3) : fallback;
-};
-const out = (line: string) => process.stdout.write(`${line}\n`);
-// From the environment (source /tmp/holdfast-services/rgw.env): the children import nothing
-// but the store under test.
-const env = {
-  endpoint: process.env.HOLDFAST_S3_ENDPOINT ?? "",
-  bucket: process.env.HOLDFAST_S3_BUCKET ?? "",
-  region: process.env.HOLDFAST_S3_REGION || "us-east-1",
-  accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? "",
-  secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? "",
-};
-if (!env.endpoint)
-  throw new Error("no RGW: source /tmp/holdfast-services/rgw.env (tooling/services/rgw-start.sh)");
-
-interface StoreModule {
-  createS3Store(options: Record<string, unknown>): ObjectStore;
-}
-
-const storeOptions = (prefix: string) => ({
-  bucket: env.bucket,
-  prefix,
-  region: env.region,
-  endpoint: env.endpoint,
-  forcePathStyle: true,
-  credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
-});
+const env = rgwFromEnv();
 
 const keyOf = (i: number) => `data/${String(i).padStart(8, "0")}-fragment.lance`;
 
@@ -69,7 +41,7 @@ if (process.argv[2] === "child") {
   // child <module url> <prefix>: write KEYS keys, then time listing and deleting them; one JSON line.
   const [, , , moduleUrl, prefix] = process.argv;
   const { createS3Store } = (await import(moduleUrl!)) as StoreModule;
-  const store = createS3Store(storeOptions(prefix!));
+  const store = createS3Store(storeOptions(env, prefix!));
   const body = new Uint8Array(64).fill(7);
   let written = 0;
   await Promise.all(
@@ -189,7 +161,7 @@ try {
   // A child that failed may leave its keys: remove every prefix this run used.
   for (let r = 1; r <= rounds; r++) {
     for (const side of ["before", "after"] as const) {
-      const store = createS3Store(storeOptions(`${prefix}-${r}-${side}`));
+      const store = createS3Store(storeOptions(env, `${prefix}-${r}-${side}`));
       for (;;) {
         const keys = (await store.list("")).objects.map((o) => o.key);
         if (keys.length === 0) break;

@@ -12,41 +12,13 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { ObjectStore } from "@holdfast/conditional-store";
+import { arg, out, rgwFromEnv, type StoreModule, storeOptions } from "./s3-ab.js";
 
 const GETS = 1_000;
 const CONCURRENCY = 8;
 const OBJECT_BYTES = 443;
 
-const arg = (name: string, fallback: string) => {
-  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
-  return a ? a.slice(name.length + 3) : fallback;
-};
-const out = (line: string) => process.stdout.write(`${line}\n`);
-// From the environment (source /tmp/holdfast-services/rgw.env): the children import nothing
-// but the store under test.
-const env = {
-  endpoint: process.env.HOLDFAST_S3_ENDPOINT ?? "",
-  bucket: process.env.HOLDFAST_S3_BUCKET ?? "",
-  region: process.env.HOLDFAST_S3_REGION || "us-east-1",
-  accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? "",
-  secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? "",
-};
-if (!env.endpoint)
-  throw new Error("no RGW: source /tmp/holdfast-services/rgw.env (tooling/services/rgw-start.sh)");
-
-interface StoreModule {
-  createS3Store(options: Record<string, unknown>): ObjectStore;
-}
-
-const storeOptions = (prefix: string) => ({
-  bucket: env.bucket,
-  prefix,
-  region: env.region,
-  endpoint: env.endpoint,
-  forcePathStyle: true,
-  credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
-});
+const env = rgwFromEnv();
 
 const keyOf = (i: number) => `_versions/${String(i).padStart(20, "0")}.manifest`;
 
@@ -54,7 +26,7 @@ if (process.argv[2] === "child") {
   // child <module url> <prefix>: two rounds of GETS gets, one JSON line.
   const [, , , moduleUrl, prefix] = process.argv;
   const { createS3Store } = (await import(moduleUrl!)) as StoreModule;
-  const store = createS3Store(storeOptions(prefix!));
+  const store = createS3Store(storeOptions(env, prefix!));
   const round = async () => {
     const cpu = process.cpuUsage();
     const wall = performance.now();
@@ -107,7 +79,7 @@ const sides = {
 
 const { createS3Store } = (await import(sides.after)) as StoreModule;
 const prefix = `s3-reads-ab-${Date.now()}`;
-const store = createS3Store(storeOptions(prefix));
+const store = createS3Store(storeOptions(env, prefix));
 const body = new Uint8Array(OBJECT_BYTES).map((_, i) => (i * 31) % 251);
 out(
   `# S3 reads A/B on RGW: ${GETS} gets of ${OBJECT_BYTES}-byte objects, concurrency ${CONCURRENCY}, ` +
