@@ -13,17 +13,8 @@ import {
   toHoldfastError,
 } from "../src/index.js";
 import { claim, emptyStore, fast } from "./fault-setup.js";
+import { rejection } from "./rejection.js";
 import { rgwEnv, rgwOptions } from "./rgw-env.js";
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isHoldfastError(error), String(error)).toBe(true);
-    return error as unknown as Record<string, unknown>;
-  }
-  return expect.fail("expected a HoldfastError");
-}
 
 function thrown(fn: () => unknown): Record<string, unknown> {
   try {

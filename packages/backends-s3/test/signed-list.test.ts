@@ -4,12 +4,13 @@ import {
   type ListObjectsV2CommandOutput,
   S3Client,
 } from "@aws-sdk/client-s3";
-import { isHoldfastError, type ListPage, type ObjectStore } from "@holdfast/conditional-store";
+import type { ListPage, ObjectStore } from "@holdfast/conditional-store";
 import { type RecordedRequest, slowDown } from "@holdfast/fault-proxy";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { s3ClientConfig } from "../src/s3.js";
 import { deleteObjectsBody, escapeXml, parseDeleteResult, parseListPage } from "../src/xml.js";
 import { claim, rgwBehindProxy } from "./fault-setup.js";
+import { rejection } from "./rejection.js";
 
 // `list` (ListObjectsV2) and `deleteMany` (DeleteObjects) go through src/signed-request.ts
 // (README, "Reads and listings"), their XML through src/xml.ts. Against the real Ceph RGW,
@@ -37,16 +38,6 @@ const xmlKeys = [
   "1e3",
   "_versions/18446744073709551615.manifest",
 ];
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isHoldfastError(error), String(error)).toBe(true);
-    return error as unknown as Record<string, unknown>;
-  }
-  return expect.fail("expected a HoldfastError");
-}
 
 /** Every page of `prefix` through `store`, `pageSize` at a time. */
 async function allPages(store: ObjectStore, prefix: string, pageSize?: number) {

@@ -8,7 +8,7 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from "@aws-sdk/client-s3";
-import { bytesEqual, isHoldfastError } from "@holdfast/conditional-store";
+import { bytesEqual } from "@holdfast/conditional-store";
 import { type RecordedRequest, s3Error, slowDown } from "@holdfast/fault-proxy";
 import { ulid } from "ulid";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -16,22 +16,13 @@ import { createS3Store, type S3StoreOptions, toHoldfastError } from "../src/inde
 import { readTimeouts, s3ClientConfig } from "../src/s3.js";
 import { signedReads } from "../src/signed-request.js";
 import { claim, rgwBehindProxy } from "./fault-setup.js";
+import { rejection } from "./rejection.js";
 import { rgwEnv, rgwOptions } from "./rgw-env.js";
 
 // GET and HEAD go through src/signed-request.ts (README, "Reads and listings"): one SigV4-signed node:http
 // request built from the SDK client's own endpoint rules, credentials and retry strategy.
 // Everything below runs against the real Ceph RGW (through @holdfast/fault-proxy where a
 // fault or a record of the requests is needed), or against a local socket that misbehaves.
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isHoldfastError(error), String(error)).toBe(true);
-    return error as unknown as Record<string, unknown>;
-  }
-  return expect.fail("expected a HoldfastError");
-}
 
 /** The SDK marks every request it sends; the signed reads send none of its headers. */
 const viaSdk = (r: RecordedRequest) => r.headers["amz-sdk-invocation-id"] !== undefined;
