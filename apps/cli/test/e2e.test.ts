@@ -232,7 +232,20 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
   check("lease acquire --hold renews until SIGINT, then releases", async () => {
     const child = spawn(
       process.execPath,
-      [BIN, "lease", "acquire", url, "2", "--ttl", "3s", "--hold", "--json", ...flags],
+      [
+        BIN,
+        "lease",
+        "acquire",
+        url,
+        "2",
+        "--ttl",
+        "4s",
+        "--renew-every",
+        "1s",
+        "--hold",
+        "--json",
+        ...flags,
+      ],
       {
         env: { PATH: process.env.PATH, NO_COLOR: "1", ...env },
         stdio: ["ignore", "pipe", "pipe"],
@@ -241,6 +254,10 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     const lines: Record<string, unknown>[] = [];
     let stderr = "";
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    // Each renewal starts at least 1 s after the previous write, so the fifth starts more
+    // than 4 s (the TTL) after the acquire: only renewals can keep the lease active then.
+    let outlivedTtl!: () => void;
+    const renewedPastTtl = new Promise<void>((resolve) => (outlivedTtl = resolve));
     const acquired = new Promise<void>((resolve) => {
       let buffer = "";
       child.stdout.on("data", (c: Buffer) => {
@@ -251,7 +268,8 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
           const event = JSON.parse(part) as Record<string, unknown>;
           checkShape(event, "lease acquire --hold");
           lines.push(event);
-          if (lines.at(-1)!.event === "acquired") resolve();
+          if (event.event === "acquired") resolve();
+          if (event.event === "renewed" && (event.renewal as number) >= 5) outlivedTtl();
         }
       });
     });
@@ -265,8 +283,10 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
       acquired,
       exited.then(() => Promise.reject(new Error(`reader exited early: ${stderr}`))),
     ]);
-    // Outlive the TTL: only renewals keep the lease active.
-    await new Promise((r) => setTimeout(r, 4500));
+    await Promise.race([
+      renewedPastTtl,
+      exited.then(() => Promise.reject(new Error(`reader stopped renewing: ${stderr}`))),
+    ]);
     const during = expectOk(
       await cli(["lease", "list", url, "2", "--branch", "main", ...flags, "--json"], {
         env,
@@ -276,6 +296,9 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
     child.kill("SIGINT");
     expect(await exited).toBe(0);
     expect(lines[0]).toMatchObject({ ok: true, command: "lease acquire", event: "acquired" });
+    expect(lines.filter((l) => l.event === "renewed").map((l) => l.renewal)).toEqual(
+      Array.from({ length: lines.filter((l) => l.event === "renewed").length }, (_, i) => i + 1),
+    );
     expect(lines.at(-1)).toMatchObject({ ok: true, event: "released" });
     expect(
       expectOk(await cli(["lease", "list", url, ...flags, "--json"], { env })).json().leases,

@@ -132,6 +132,8 @@ export const JsonShapes = {
   }),
   "lease acquire --hold": z.discriminatedUnion("event", [
     ok("lease acquire", { event: z.literal("acquired"), lease: LeaseShape }),
+    /** After each renewal: `renewal` is the lease's writes so far minus one. */
+    ok("lease acquire", { event: z.literal("renewed"), renewal: z.number().int() }),
     ok("lease acquire", { event: z.literal("read"), reads: z.number(), bytes: z.number() }),
     ok("lease acquire", { event: z.literal("released"), leaseId: z.string(), reads: z.number() }),
   ]),

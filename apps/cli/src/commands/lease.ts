@@ -337,6 +337,12 @@ async function holdLease(
   try {
     keeper = keepLease(ctx, acquired, {
       ...(options.renewEveryMs === undefined ? {} : { renewEveryMs: options.renewEveryMs }),
+      // One line per renewal, so a supervisor (or a test) sees the lease kept, not only held.
+      onRenew: (lease) => {
+        if (cx.out.json) {
+          cx.out.emit({ ok: true, command: cx.command, event: "renewed", renewal: lease.renewal });
+        }
+      },
     });
   } catch (error) {
     // Bad keeper timing is refused after the lease exists: do not leave it behind.
