@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonShapes } from "@holdfast/api-shapes";
@@ -377,14 +377,14 @@ describe("a cleanup in flight", () => {
     for (let i = 0; i < 3; i += 1)
       expect((await run(["commit", ds, "f.txt"], { cwd: dir })).code).toBe(0);
 
-    // A cleaner that drained version 1 and then vanished (its ownership bound is 1 s).
+    // A cleaner that drained version 1 and then vanished (its ownership bound is 60 s).
     const ctx = createContext(createLocalStore({ root: ds }));
     const manifest = await readManifest(ctx, "main", 1);
     await drain(ctx, {
       branch: "main",
       versions: [{ version: 1, manifestEtag: manifest.etag }],
       owner: ctx.ids.next(),
-      ownershipBoundMs: 1000,
+      ownershipBoundMs: 60_000,
     });
 
     const refused = await run(["lease", "acquire", ds, "1", "--ttl", "30s", "--json"]);
@@ -401,8 +401,13 @@ describe("a cleanup in flight", () => {
       /Retirements in flight \(1\)\nID\s+BRANCH\s+STATE/,
     );
 
-    // Past its bound the drain no longer blocks, and recover removes it.
-    await new Promise((r) => setTimeout(r, 2200));
+    // Past its bound the drain no longer blocks, and recover removes it. The bound passes by
+    // setting the record's last write (its Last-Modified on a local store) 61 s back, so no
+    // wait decides whether the checks above ran within it.
+    const records = join(ds, "_holdfast", "retirement", "main");
+    const [record] = await readdir(records);
+    const stamp = (Date.now() - 61_000) / 1000;
+    await utimes(join(records, record!), stamp, stamp);
     const late = await run(["status", ds, "--json"]);
     expect(late.json()).toMatchObject({ retirements: [{ state: "draining", abandoned: true }] });
     expect((await run(["recover", ds])).code).toBe(0);

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
@@ -137,16 +137,21 @@ describe("a tag file the local backend cannot name", () => {
 });
 
 describe("recover after a killed cleanup", () => {
-  /** What a killed cleanup leaves: its lock as it last wrote it, never renewed again (bound 3 s). */
-  async function deadLock(ds: string) {
+  /**
+   * What a killed cleanup leaves: its lock as it last wrote it `ageMs` ago, never renewed
+   * since. The lock file's mtime (its Last-Modified on a local store) is set back instead of
+   * sleeping, so how long the CLI takes to start does not decide whether the lock has
+   * cleared yet: it clears `boundMs` + 1 s of precision after that stamp.
+   */
+  async function deadLock(ds: string, { boundMs, ageMs }: { boundMs: number; ageMs: number }) {
     const ctx = contextOf(ds);
-    await acquireCleanupLock(ctx, { owner: "01DEADCLEANER", boundMs: 3000 });
-    // Past 1.5 renewal intervals (1 s each) plus the 1 s precision: a live holder would have renewed.
-    await new Promise((resolve) => setTimeout(resolve, 2600));
+    await acquireCleanupLock(ctx, { owner: "01DEADCLEANER", boundMs });
+    const stamp = (Date.now() - ageMs) / 1000;
+    await utimes(join(ds, CLEANUP_LOCK_KEY), stamp, stamp);
     const lock = await readCleanupLock(ctx);
     const clearsAt = leaseExpiresAt(
       lock!.lastModified,
-      3000,
+      boundMs,
       ctx.store.capabilities.timestampPrecisionMs,
     );
     return {
@@ -156,9 +161,14 @@ describe("recover after a killed cleanup", () => {
     };
   }
 
+  // Past 1.5 renewal intervals (a third of the bound each) plus the 1 s precision: a live
+  // holder would have renewed. K1: 20 s before the lock clears; K2: 3-4 s, which it waits.
+  const LONG_DEAD = { boundMs: 60_000, ageMs: 40_000 };
+  const JUST_DEAD = { boundMs: 9_000, ageMs: 6_000 };
+
   it("K1 --no-wait refuses at once (exit 3) naming the holder, that it stopped renewing, its last heartbeat and when the lock clears", async () => {
     const ds = await dataset(2);
-    const { ctx, lastHeartbeat, clearsAt } = await deadLock(ds);
+    const { ctx, lastHeartbeat, clearsAt } = await deadLock(ds, LONG_DEAD);
     const r = await run(["recover", ds, "--no-wait", "--json"]);
     expect(r.code).toBe(3);
     checkShape(r.json());
@@ -179,7 +189,7 @@ describe("recover after a killed cleanup", () => {
 
   it("K2 by default it says who holds the lock and when it clears, waits for it, then recovers (exit 0)", async () => {
     const ds = await dataset(2);
-    const { ctx, lastHeartbeat, clearsAt } = await deadLock(ds);
+    const { ctx, lastHeartbeat, clearsAt } = await deadLock(ds, JUST_DEAD);
     const r = await run(["recover", ds, "--json"]);
     expect(r.code, r.stdout).toBe(0);
     checkShape(r.json());
@@ -187,7 +197,7 @@ describe("recover after a killed cleanup", () => {
       waitedForLock: { owner: "01DEADCLEANER", lastHeartbeat, clearsAt, stoppedRenewing: true },
     });
     expect(await readCleanupLock(ctx)).toBeNull();
-    await deadLock(ds);
+    await deadLock(ds, JUST_DEAD);
     const text = await run(["recover", ds]);
     expect(text.code).toBe(0);
     expect(text.stderr).toMatch(
