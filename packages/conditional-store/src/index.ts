@@ -23,6 +23,7 @@ export {
   type StorageErrorContext,
   type StorageOperation,
 } from "./errors.js";
+export { type IdempotentReissueOptions, reissueIdempotent } from "./idempotent.js";
 export { joinKey, MAX_KEY_BYTES, validateKey, validatePrefix } from "./keys.js";
 export { batches, deleteAllUnder, listAll, listPages } from "./list.js";
 export { compareKeys, MEMORY_BACKEND, MemoryStore, type MemoryStoreOptions } from "./memory.js";

@@ -30,8 +30,9 @@ export interface ResolveOptions {
 
 /**
  * Sends one conditional put and resolves lost answers (docs/guarantees.md, conditional requests): ambiguous answers are
- * re-issued unchanged per the policy, and the key is read back after a conflict an earlier
- * copy may explain and after the last lost re-issue. Equal stored bytes mean this request
+ * re-issued unchanged per the policy, and the key is read back after every conflict (an
+ * earlier copy of this request, re-issued or repeated on the way, may explain it) and after
+ * the last lost re-issue. Equal stored bytes mean this request
  * landed, so payloads of exclusive claims must name their writer (see `writerPayload`).
  *
  * This is the only production call site of a conditional `store.put` (scenario C9).
@@ -48,9 +49,10 @@ export async function resolveConditionalPut(
   const pauses = (options.policy ?? DEFAULT_REISSUE_POLICY).pausesMs;
   const sleep = options.sleep ?? realSleep;
   const mode = store.capabilities.requestMode;
-  // Once any copy's answer was lost, a later conflict may be that copy's own effect. A
-  // repeating client may have sent (and applied) an earlier copy before its first answer.
-  let earlierCopyMayHaveApplied = mode === "repeating";
+  // Once any copy's answer was lost, the key may still change under an earlier copy in
+  // flight: a read-back that finds the precondition holding is then unknown. A repeating
+  // client may have lost answers before its first.
+  let answerLost = mode === "repeating";
   let lastError: unknown;
 
   for (let attempt = 0; attempt <= pauses.length; attempt += 1) {
@@ -88,25 +90,33 @@ export async function resolveConditionalPut(
       lastError = error;
       switch (classifyFailure(error, mode)) {
         case "conflict":
-          if (!earlierCopyMayHaveApplied) return { status: "conflict" };
-          return readBack(store, key, body, precondition, error);
+          // Every conflict is read back before it is believed, whatever the client's mode:
+          // an earlier copy of this very request may have applied, sent by the resolver
+          // (a lost answer), by a repeating SDK, or by something between us and the store
+          // that repeated it (a proxy retrying a POST). Every claim names its writer
+          // (writerPayload), so equal bytes are this writer's (docs/guarantees.md,
+          // "Conditional requests": a repeated request).
+          // With no answer lost, a read-back that does not show our bytes confirms the conflict.
+          return readBack(store, key, body, precondition, error, answerLost);
         case "in-flight":
           // S3 409: the write in flight may be our own earlier copy. A create reads back
           // (absent stays unresolved); an if-match is re-issued.
-          earlierCopyMayHaveApplied = true;
-          if ("ifNoneMatch" in precondition) return readBack(store, key, body, precondition, error);
+          answerLost = true;
+          if ("ifNoneMatch" in precondition) {
+            return readBack(store, key, body, precondition, error, true);
+          }
           break;
         case "refused":
           // A first copy's refusal is final: nothing was sent that could have applied.
           if (attempt === 0) throw error;
           break;
         case "ambiguous":
-          earlierCopyMayHaveApplied = true;
+          answerLost = true;
           break;
       }
     }
   }
-  return readBack(store, key, body, precondition, lastError);
+  return readBack(store, key, body, precondition, lastError, true);
 }
 
 /** Create-only put, resolved. */
@@ -132,7 +142,8 @@ export function putIfMatch(
 
 /**
  * Reads the key back and decides: our bytes → applied; the precondition visibly failed →
- * conflict; the key still satisfies the precondition → unresolved (thrown).
+ * conflict; the key still satisfies the precondition → unresolved (thrown) when an answer
+ * was lost (an earlier copy may yet land), else the store's conflict stands.
  */
 async function readBack(
   store: ObjectStore,
@@ -140,6 +151,7 @@ async function readBack(
   body: Uint8Array,
   precondition: Precondition,
   cause: unknown,
+  answerLost: boolean,
 ): Promise<ConditionalPutOutcome> {
   let current: GetResult | null;
   try {
@@ -153,6 +165,9 @@ async function readBack(
   } else if (!current || current.etag !== precondition.ifMatch) {
     return { status: "conflict", current };
   }
+  // Every answer was a definite one and none of our copies is in the store: the conflict
+  // the store answered stands (a store that refuses the ETag form it handed out says so).
+  if (!answerLost) return { status: "conflict", current };
   throw unresolved(key, precondition, "the key still satisfies the precondition", cause);
 }
 
@@ -206,7 +221,8 @@ export async function deleteIfMatch(
   const pauses = (options.policy ?? DEFAULT_REISSUE_POLICY).pausesMs;
   const sleep = options.sleep ?? realSleep;
   const mode = store.capabilities.requestMode;
-  let earlierCopyMayHaveApplied = mode === "repeating";
+  let answerLost = mode === "repeating";
+  let conflicted = false;
   let lastError: unknown;
   for (let attempt = 0; attempt <= pauses.length; attempt += 1) {
     if (attempt > 0) {
@@ -241,13 +257,15 @@ export async function deleteIfMatch(
       const answer = isHoldfastError(error, "not-found")
         ? "conflict"
         : classifyFailure(error, mode);
+      // A conflict is read back before it is believed, as for puts: an earlier copy of this
+      // delete (ours, a repeating SDK's, or one repeated on the way) may have removed it.
       if (answer === "conflict") {
-        if (!earlierCopyMayHaveApplied) return { status: "conflict" };
+        conflicted = true;
         break;
       }
       // A first copy's refusal is final; a refused re-issue is re-issued (docs/guarantees.md, conditional requests).
       if (answer === "refused" && attempt === 0) throw error;
-      if (answer !== "refused") earlierCopyMayHaveApplied = true;
+      if (answer !== "refused") answerLost = true;
     }
   }
   let current: Awaited<ReturnType<ObjectStore["head"]>>;
@@ -258,6 +276,8 @@ export async function deleteIfMatch(
   }
   if (!current) return { status: "applied" };
   if (current.etag !== etag) return { status: "conflict" };
+  // A definite conflict, no answer lost, and the object still there: the store's answer stands.
+  if (conflicted && !answerLost) return { status: "conflict" };
   throw unresolvedDelete(key, etag, lastError);
 }
 

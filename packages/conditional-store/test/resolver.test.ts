@@ -180,12 +180,14 @@ describe("C5 lost answers of putIfAbsent and putIfMatch", () => {
     expect(outcome.status === "conflict" && text(outcome.current?.body)).toBe("theirs");
   });
 
-  it("C5 a clean first conflict on a single-attempt client needs no read-back", async () => {
+  it("C5 a first conflict on a single-attempt client is read back once and stays a conflict", async () => {
     const { memory, store, sleep } = scripted("single-attempt");
     await memory.put("a/b.json", enc("theirs"));
     const outcome = await putIfAbsent(store, "a/b.json", enc("mine"), { sleep });
-    expect(outcome).toEqual({ status: "conflict" });
-    expect(store.requestCounts()).toMatchObject({ put: 1, get: 0 });
+    expect(outcome.status).toBe("conflict");
+    expect(outcome.status === "conflict" && text(outcome.current?.body)).toBe("theirs");
+    expect(store.requestCounts()).toMatchObject({ put: 1, get: 1 });
+    expect(sleep.pauses).toEqual([]);
   });
 });
 
@@ -201,15 +203,41 @@ describe("C6 repeating clients", () => {
     expect(sleep.pauses).toEqual([]);
   });
 
-  it("C6 the same repeated copy on a client declared single-attempt is taken as a conflict", async () => {
-    // The declaration decides: a single-attempt client never sent an earlier copy.
-    const { store, sleep } = scripted("single-attempt", {
+  it("C6 a create repeated below a single-attempt client is this writer's (a repeated request)", async () => {
+    // The client sent one copy; something on the way (a proxy retrying a POST) sent two.
+    const { memory, store, sleep } = scripted("single-attempt", {
       operation: "put",
       fault: { type: "repeat" },
     });
     const outcome = await putIfAbsent(store, "locks/l.json", enc("lock-01J"), { sleep });
-    expect(outcome).toEqual({ status: "conflict" });
-    expect(store.requestCounts().get).toBe(0);
+    expect(outcome).toEqual({ status: "applied", etag: (await memory.head("locks/l.json"))?.etag });
+    expect(store.requestCounts()).toMatchObject({ put: 1, get: 1 });
+    expect(sleep.pauses).toEqual([]);
+  });
+
+  it("C6 a compare-and-swap repeated below a single-attempt client is this writer's", async () => {
+    const { memory, store, sleep } = scripted("single-attempt", {
+      operation: "put",
+      precondition: "if-match",
+      fault: { type: "repeat" },
+    });
+    const { etag } = await memory.put("refs/t.json", enc("v1"));
+    const outcome = await putIfMatch(store, "refs/t.json", enc("v2-01J"), etag, { sleep });
+    expect(outcome).toEqual({ status: "applied", etag: (await memory.head("refs/t.json"))?.etag });
+    expect(text((await memory.get("refs/t.json"))?.body)).toBe("v2-01J");
+  });
+
+  it("C6 a conditional delete repeated below a single-attempt client is applied", async () => {
+    const { memory, store, sleep } = scripted("single-attempt", {
+      operation: "delete",
+      fault: { type: "repeat" },
+    });
+    const { etag } = await memory.put("leases/l.json", enc("lease-01J"));
+    expect(await deleteIfMatch(store, "leases/l.json", etag, { sleep })).toEqual({
+      status: "applied",
+    });
+    expect(await memory.head("leases/l.json")).toBeNull();
+    expect(store.requestCounts()).toMatchObject({ delete: 1, head: 1 });
   });
 
   it("C6 a repeating client's first conflict with another writer's bytes is a conflict", async () => {
@@ -343,12 +371,25 @@ describe("C8 a commit whose re-issue meets a conflict", () => {
     expect(await memory.head(key)).toBeNull();
   });
 
-  it("C8 a first conflict with no earlier lost answer is a plain conflict", async () => {
+  it("C8 a first conflict with no earlier lost answer is read back: another txnId is a conflict", async () => {
     const { memory, store, sleep } = scripted("single-attempt");
     await memory.put(key, manifest("txn-theirs"));
     const outcome = await putIfAbsent(store, key, manifest("txn-mine"), { sleep });
-    expect(outcome).toEqual({ status: "conflict" });
-    expect(store.requestCounts().get).toBe(0);
+    expect(outcome.status).toBe("conflict");
+    expect(outcome.status === "conflict" && json(outcome.current?.body)).toMatchObject({
+      txnId: "txn-theirs",
+    });
+    expect(store.requestCounts().get).toBe(1);
+  });
+
+  it("C8 a first conflict over our own manifest, repeated on the way, is committed", async () => {
+    const { store, sleep } = scripted("single-attempt", {
+      operation: "put",
+      fault: { type: "repeat" },
+    });
+    const outcome = await putIfAbsent(store, key, manifest("txn-mine"), { sleep });
+    expect(outcome.status).toBe("applied");
+    expect(store.requestCounts()).toMatchObject({ put: 1, get: 1 });
   });
 });
 
@@ -563,15 +604,24 @@ describe("deleteIfMatch", () => {
     expect(memory.size).toBe(1);
   });
 
-  it("a 404 answer is a failed precondition, not a refusal", async () => {
+  it("a 404 answer is a failed precondition read back, not a refusal", async () => {
     const notFound = holdfastError("not-found", "delete", "404 NoSuchKey", { status: 404 });
-    const { store, sleep } = scripted("single-attempt", {
+    const { memory, store, sleep } = scripted("single-attempt", {
       operation: "delete",
+      times: 2,
       fault: { type: "throw", error: notFound },
     });
+    // Absent: the object at that ETag is gone, which is what the delete asked for.
+    expect(await deleteIfMatch(store, "leases/l.json", "e1", { sleep })).toEqual({
+      status: "applied",
+    });
+    // Present at another ETag: a conflict, and nothing deleted.
+    await memory.put("leases/l.json", enc("other"));
     expect(await deleteIfMatch(store, "leases/l.json", "e1", { sleep })).toEqual({
       status: "conflict",
     });
+    expect(memory.size).toBe(1);
+    expect(store.requestCounts()).toMatchObject({ delete: 2, head: 2 });
   });
 
   it("still at the ETag after every lost answer is unresolved", async () => {

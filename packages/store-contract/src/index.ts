@@ -9,6 +9,12 @@ import { describeResolver } from "./resolver.js";
 import type { ObjectStoreContractOptions } from "./settings.js";
 
 export type { ArrangeDeleteFailure, UndoDeleteFailure } from "./cancellation.js";
+export {
+  describeRepeatedRequestContract,
+  type RepeatedRequestContractOptions,
+  type RepeatedWrite,
+  type RepeatingStoreHarness,
+} from "./repeated.js";
 export type { ObjectStoreContractOptions } from "./settings.js";
 
 /**

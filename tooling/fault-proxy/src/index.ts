@@ -21,6 +21,10 @@ import type { AddressInfo, Socket } from "node:net";
  * - `truncate-response`: forward, then send the server's status and headers (its full
  *   Content-Length included) with only the first `bytes` bytes of the body, and close the
  *   connection (an answer cut short in transit).
+ * - `repeat`: forward the request, wait for the server's answer, forward the same request
+ *   (same headers and body) a second time, and answer with the second answer: the request
+ *   reached the store twice, as when an intermediary retries a request whose answer it lost
+ *   (a create-only upload's second copy then answers 412 or 409).
  * - `delay`: wait, then do `next` (default: forward).
  * - `strip-header`: forward without these headers (e.g. `if-none-match`, to emulate a
  *   store that ignores create-only). Signed requests need the proxy's `resign` hook.
@@ -42,6 +46,7 @@ export type FaultAction =
       readonly body?: string;
     }
   | { readonly type: "truncate-response"; readonly bytes: number }
+  | { readonly type: "repeat" }
   | { readonly type: "delay"; readonly ms: number; readonly next?: FaultAction }
   | { readonly type: "strip-header"; readonly headers: readonly string[] };
 
@@ -72,6 +77,8 @@ export interface RecordedRequest {
   readonly action: FaultAction["type"] | "forward";
   /** Status the upstream (or the proxy) answered; undefined when the client got none from it. */
   status?: number | undefined;
+  /** For `repeat`: the status the server answered the first copy (the client never saw it). */
+  firstStatus?: number | undefined;
 }
 
 /** Re-signs a request whose headers the proxy changed (e.g. AWS SigV4 covers `if-none-match`). */
@@ -184,6 +191,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
           body,
         });
       }
+    }
+    if (action?.type === "repeat") {
+      const first = await forward(target, record.method, record.path, headers, body);
+      record.firstStatus = first instanceof Error ? undefined : first.status;
     }
     const upstream = await forward(target, record.method, record.path, headers, body);
     if (upstream instanceof Error) {
@@ -303,6 +314,70 @@ export function gcsError(
     headers: { "content-type": "application/json; charset=UTF-8" },
     body: gcsErrorBody(status, reason, options.message ?? reason),
   };
+}
+
+/** A kind of write request, as the repeated-request contract names them. */
+export type WriteKind = "create" | "if-match" | "put" | "conditional-delete" | "delete";
+
+/** How a store's API marks a write's precondition: S3 and Azure by headers, GCS by query. */
+export type StoreDialect = "s3" | "azure" | "gcs";
+
+/**
+ * A rule making every write of `kind` reach the store twice (`repeat`), for a client of
+ * `dialect`: S3 and Azure send `If-None-Match: *` / `If-Match` on PUT and DELETE; the GCS
+ * JSON API sends `ifGenerationMatch=0` (create) or `=<generation>` on objects.insert (POST
+ * to `/upload/...`) and objects.delete.
+ */
+export function repeatWrites(dialect: StoreDialect, kind: WriteKind): FaultRule {
+  const action: FaultAction = { type: "repeat" };
+  if (dialect === "gcs") {
+    const upload = "^/upload/storage/v1/b/[^/]+/o\\?";
+    const object = "^/storage/v1/b/[^/]+/o/[^?]+";
+    switch (kind) {
+      case "create":
+        return {
+          method: "POST",
+          path: new RegExp(`${upload}(?:.*&)?ifGenerationMatch=0(?:&|$)`),
+          action,
+        };
+      case "if-match":
+        return {
+          method: "POST",
+          path: new RegExp(`${upload}(?:.*&)?ifGenerationMatch=[1-9]\\d*(?:&|$)`),
+          action,
+        };
+      case "put":
+        return {
+          method: "POST",
+          path: new RegExp(`${upload}(?!(?:.*&)?ifGenerationMatch=)`),
+          action,
+        };
+      case "conditional-delete":
+        return {
+          method: "DELETE",
+          path: new RegExp(`${object}\\?(?:.*&)?ifGenerationMatch=`),
+          action,
+        };
+      case "delete":
+        return {
+          method: "DELETE",
+          path: new RegExp(`${object}(?!.*[?&]ifGenerationMatch=)`),
+          action,
+        };
+    }
+  }
+  switch (kind) {
+    case "create":
+      return { method: "PUT", withHeaders: ["if-none-match"], action };
+    case "if-match":
+      return { method: "PUT", withHeaders: ["if-match"], action };
+    case "put":
+      return { method: "PUT", withoutHeaders: ["if-none-match", "if-match"], action };
+    case "conditional-delete":
+      return { method: "DELETE", withHeaders: ["if-match"], action };
+    case "delete":
+      return { method: "DELETE", withoutHeaders: ["if-match"], action };
+  }
 }
 
 /** S3's throttling answer: 503 `SlowDown`. */

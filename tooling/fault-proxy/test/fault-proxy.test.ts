@@ -107,6 +107,22 @@ describe("startFaultProxy", () => {
     expect(proxy.requests[0]).toMatchObject({ action: "drop-response", status: 200 });
   });
 
+  it("repeat sends the request to the store twice and answers the second copy's answer", async () => {
+    await using proxy = await startFaultProxy({
+      target: upstream.url,
+      rules: [{ method: "PUT", withHeaders: ["if-none-match"], action: { type: "repeat" } }],
+    });
+    const answer = await send(proxy.url, "PUT", "/b/k", "mine", { "if-none-match": "*" });
+    // The first copy created the object; the second met it and was refused.
+    expect(answer.status).toBe(412);
+    expect(upstream.objects.get("/b/k")).toBe("mine");
+    expect(upstream.received.map((r) => [r.method, r.body, r.headers["if-none-match"]])).toEqual([
+      ["PUT", "mine", "*"],
+      ["PUT", "mine", "*"],
+    ]);
+    expect(proxy.requests[0]).toMatchObject({ action: "repeat", firstStatus: 200, status: 412 });
+  });
+
   it("replace-response applies the request upstream and answers the replacement instead", async () => {
     await using proxy = await startFaultProxy({
       target: upstream.url,

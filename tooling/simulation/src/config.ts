@@ -75,7 +75,7 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
   leaseAttackers: 1,
   breakers: 1,
   rounds: 10,
-  faults: { applyThenLose: 0.04, loseBefore: 0.03, crash: 0.006 },
+  faults: { applyThenLose: 0.04, loseBefore: 0.03, crash: 0.006, repeat: 0.03 },
   maxClockSkewMs: 120_000,
 };
 
@@ -85,7 +85,7 @@ export const STRESS_SIMULATION: Omit<SimulationConfig, "seed"> = {
   taggers: 2,
   branchers: 2,
   restorers: 2,
-  faults: { applyThenLose: 0.1, loseBefore: 0.06, crash: 0.01 },
+  faults: { applyThenLose: 0.1, loseBefore: 0.06, crash: 0.01, repeat: 0.06 },
 };
 
 /** The settings of a named profile (`default` or `stress`). */

@@ -12,7 +12,7 @@ import { floorAboveLatestFormat, noDropView, PLANTED_NO_DROP } from "./planted.j
 import { describe, type SimulationWorld } from "./world.js";
 
 /** The final recovery runs without injected faults. */
-const CALM: FaultRates = { applyThenLose: 0, loseBefore: 0, crash: 0 };
+const CALM: FaultRates = { applyThenLose: 0, loseBefore: 0, crash: 0, repeat: 0 };
 
 /**
  * Invariant 5 (docs/guarantees.md), once every actor has stopped and the ownership bounds

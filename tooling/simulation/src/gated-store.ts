@@ -24,6 +24,12 @@ export interface FaultRates {
   loseBefore: number;
   /** Probability that the actor crashes at this request (before sending). */
   crash: number;
+  /**
+   * Probability that a write reaches the store twice (an intermediary retrying it at once):
+   * both copies are sent to the store, and the actor gets the second copy's answer (a
+   * create's or compare-and-swap's second copy conflicts with the first).
+   */
+  repeat: number;
 }
 
 /**
@@ -38,6 +44,8 @@ export class GatedStore implements ObjectStore {
   requests = 0;
   /** Writes whose answer was lost so far (applied or not). */
   lostAnswers = 0;
+  /** Writes that reached the store twice so far. */
+  repeated = 0;
 
   constructor(
     private readonly inner: ObjectStore,
@@ -76,9 +84,20 @@ export class GatedStore implements ObjectStore {
         key,
       });
     }
+    const lost = this.faults.loseBefore + this.faults.applyThenLose;
+    if (r >= lost && r < lost + this.faults.repeat) {
+      // The first copy applies and its answer is dropped on the way; the second is answered.
+      this.repeated += 1;
+      this.scheduler.trace?.(`  ${this.actor}: reached the store twice`);
+      await send().catch(() => undefined);
+      this.onWrite();
+      const second = await send();
+      this.onWrite();
+      return second;
+    }
     const result = await send();
     this.onWrite();
-    if (r < this.faults.loseBefore + this.faults.applyThenLose) {
+    if (r < lost) {
       this.lostAnswers += 1;
       this.scheduler.trace?.(`  ${this.actor}: applied, answer lost`);
       throw holdfastError("ambiguous", label, `simulated lost answer (applied) on ${key}`, { key });

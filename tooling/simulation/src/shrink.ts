@@ -66,7 +66,7 @@ function* smaller(config: SimulationConfig): Generator<SimulationConfig> {
       if (next >= floor && next < value) yield { ...config, [field]: next };
     }
   }
-  for (const fault of ["crash", "loseBefore", "applyThenLose"] as const) {
+  for (const fault of ["crash", "loseBefore", "applyThenLose", "repeat"] as const) {
     if (config.faults[fault] > 0) yield { ...config, faults: { ...config.faults, [fault]: 0 } };
   }
 }
@@ -75,7 +75,7 @@ function* smaller(config: SimulationConfig): Generator<SimulationConfig> {
 export function describeConfig(config: SimulationConfig): string {
   const parts = COUNTS.map((f) => `${f}=${(config[f] as number | undefined) ?? 0}`);
   parts.push(
-    `faults=${config.faults.applyThenLose}/${config.faults.loseBefore}/${config.faults.crash}`,
+    `faults=${config.faults.applyThenLose}/${config.faults.loseBefore}/${config.faults.crash}/${config.faults.repeat}`,
   );
   return `seed=${config.seed} ${parts.join(" ")}`;
 }

@@ -6,7 +6,7 @@ import type { FaultRates } from "../gated-store.js";
 import type { SimulationWorld } from "../world.js";
 
 /** A breaker writes as a foreign process would, without lost answers: it knows what it wrote. */
-const CALM: FaultRates = { applyThenLose: 0, loseBefore: 0, crash: 0 };
+const CALM: FaultRates = { applyThenLose: 0, loseBefore: 0, crash: 0, repeat: 0 };
 
 /** Where a breaker strikes (docs/protocol.md §6.1). */
 type Moment = "window" | "before-plan" | "any";
