@@ -85,6 +85,13 @@ export interface OpenOptions {
   readonly create?: boolean | undefined;
   /** Probe a remote store's conditional writes before use. @default true (the doctor probes itself) */
   readonly probe?: boolean | undefined;
+  /**
+   * The command sends no conditional write (it lists and reads; at most a storage-time
+   * probe): the store is opened without the write probe, whose only purpose is to refuse a
+   * store that ignores preconditions before a conditional write relies on them.
+   * @default false
+   */
+  readonly readOnly?: boolean | undefined;
 }
 
 /**
@@ -98,6 +105,7 @@ export async function openTarget(
   options: OpenOptions = {},
 ): Promise<ObjectStore> {
   const { url } = target;
+  if (options.readOnly === true) options = { ...options, probe: false };
   switch (url.scheme) {
     case "file": {
       const info = await stat(url.root).catch(() => null);

@@ -14,6 +14,7 @@ import {
   type DeleteOptions,
   type GetResult,
   holdfastError,
+  type IdempotentReissueOptions,
   type ListOptions,
   type ListPage,
   MAX_KEY_BYTES,
@@ -21,6 +22,7 @@ import {
   type ObjectStore,
   type PutOptions,
   type PutResult,
+  reissueIdempotent,
   type StorageOperation,
   type StoreCapabilities,
   validateKey,
@@ -125,6 +127,14 @@ export interface GcsStoreOptions {
    * @default 30_000
    */
   requestTimeoutMs?: number | undefined;
+  /**
+   * Re-issue of requests whose repetition changes nothing, when their answer is lost
+   * (`ambiguous`): reads and listings on a single-attempt client (a repeating client's
+   * library repeats them itself), unconditional deletes and unconditional uploads on
+   * either. Conditional requests are never repeated here: holdfast's resolver owns them.
+   * @default DEFAULT_REISSUE_POLICY (0.2, 0.4, 0.8, 1.6 s) with real time
+   */
+  reissue?: IdempotentReissueOptions | undefined;
 }
 
 /**
@@ -254,8 +264,19 @@ class GcsStore implements ObjectStore {
   }
 
   // https://cloud.google.com/storage/docs/json_api/v1/objects/get (alt=media)
-  async get(key: string, options: { signal?: AbortSignal | undefined } = {}) {
+  async get(
+    key: string,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<GetResult | null> {
     const file = this.#file(key, "get");
+    return this.#read(options.signal, () => this.#getOnce(file, key, options));
+  }
+
+  async #getOnce(
+    file: File,
+    key: string,
+    options: { signal?: AbortSignal | undefined },
+  ): Promise<GetResult | null> {
     let headers: IncomingHttpHeaders = {};
     let body: Uint8Array;
     try {
@@ -286,8 +307,19 @@ class GcsStore implements ObjectStore {
   }
 
   // https://cloud.google.com/storage/docs/json_api/v1/objects/get
-  async head(key: string, options: { signal?: AbortSignal | undefined } = {}) {
+  async head(
+    key: string,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<ObjectMeta | null> {
     const file = this.#file(key, "head");
+    return this.#read(options.signal, () => this.#headOnce(file, key, options));
+  }
+
+  async #headOnce(
+    file: File,
+    key: string,
+    options: { signal?: AbortSignal | undefined },
+  ): Promise<ObjectMeta | null> {
     try {
       const [metadata] = await withAbort(options.signal, "head", key, () => file.getMetadata());
       return toMeta(key, metadata, "head");
@@ -303,9 +335,8 @@ class GcsStore implements ObjectStore {
     const file = this.#file(key, "put");
     const precondition = options.precondition;
     const generationMatch = toGenerationMatch(precondition, "put", key);
-    try {
-      // The one upload call site of this backend (scenario C9 counts it).
-      await withAbort(options.signal, "put", key, () =>
+    const upload = () =>
+      withAbort(options.signal, "put", key, () =>
         file.save(Buffer.from(body), {
           // One request: a resumable upload would take two, and its session could outlive us.
           resumable: false,
@@ -317,10 +348,13 @@ class GcsStore implements ObjectStore {
             ? {}
             : { preconditionOpts: { ifGenerationMatch: generationMatch } }),
         }),
-      );
-    } catch (error) {
-      throw toHoldfastError(error, { operation: "put", key, precondition });
-    }
+      ).catch((error: unknown) => {
+        throw toHoldfastError(error, { operation: "put", key, precondition });
+      });
+    // The one upload call site of this backend (scenario C9 counts it). A conditional upload
+    // is sent once: the resolver decides about re-issue and read-back. An unconditional one
+    // writes the same bytes again if repeated, so a lost answer is re-issued here.
+    await (generationMatch === undefined ? this.#idempotent(options.signal, upload) : upload());
     return { etag: requireGeneration(file.metadata.generation, "put", key) };
   }
 
@@ -343,16 +377,22 @@ class GcsStore implements ObjectStore {
       );
     }
     const generationMatch = toGenerationMatch(precondition, "delete", key);
-    try {
-      await withAbort(options.signal, "delete", key, () =>
-        file.delete(generationMatch === undefined ? {} : { ifGenerationMatch: generationMatch }),
-      );
-    } catch (error) {
-      const mapped = toHoldfastError(error, { operation: "delete", key, precondition });
-      // Deleting an absent key unconditionally is success: deletion is idempotent.
-      if (mapped.kind === "not-found") return;
-      throw mapped;
-    }
+    const remove = async () => {
+      try {
+        await withAbort(options.signal, "delete", key, () =>
+          file.delete(generationMatch === undefined ? {} : { ifGenerationMatch: generationMatch }),
+        );
+      } catch (error) {
+        const mapped = toHoldfastError(error, { operation: "delete", key, precondition });
+        // Deleting an absent key unconditionally is success: deletion is idempotent.
+        if (mapped.kind === "not-found") return;
+        throw mapped;
+      }
+    };
+    // An unconditional delete repeated deletes nothing more: a lost answer is re-issued here
+    // (a retired file's delete must not end a cleanup as unknown). A conditional delete is
+    // the resolver's (deleteIfMatch).
+    await (generationMatch === undefined ? this.#idempotent(options.signal, remove) : remove());
   }
 
   // No batch endpoint in the client: bounded parallel objects.delete requests.
@@ -418,8 +458,15 @@ class GcsStore implements ObjectStore {
       let files: File[];
       let next: string | undefined;
       try {
-        const [found, nextQuery] = await withAbort(options.signal, "list", undefined, () =>
-          this.#bucket.getFiles(query),
+        const [found, nextQuery] = await this.#read(options.signal, () =>
+          withAbort(options.signal, "list", undefined, () => this.#bucket.getFiles(query)).catch(
+            (error: unknown) => {
+              throw toHoldfastError(error, {
+                operation: "list",
+                key: prefix === "" ? undefined : prefix,
+              });
+            },
+          ),
         );
         files = found;
         next = nonEmpty((nextQuery as { pageToken?: string } | null)?.pageToken);
@@ -445,6 +492,18 @@ class GcsStore implements ObjectStore {
         ? { objects }
         : { objects, nextPageToken: encodePageToken({ page: next, after }) };
     }
+  }
+
+  /** Re-issues a request that changes nothing when repeated, while its answer is lost. */
+  #idempotent<T>(signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+    return reissueIdempotent(call, { ...this.#options.reissue, signal });
+  }
+
+  /** A read: re-issued here on a single-attempt client; a repeating client's library does it. */
+  #read<T>(signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+    return this.capabilities.requestMode === "single-attempt"
+      ? this.#idempotent(signal, call)
+      : call();
   }
 
   /** A handle on one object (no request sent). */

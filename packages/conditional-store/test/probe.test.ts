@@ -84,6 +84,40 @@ describe("probeStore", () => {
     expect(store.requestCounts().delete).toBe(1);
   });
 
+  it("a lost answer on the probe's own delete is a warning in the report, not the caller's failure", async () => {
+    const memory = new MemoryStore();
+    const store = new FaultStore(memory, {
+      rules: [
+        {
+          operation: "delete",
+          precondition: "none",
+          times: Number.POSITIVE_INFINITY,
+          fault: { type: "lose-before-apply" },
+        },
+      ],
+    });
+    const report = await probeStore(store, { ids: seededIds(13) });
+    expect(report).toMatchObject({ createOnly: "honoured", cleanedUp: false });
+    expect(report.warnings).toEqual([expect.stringMatching(/may be left behind/)]);
+    // Tried once by the probe; not again by its clean-up path.
+    expect(store.requestCounts().delete).toBe(2);
+  });
+
+  it("a probe whose every write reaches the store twice finds the store supported and removes its object", async () => {
+    const memory = new MemoryStore();
+    const store = new FaultStore(memory, {
+      rules: [{ operation: "put", times: Number.POSITIVE_INFINITY, fault: { type: "repeat" } }],
+    });
+    const report = await probeStore(store, { ids: seededIds(14) });
+    expect(report).toMatchObject({
+      createOnly: "honoured",
+      conditionalUpdate: "honoured",
+      currentEtagUpdate: "applied",
+      cleanedUp: true,
+    });
+    expect(memory.size).toBe(0);
+  });
+
   it("works through lost answers and a repeating client", async () => {
     const memory = new MemoryStore();
     const store = new FaultStore(memory, {

@@ -101,7 +101,7 @@ async function branchList(
 ): Promise<number> {
   const t = parseTarget(url!, opts, cx.io);
   const forced = parseFormatOption(opts.format);
-  const ctx = contextFor(await openTarget(t, cx.io));
+  const ctx = contextFor(await openTarget(t, cx.io, { readOnly: true }));
   const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
   const branches = await describeBranches(ctx, { format: resolved.format, defaultBranch });
   cx.out.result(cx.command, { location: t.display, branches });

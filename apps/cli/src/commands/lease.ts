@@ -222,7 +222,7 @@ async function leaseList(
   const branch = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
   const version = versionText === undefined ? undefined : parseVersionArg(versionText);
   const forced = parseFormatOption(opts.format);
-  const ctx = contextFor(await openTarget(target, cx.io));
+  const ctx = contextFor(await openTarget(target, cx.io, { readOnly: true }));
   const { defaultBranch } = await openFormatDataset(ctx, forced);
   const leases = await describeLeases(ctx, { branch, version, defaultBranch });
   cx.out.result(cx.command, { location: target.display, leases });

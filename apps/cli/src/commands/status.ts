@@ -46,7 +46,7 @@ async function statusCommand(
 ): Promise<number> {
   const t = parseTarget(url!, opts, cx.io);
   const forced = parseFormatOption(opts.format);
-  const ctx = contextFor(await openTarget(t, cx.io));
+  const ctx = contextFor(await openTarget(t, cx.io, { readOnly: true }));
   const { resolved, datasetId, defaultBranch } = await openFormatDataset(ctx, forced, {
     describe: true,
   });

@@ -98,7 +98,7 @@ async function tagList(
 ): Promise<number> {
   const t = parseTarget(url!, opts, cx.io);
   const forced = parseFormatOption(opts.format);
-  const ctx = contextFor(await openTarget(t, cx.io));
+  const ctx = contextFor(await openTarget(t, cx.io, { readOnly: true }));
   const { resolved } = await openFormatDataset(ctx, forced);
   const tags = (await listTags(ctx, { format: resolved.format })).map(tagShape);
   cx.out.result(cx.command, { location: t.display, tags });

@@ -39,7 +39,7 @@ async function versionsCommand(
   const target = parseTarget(url!, opts, cx.io);
   const branchFlag = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
   const forced = parseFormatOption(opts.format);
-  const store = await openTarget(target, cx.io);
+  const store = await openTarget(target, cx.io, { readOnly: true });
   const ctx = contextFor(store);
   const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
   const { format } = resolved;
