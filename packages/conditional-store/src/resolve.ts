@@ -191,7 +191,10 @@ function unresolved(
 }
 
 /** Result of a resolved conditional delete. */
-export type ConditionalDeleteOutcome = { readonly status: "applied" | "conflict" };
+export type ConditionalDeleteOutcome =
+  | { readonly status: "applied" }
+  /** The object is at another ETag; `current` is what the read-back saw, when one ran. */
+  | { readonly status: "conflict"; readonly current?: GetResult | undefined };
 
 /**
  * Deletes `key` only at `etag`, resolving lost answers by re-issue and read-back: absent →
@@ -268,16 +271,18 @@ export async function deleteIfMatch(
       if (answer !== "refused") answerLost = true;
     }
   }
-  let current: Awaited<ReturnType<ObjectStore["head"]>>;
+  // A get, not a head: a caller that meets a conflict reads the object next, so it is
+  // handed over (`current`) instead of read twice.
+  let current: GetResult | null;
   try {
-    current = await store.head(key);
+    current = await store.get(key);
   } catch (readError) {
     throw unresolvedDelete(key, etag, readError);
   }
   if (!current) return { status: "applied" };
-  if (current.etag !== etag) return { status: "conflict" };
+  if (current.etag !== etag) return { status: "conflict", current };
   // A definite conflict, no answer lost, and the object still there: the store's answer stands.
-  if (conflicted && !answerLost) return { status: "conflict" };
+  if (conflicted && !answerLost) return { status: "conflict", current };
   throw unresolvedDelete(key, etag, lastError);
 }
 

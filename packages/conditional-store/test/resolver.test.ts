@@ -237,7 +237,7 @@ describe("C6 repeating clients", () => {
       status: "applied",
     });
     expect(await memory.head("leases/l.json")).toBeNull();
-    expect(store.requestCounts()).toMatchObject({ delete: 1, head: 1 });
+    expect(store.requestCounts()).toMatchObject({ delete: 1, get: 1 });
   });
 
   it("C6 a repeating client's first conflict with another writer's bytes is a conflict", async () => {
@@ -590,16 +590,17 @@ describe("deleteIfMatch", () => {
     expect(await deleteIfMatch(store, "leases/l.json", etag, { sleep })).toEqual({
       status: "applied",
     });
-    // The re-issue met an absent key (a conflict an earlier copy explains), then a head decided.
-    expect(store.requestCounts()).toMatchObject({ delete: 2, head: 1 });
+    // The re-issue met an absent key (a conflict an earlier copy explains), then a read decided.
+    expect(store.requestCounts()).toMatchObject({ delete: 2, get: 1 });
     expect(memory.size).toBe(0);
   });
 
   it("a stale ETag on the first copy is a conflict and deletes nothing", async () => {
     const { memory, store, sleep } = scripted("single-attempt");
     await memory.put("leases/l.json", enc("x"));
-    expect(await deleteIfMatch(store, "leases/l.json", "stale", { sleep })).toEqual({
+    expect(await deleteIfMatch(store, "leases/l.json", "stale", { sleep })).toMatchObject({
       status: "conflict",
+      current: { key: "leases/l.json" },
     });
     expect(memory.size).toBe(1);
   });
@@ -617,11 +618,11 @@ describe("deleteIfMatch", () => {
     });
     // Present at another ETag: a conflict, and nothing deleted.
     await memory.put("leases/l.json", enc("other"));
-    expect(await deleteIfMatch(store, "leases/l.json", "e1", { sleep })).toEqual({
-      status: "conflict",
-    });
+    const outcome = await deleteIfMatch(store, "leases/l.json", "e1", { sleep });
+    expect(outcome.status).toBe("conflict");
+    expect(outcome.status === "conflict" && text(outcome.current?.body)).toBe("other");
     expect(memory.size).toBe(1);
-    expect(store.requestCounts()).toMatchObject({ delete: 2, head: 2 });
+    expect(store.requestCounts()).toMatchObject({ delete: 2, get: 2 });
   });
 
   it("still at the ETag after every lost answer is unresolved", async () => {

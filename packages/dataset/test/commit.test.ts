@@ -253,8 +253,8 @@ describe("commit", () => {
       expect(await checkCommit(ctx, branch, version, txnId)).toBe("committed");
     }
 
-    // (d) a first conflict with no earlier lost answer is a definite conflict: no
-    // read-back, straight on to the next version number.
+    // (d) a first conflict with no earlier lost answer is read back once (the put may have
+    // reached the store twice on the way): another txnId → on to the next version number.
     {
       const ctx = memoryContext(4);
       const other = encodeJson({
@@ -272,7 +272,7 @@ describe("commit", () => {
       );
       const result = await commitVersion({ ...ctx, store: fault }, { branch: "main", files: [] });
       expect(result.version).toBe(2);
-      // No manifest read-back: one put at 1 (conflict), one at 2. The only GET is the head hint.
+      // One put at 1 (conflict), its read-back, one put at 2; the other GET is the head hint.
       const manifestRequests = fault
         .requests()
         .filter((r) => r.key.startsWith("_versions/"))
@@ -280,9 +280,10 @@ describe("commit", () => {
       expect(manifestRequests).toEqual([
         "list _versions/main/",
         `put ${key}`,
+        `get ${key}`,
         `put ${manifestKey("main", 2)}`,
       ]);
-      expect(fault.requestCounts().get).toBe(1);
+      expect(fault.requestCounts().get).toBe(2);
       expect(fault.pendingRules()).toHaveLength(0);
     }
   });

@@ -325,7 +325,9 @@ async function writeNextLease(
     // write of this very handle whose answer was lost (its proof verifies under our secret
     // and it counts past our renewal); anything else (gone, rewritten by anyone without
     // the secret, an older body put back) means the lease is not ours any more.
-    const current = await ctx.store.get(lease.key, { signal });
+    // The resolver read the key back after the conflict; read it here only if it did not.
+    const current =
+      outcome.current !== undefined ? outcome.current : await ctx.store.get(lease.key, { signal });
     const adopted = current === null ? null : laterOwnWrite(current.body, lease);
     if (current !== null && adopted !== null) {
       expected = current.etag;
@@ -377,7 +379,8 @@ export async function releaseLease(ctx: ProtocolContext, lease: Lease): Promise<
   }
   const first = await deleteIfMatch(ctx.store, lease.key, lease.etag, resolverOptions(ctx));
   if (first.status === "applied") return;
-  const current = await ctx.store.get(lease.key);
+  // The resolver read the key back after the conflict; read it here only if it did not.
+  const current = first.current !== undefined ? first.current : await ctx.store.get(lease.key);
   if (current === null) return;
   if (laterOwnWrite(current.body, lease) !== null) {
     const again = await deleteIfMatch(ctx.store, lease.key, current.etag, resolverOptions(ctx));
