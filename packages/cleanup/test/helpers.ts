@@ -20,7 +20,15 @@ export function world(seed = 1) {
   const time = new FakeTime(Date.UTC(2026, 5, 1));
   const store = new MemoryStore({ clock: time });
   const ctx = contextOn(store, time, seed);
-  return { time, store, ctx, on: (other: ObjectStore) => contextOn(other, time, seed + 1000) };
+  // Each context is another process: it draws its own writer ids (two processes with one id
+  // sequence would write equal bytes, which the resolver rightly takes for one writer).
+  let processes = 0;
+  return {
+    time,
+    store,
+    ctx,
+    on: (other: ObjectStore) => contextOn(other, time, seed + 1000 * ++processes),
+  };
 }
 
 function contextOn(store: ObjectStore, time: FakeTime, seed: number): ProtocolContext {
