@@ -8,7 +8,7 @@ import {
 } from "@holdfast/conditional-store";
 import type { DataFile, FormatManifest, VersionBounds } from "@holdfast/dataset";
 import type { ProtocolContext } from "@holdfast/protocol";
-import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
+import { INSIDE_TABLE, type ReferenceFormat } from "@holdfast/refs-lifecycle";
 import { checkBranchLayout, holdfastBranchName, lanceBranchName } from "./branch-names.js";
 import { UnsupportedLanceDatasetError } from "./errors.js";
 import { readLanceVersionHint } from "./hint.js";
@@ -69,8 +69,12 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
     name: LANCE_FORMAT,
     naming,
     async listBranches(ctx) {
-      // One manifest is enough to say main has versions: no need to list them all.
-      const out = (await firstManifest(ctx)) === null ? [] : [LANCE_MAIN_BRANCH];
+      // One manifest is enough to say main has versions: no need to list them all. A
+      // format named without detection (`lanceFormat("v2")`) is confirmed here, before a
+      // cleanup decides anything: a store holding no Lance table, or one named otherwise,
+      // is refused as openLanceFormat refuses it (docs/lance.md, "Opening a table").
+      confirmNaming(ctx, naming, await firstManifest(ctx));
+      const out = [LANCE_MAIN_BRANCH];
       const roots = await listLanceBranches(ctx);
       branchRoots.set(ctx.store, roots);
       for (const name of roots.retired.values()) out.push(name);
@@ -99,6 +103,7 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
         if (!got) continue;
         branchNaming.set(branch, scheme);
         const file = readManifestFile(got.body, key);
+        checkManifestBranch(file.manifest.branch, branch, key);
         const needs = versionNeeds(file, key, root);
         if (needs.version !== version) {
           throw holdfastError(
@@ -236,14 +241,72 @@ export async function openLanceFormat(ctx: ProtocolContext): Promise<LanceFormat
   // The first manifest name decides; every full listing (listVersions) checks that no
   // name of the other scheme appears, so a mix is refused before anything is decided.
   const naming = await firstManifest(ctx);
-  if (naming === null) {
-    throw holdfastError("not-found", "open", `no Lance dataset at ${ctx.store.location}`, {
-      key: LANCE_VERSIONS_PREFIX,
-      code: "DATASET_NOT_FOUND",
-      hint: "point at the table folder (e.g. .../events.lance), which holds _versions/",
-    });
-  }
+  if (naming === null) throw noLanceTable(ctx);
   return lanceFormat(naming);
+}
+
+/** Code of the `invalid-input` error for a Lance format whose naming is not the table's. */
+export const LANCE_NAMING_MISMATCH = "LANCE_NAMING_MISMATCH";
+
+/**
+ * Confirms a format named without detection against what the store holds: no Lance
+ * manifest is `not-found` DATASET_NOT_FOUND (as {@link openLanceFormat} answers), another
+ * naming than the format's is `invalid-input` LANCE_NAMING_MISMATCH.
+ */
+function confirmNaming(ctx: ProtocolContext, naming: LanceNaming, found: LanceNaming | null): void {
+  if (found === null) throw noLanceTable(ctx);
+  if (found !== naming) {
+    throw holdfastError(
+      "invalid-input",
+      "open",
+      `the Lance format was given ${naming.toUpperCase()} manifest naming, but the table at ${ctx.store.location} names its manifests ${found.toUpperCase()}; nothing was decided`,
+      {
+        key: LANCE_VERSIONS_PREFIX,
+        code: LANCE_NAMING_MISMATCH,
+        hint: "open the table with openLanceFormat (or FormatRegistry.open), which detects the naming",
+      },
+    );
+  }
+}
+
+function noLanceTable(ctx: ProtocolContext): Error {
+  return holdfastError("not-found", "open", `no Lance dataset at ${ctx.store.location}`, {
+    key: LANCE_VERSIONS_PREFIX,
+    code: "DATASET_NOT_FOUND",
+    hint: "point at the table folder (e.g. .../events.lance), which holds _versions/",
+  });
+}
+
+/**
+ * A manifest read for a branch must be that branch's: Lance records a branch's name in its
+ * manifests (`Manifest.branch`, unset on main). A store rooted at a branch's own folder
+ * (`t.lance/tree/dev/`) looks like a table whose main is that branch; reading it so would
+ * clean or lease the branch as a standalone table, blind to its tags, child branches and
+ * leases, which live at the table root. `invalid-input` INSIDE_TABLE before anything is
+ * decided.
+ */
+function checkManifestBranch(recorded: string | undefined, branch: string, key: string): void {
+  const expected = branch === LANCE_MAIN_BRANCH ? undefined : (lanceBranchName(branch) ?? branch);
+  const found = recorded === undefined || recorded === "" ? undefined : recorded;
+  if (found === expected) return;
+  if (expected === undefined) {
+    throw holdfastError(
+      "invalid-input",
+      "readManifest",
+      `Lance manifest ${key} belongs to branch ${found}: this store is rooted at that branch's own folder (tree/${found}/) inside a table, not at a table; nothing was decided`,
+      {
+        key,
+        code: INSIDE_TABLE,
+        hint: `pass the table's URI (the folder above tree/) and the branch ${found}`,
+      },
+    );
+  }
+  throw holdfastError(
+    "invalid-input",
+    "readManifest",
+    `Lance manifest ${key} of branch ${branch} records branch ${found ?? "main"}`,
+    { key, code: "LANCE_MALFORMED_MANIFEST" },
+  );
 }
 
 // --- utils ---
