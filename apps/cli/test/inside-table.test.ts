@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { cli, readServiceEnv } from "./e2e-harness.js";
 
 /**
- * A URI inside a table is never a table (docs/lance.md, "Where a table is"; guarantee C10
+ * A URI inside a table is never a table (docs/lance.md, "Where a table is"; invariant 9
  * in docs/guarantees.md): on a table pylance 14 wrote with branches (`dev` with a tag on
  * dev@3, `dev/sub` forked from dev@4), every command given the branch's own folder
  * `t.lance/tree/dev`, `_versions/`, `data/`, an index folder, `_holdfast/` or the folder
