@@ -1,11 +1,13 @@
 import { stat } from "node:fs/promises";
 import { holdfastError, isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext, type ProtocolContext } from "@holdfast/protocol";
+import { refuseTableLocation } from "@holdfast/refs-lifecycle";
 import {
   type AzureFlags,
   chooseAzureCredentials,
   openWithDefaultCredential,
 } from "./azure-credentials.js";
+import { formats } from "./format.js";
 import type { CliIo } from "./output.js";
 import {
   formatStorageUrl,
@@ -92,6 +94,33 @@ export interface OpenOptions {
    * @default false
    */
   readonly readOnly?: boolean | undefined;
+  /**
+   * Refuse a URL inside a table or holding one ({@link refuseInsideTable}). Off only for
+   * the stores that check opens itself. @default true
+   */
+  readonly locate?: boolean | undefined;
+}
+
+/**
+ * Refuses a URL that points inside a table (a Lance branch's folder `t.lance/tree/dev`,
+ * `_versions/`, `data/`, an index folder, `_holdfast/`, ...) or at a folder holding one:
+ * `invalid-input` INSIDE_TABLE / HOLDS_TABLE naming the table's root, before anything is
+ * written (the remote probe included) or read through the URL's own store. The rule is
+ * `FormatRegistry.locate` (conformance/table-root/): one or two marker requests at the
+ * URL, one or two more per ancestor followed by a table layout folder name.
+ */
+export async function refuseInsideTable(target: Target, io: CliIo): Promise<void> {
+  const segments = urlSegments(target.url);
+  const location = await formats.locate(segments, (at) =>
+    openTarget(retarget(target, at), io, { probe: false, locate: false }).catch(
+      (error: unknown) => {
+        // A local folder that is missing or a file holds no table.
+        if (target.url.scheme === "file" && isHoldfastError(error)) return null;
+        throw error;
+      },
+    ),
+  );
+  refuseTableLocation(location, (at) => formatStorageUrl(retarget(target, at).url));
 }
 
 /**
@@ -106,6 +135,7 @@ export async function openTarget(
 ): Promise<ObjectStore> {
   const { url } = target;
   if (options.readOnly === true) options = { ...options, probe: false };
+  if (options.locate !== false) await refuseInsideTable(target, io);
   switch (url.scheme) {
     case "file": {
       const info = await stat(url.root).catch(() => null);
@@ -215,6 +245,22 @@ export function contextFor(store: ObjectStore): ProtocolContext {
 }
 
 // --- utils ---
+
+/** The URL's path in its namespace (the file system, a bucket, a container), as segments. */
+function urlSegments(url: StorageUrl): string[] {
+  const path = url.scheme === "file" ? url.root : url.prefix;
+  return path.split("/").filter((s) => s !== "");
+}
+
+/** The same target at another folder of its namespace. */
+function retarget(target: Target, segments: readonly string[]): Target {
+  const path = segments.join("/");
+  const url: StorageUrl =
+    target.url.scheme === "file"
+      ? { scheme: "file", root: `/${path}` }
+      : { ...target.url, prefix: path };
+  return { ...target, url, display: formatStorageUrl(url) };
+}
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;

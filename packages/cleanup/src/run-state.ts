@@ -126,6 +126,10 @@ export async function createRunState(
   if (holdfastMarkerUnchecked(baseCtx.store, format)) {
     await requireHoldfastDataset(baseCtx, mode, { via: counting });
   }
+  // Another format confirms a format object named without detection (a Lance table's
+  // manifests are there, in that naming, at a table's root): before the lock, so a store
+  // of no such dataset, or a folder inside one, gets no write at all.
+  if (format.confirm) await format.confirm(baseCtx);
   // The run's counter is a view of the caller's store: a marker that store showed holds for
   // it, so the run's reference census never asks again (at most one HEAD per run, §1).
   if (holdfastDatasetKnown(baseCtx.store)) markHoldfastDataset(counting);

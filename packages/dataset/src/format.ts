@@ -45,6 +45,15 @@ export interface FormatManifest {
  */
 export interface DatasetFormat {
   readonly name: string;
+  /**
+   * Confirms that the store's root holds a dataset of this format, for a format object a
+   * caller built without detection (docs/protocol.md §1.1: a handle is opened by detection,
+   * or by naming a format that detection confirms). Cleanup calls it before its lock, a
+   * lease acquire before its write; it throws what opening the dataset by detection would
+   * (`not-found`, or `invalid-input` for a root inside a table). Cheap after the first call
+   * on a store object. Optional: holdfast's own layout is confirmed by its dataset marker.
+   */
+  confirm?(ctx: ProtocolContext): Promise<void>;
   listBranches(ctx: ProtocolContext): Promise<string[]>;
   /**
    * The branch's versions in ascending order. With `range`, the versions from `range.from`

@@ -42,6 +42,7 @@ export {
 } from "./format.js";
 export { latestVersion } from "./latest.js";
 export {
+  DATASET_KEY,
   dataKey,
   formatVersion,
   isDataKey,

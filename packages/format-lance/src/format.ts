@@ -8,7 +8,7 @@ import {
 } from "@holdfast/conditional-store";
 import type { DataFile, FormatManifest, VersionBounds } from "@holdfast/dataset";
 import type { ProtocolContext } from "@holdfast/protocol";
-import type { ReferenceFormat } from "@holdfast/refs-lifecycle";
+import { INSIDE_TABLE, type ReferenceFormat } from "@holdfast/refs-lifecycle";
 import { checkBranchLayout, holdfastBranchName, lanceBranchName } from "./branch-names.js";
 import { UnsupportedLanceDatasetError } from "./errors.js";
 import { readLanceVersionHint } from "./hint.js";
@@ -59,18 +59,38 @@ export interface LanceFormat extends ReferenceFormat {
  * same folders under the root of every branch the last `listBranches` of that store
  * listed (docs/lance.md, "What holdfast reads").
  */
-export function lanceFormat(naming: LanceNaming): LanceFormat {
+export function lanceFormat(
+  naming: LanceNaming,
+  options: { confirmedOn?: ObjectStore | undefined } = {},
+): LanceFormat {
   const folderFiles = new WeakMap<ObjectStore, Map<string, Promise<DataFile[]>>>();
   // The naming of each Lance branch, learned when its versions are listed or read.
   const branchNaming = new Map<string, LanceNaming>([[LANCE_MAIN_BRANCH, naming]]);
   // Per store, the Lance branches its last listBranches read: what the sweep may enter.
   const branchRoots = new WeakMap<ObjectStore, BranchRoots>();
+  // Stores this format object was confirmed on (see `confirm`).
+  const confirmed = new WeakSet<ObjectStore>();
+  if (options.confirmedOn) confirmed.add(options.confirmedOn);
+  const confirm = async (ctx: ProtocolContext) => {
+    if (confirmed.has(ctx.store)) return;
+    const first = await firstManifestEntry(ctx);
+    confirmNaming(ctx, naming, first?.naming ?? null);
+    await requireTableRoot(ctx, first!.key);
+    confirmed.add(ctx.store);
+  };
   return {
     name: LANCE_FORMAT,
     naming,
+    // A format named without detection (`lanceFormat("v2")`) is confirmed before a
+    // cleanup takes its lock or a lease is written: a store holding no Lance table, one
+    // named otherwise, or a branch's own folder is refused as openLanceFormat refuses it
+    // (docs/lance.md, "Opening a table").
+    confirm,
     async listBranches(ctx) {
-      // One manifest is enough to say main has versions: no need to list them all.
-      const out = (await firstManifest(ctx)) === null ? [] : [LANCE_MAIN_BRANCH];
+      // One manifest is enough to say main has versions; it also says the table is there
+      // in this naming (no request beyond the listing this always made).
+      if (!confirmed.has(ctx.store)) confirmNaming(ctx, naming, await firstManifest(ctx));
+      const out = [LANCE_MAIN_BRANCH];
       const roots = await listLanceBranches(ctx);
       branchRoots.set(ctx.store, roots);
       for (const name of roots.retired.values()) out.push(name);
@@ -99,6 +119,7 @@ export function lanceFormat(naming: LanceNaming): LanceFormat {
         if (!got) continue;
         branchNaming.set(branch, scheme);
         const file = readManifestFile(got.body, key);
+        checkManifestBranch(file.manifest.branch, branch, key);
         const needs = versionNeeds(file, key, root);
         if (needs.version !== version) {
           throw holdfastError(
@@ -235,15 +256,75 @@ export async function latestLanceBranchVersion(
 export async function openLanceFormat(ctx: ProtocolContext): Promise<LanceFormat> {
   // The first manifest name decides; every full listing (listVersions) checks that no
   // name of the other scheme appears, so a mix is refused before anything is decided.
-  const naming = await firstManifest(ctx);
-  if (naming === null) {
-    throw holdfastError("not-found", "open", `no Lance dataset at ${ctx.store.location}`, {
-      key: LANCE_VERSIONS_PREFIX,
-      code: "DATASET_NOT_FOUND",
-      hint: "point at the table folder (e.g. .../events.lance), which holds _versions/",
-    });
+  const first = await firstManifestEntry(ctx);
+  if (first === null) throw noLanceTable(ctx);
+  await requireTableRoot(ctx, first.key);
+  // Detected here: the format need not confirm this store again.
+  return lanceFormat(first.naming, { confirmedOn: ctx.store });
+}
+
+/** Code of the `invalid-input` error for a Lance format whose naming is not the table's. */
+export const LANCE_NAMING_MISMATCH = "LANCE_NAMING_MISMATCH";
+
+/**
+ * Confirms a format named without detection against what the store holds: no Lance
+ * manifest is `not-found` DATASET_NOT_FOUND (as {@link openLanceFormat} answers), another
+ * naming than the format's is `invalid-input` LANCE_NAMING_MISMATCH.
+ */
+function confirmNaming(ctx: ProtocolContext, naming: LanceNaming, found: LanceNaming | null): void {
+  if (found === null) throw noLanceTable(ctx);
+  if (found !== naming) {
+    throw holdfastError(
+      "invalid-input",
+      "open",
+      `the Lance format was given ${naming.toUpperCase()} manifest naming, but the table at ${ctx.store.location} names its manifests ${found.toUpperCase()}; nothing was decided`,
+      {
+        key: LANCE_VERSIONS_PREFIX,
+        code: LANCE_NAMING_MISMATCH,
+        hint: "open the table with openLanceFormat (or FormatRegistry.open), which detects the naming",
+      },
+    );
   }
-  return lanceFormat(naming);
+}
+
+function noLanceTable(ctx: ProtocolContext): Error {
+  return holdfastError("not-found", "open", `no Lance dataset at ${ctx.store.location}`, {
+    key: LANCE_VERSIONS_PREFIX,
+    code: "DATASET_NOT_FOUND",
+    hint: "point at the table folder (e.g. .../events.lance), which holds _versions/",
+  });
+}
+
+/**
+ * A manifest read for a branch must be that branch's: Lance records a branch's name in its
+ * manifests (`Manifest.branch`, unset on main). A store rooted at a branch's own folder
+ * (`t.lance/tree/dev/`) looks like a table whose main is that branch; reading it so would
+ * clean or lease the branch as a standalone table, blind to its tags, child branches and
+ * leases, which live at the table root. `invalid-input` INSIDE_TABLE before anything is
+ * decided.
+ */
+function checkManifestBranch(recorded: string | undefined, branch: string, key: string): void {
+  const expected = branch === LANCE_MAIN_BRANCH ? undefined : (lanceBranchName(branch) ?? branch);
+  const found = recorded === undefined || recorded === "" ? undefined : recorded;
+  if (found === expected) return;
+  if (expected === undefined) {
+    throw holdfastError(
+      "invalid-input",
+      "readManifest",
+      `Lance manifest ${key} belongs to branch ${found}: this store is rooted at that branch's own folder (tree/${found}/) inside a table, not at a table; nothing was decided`,
+      {
+        key,
+        code: INSIDE_TABLE,
+        hint: `pass the table's URI (the folder above tree/) and the branch ${found}`,
+      },
+    );
+  }
+  throw holdfastError(
+    "invalid-input",
+    "readManifest",
+    `Lance manifest ${key} of branch ${branch} records branch ${found ?? "main"}`,
+    { key, code: "LANCE_MALFORMED_MANIFEST" },
+  );
 }
 
 // --- utils ---
@@ -259,6 +340,13 @@ const FIRST_MANIFEST_PAGE = 8;
 
 /** The naming of the first manifest listed under `_versions/`, or `null` when there is none. */
 async function firstManifest(ctx: ProtocolContext): Promise<LanceNaming | null> {
+  return (await firstManifestEntry(ctx))?.naming ?? null;
+}
+
+/** The first manifest listed under `_versions/` (its key and naming), or `null`. */
+async function firstManifestEntry(
+  ctx: ProtocolContext,
+): Promise<{ key: string; naming: LanceNaming } | null> {
   let pageToken: string | undefined;
   do {
     const page = await ctx.store.list(LANCE_VERSIONS_PREFIX, {
@@ -267,11 +355,38 @@ async function firstManifest(ctx: ProtocolContext): Promise<LanceNaming | null> 
     });
     for (const meta of page.objects) {
       const entry = classifyVersionsKey(meta.key);
-      if (entry.kind === "manifest") return entry.naming;
+      if (entry.kind === "manifest") return { key: meta.key, naming: entry.naming };
     }
     pageToken = page.nextPageToken;
   } while (pageToken !== undefined);
   return null;
+}
+
+/** Stores whose root showed a main manifest (no `Manifest.branch`): not asked again. */
+const tableRoots = new WeakSet<ObjectStore>();
+
+/**
+ * Refuses a store rooted at a Lance branch's own folder (`t.lance/tree/dev/`), which holds
+ * a `_versions/` like a table's: its manifests record the branch (`Manifest.branch`).
+ * One GET of the manifest found, once per store object (INSIDE_TABLE, before anything is
+ * decided or written).
+ */
+async function requireTableRoot(ctx: ProtocolContext, key: string): Promise<void> {
+  if (tableRoots.has(ctx.store)) return;
+  const got = await ctx.store.get(key);
+  // Gone meanwhile (a cleanup retired it): the listings and reads that follow decide.
+  if (got === null) return;
+  let recorded: string | undefined;
+  try {
+    recorded = readManifestFile(got.body, key).manifest.branch;
+  } catch {
+    // A manifest that does not decode is refused by the read that needs it (every
+    // manifest a cleanup or a lease reads is checked, its branch included): opening
+    // reads only this one for its branch.
+    return;
+  }
+  checkManifestBranch(recorded, LANCE_MAIN_BRANCH, key);
+  tableRoots.add(ctx.store);
 }
 
 /**

@@ -34,6 +34,7 @@ export {
 } from "./flags.js";
 export {
   LANCE_FORMAT,
+  LANCE_NAMING_MISMATCH,
   type LanceFormat,
   lanceFormat,
   latestLanceBranchVersion,

@@ -92,6 +92,8 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   if (holdfastMarkerUnchecked(ctx.store, format)) {
     await requireHoldfastDataset(ctx, "acquireLease");
   }
+  // Another format named without detection is confirmed before the lease is written.
+  if (format.confirm) await format.confirm(ctx);
 
   const leaseId = ctx.ids.next();
   const secret = drawLeaseSecret(ctx);

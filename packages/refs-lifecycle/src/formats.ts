@@ -7,6 +7,7 @@ import {
 } from "@holdfast/dataset";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { holdfastReferenceCodec, type ReferenceFormat } from "./codec.js";
+import { locateTable, type StoreAt, type TableLocation } from "./table-root.js";
 
 /**
  * The holdfast format with the codec of its references: holdfast's layout (`holdfastLayout`
@@ -131,6 +132,15 @@ export class FormatRegistry {
       if (await entry.detect(ctx)) return entry;
     }
     return this.#fallback;
+  }
+
+  /**
+   * Where the URI whose namespace path is `segments` stands among tables (the rule of
+   * `locateTable`, conformance/table-root/): inside one, a table root, holding one, or none.
+   * `storeAt` opens a store at any folder of the namespace without sending anything.
+   */
+  locate(segments: readonly string[], storeAt: StoreAt): Promise<TableLocation> {
+    return locateTable(segments, storeAt, this.#entries);
   }
 
   /** The dataset's format bound to its store: `forced` (a `--format` flag) or detected. */

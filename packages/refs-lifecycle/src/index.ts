@@ -66,5 +66,16 @@ export {
   type TagDocument,
   tagDocumentSchema,
 } from "./schema.js";
+export {
+  HELD_TABLE_PROBES,
+  HOLDS_TABLE,
+  INSIDE_TABLE,
+  locateTable,
+  refuseTableLocation,
+  type StoreAt,
+  TABLE_LAYOUT_FOLDERS,
+  type TableLocation,
+  tableFormatAt,
+} from "./table-root.js";
 export { createTag, getTag, listTags, type TagInfo, updateTag } from "./tags.js";
 export { firstCommitParent, listVersionsWithTags, type TaggedVersion } from "./versions.js";

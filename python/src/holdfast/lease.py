@@ -20,6 +20,7 @@ settled by re-issue and read-back, never reported as success or failure without 
 from __future__ import annotations
 
 import json
+import math
 import threading
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -212,7 +213,7 @@ def ttl_to_ms(ttl: float | timedelta | None, ttl_ms: int | None, operation: str 
             ms = float(ttl) * 1000.0
         else:
             raise _invalid_ttl(operation, f"invalid TTL {ttl!r}")
-        if ms != ms or abs(ms - round(ms)) > 1e-6:
+        if not math.isfinite(ms) or abs(ms - round(ms)) > 1e-6:
             raise _invalid_ttl(operation, f"invalid TTL {ttl!r}: not a whole number of ms")
         candidate: object = round(ms)
     else:

@@ -39,6 +39,8 @@ export interface SimulationConfig {
   breakers?: number;
   /** Actors that call renewLease/releaseLease with forged handles (a manifest's key and ETag). */
   forgers: number;
+  /** Actors that lease and clean through a folder inside the dataset (`actors/insiders.ts`). Optional: 0. */
+  insiders?: number;
   /**
    * Actors that build lease handles from the lease listing (every listed field, a made-up
    * secret) and try to release, shorten or stretch the readers' leases.
@@ -74,6 +76,7 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, "seed"> = {
   forgers: 1,
   leaseAttackers: 1,
   breakers: 1,
+  insiders: 1,
   rounds: 10,
   faults: { applyThenLose: 0.04, loseBefore: 0.03, crash: 0.006, repeat: 0.03 },
   maxClockSkewMs: 120_000,

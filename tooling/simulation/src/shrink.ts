@@ -13,6 +13,7 @@ const COUNTS = [
   "forgers",
   "leaseAttackers",
   "breakers",
+  "insiders",
   "taggers",
   "branchers",
   "cleaners",

@@ -1,6 +1,7 @@
 import { initDataset } from "@holdfast/dataset";
 import { spawnBreakers } from "./actors/breakers.js";
 import { spawnCleaners } from "./actors/cleaners.js";
+import { spawnInsiders } from "./actors/insiders.js";
 import { spawnForgers, spawnLeaseAttackers, spawnReaders } from "./actors/readers.js";
 import { spawnBranchers, spawnTaggers } from "./actors/references.js";
 import {
@@ -39,6 +40,7 @@ export async function runSimulation(config: SimulationConfig): Promise<Simulatio
   spawnCleaners(world);
   spawnLeaseAttackers(world);
   spawnBreakers(world);
+  spawnInsiders(world);
 
   const checkStep = createStepChecker({
     memory: world.memory,

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Generic, Literal, TypeVar
@@ -29,8 +29,9 @@ from ..context import Context, as_context
 from ..errors import HoldfastError
 from ..keeper import HeldLease, lease
 from ..layout import MAX_SAFE_INTEGER, is_valid_name, validate_version
-from ..lease import Lease
+from ..lease import Lease, ttl_to_ms
 from ..store import ObjectStore, list_all
+from ..table_root import TableLocation, locate_table, refuse_table_location
 from .manifest import (
     LANCE_FEATURE_FLAGS,
     LANCE_MALFORMED_MANIFEST,
@@ -288,14 +289,119 @@ def open_store(uri: str, storage_options: dict[str, str] | None = None) -> Objec
     ``aws_virtual_hosted_style_request`` from Lance's storage options), or
     ``az://container/path`` (the ``azure_storage_connection_string`` option, else Lance's
     ``account_name`` + ``account_key`` with ``azure_endpoint`` for an emulator, else
-    ``AZURE_STORAGE_CONNECTION_STRING``)."""
+    ``AZURE_STORAGE_CONNECTION_STRING``).
+
+    Refused before anything is written (docs/lance.md, "Where a table is"): a URI inside a
+    table (a branch's folder ``t.lance/tree/dev``, ``_versions/``, ``data/``, an index
+    folder, ``_holdfast/``, ...) or naming a folder that holds a table (``invalid-input``
+    INSIDE_TABLE / HOLDS_TABLE, naming the table's root), a local path that is a file
+    (``invalid-input`` NOT_A_DIRECTORY) or missing (``not-found``): a local folder is never
+    created here."""
+    locate_uri(uri, storage_options)
+    opened = _store_for(uri, storage_options, probe=True)
+    assert opened is not None  # locate_uri refused a local path that is no folder
+    return opened
+
+
+def locate_uri(uri: str, storage_options: dict[str, str] | None = None) -> TableLocation:
+    """Where ``uri`` stands among tables (:func:`holdfast.table_root.locate_table`, through
+    stores that send nothing when opened); raises for a URI inside a table or holding one,
+    a local file, or a local path that does not exist."""
+    parsed = urlparse(uri)
+    segments = _uri_segments(uri)
+    if parsed.scheme in ("", "file"):
+        path = _local_path(uri)
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise HoldfastError(
+                "invalid-input",
+                "open",
+                f"{path} is a file, not a table folder",
+                key=path,
+                code="NOT_A_DIRECTORY",
+                hint="give the folder of the Lance table (e.g. .../events.lance)",
+            )
+
+    def store_at(at: Sequence[str]) -> ObjectStore | None:
+        return _store_for(_uri_at(uri, at), storage_options, probe=False)
+
+    location = locate_table(segments, store_at)
+    refuse_table_location(location, lambda at: _uri_at(uri, at), "checkout")
+    if (
+        location.kind == "none"
+        and parsed.scheme in ("", "file")
+        and not os.path.isdir(_local_path(uri))
+    ):
+        raise HoldfastError(
+            "not-found",
+            "open",
+            f"no Lance table at {_local_path(uri)}: the folder does not exist",
+            key=_local_path(uri),
+            code="DATASET_NOT_FOUND",
+        )
+    return location
+
+
+def _local_path(uri: str) -> str:
+    parsed = urlparse(uri)
+    return os.path.abspath(unquote(parsed.path) if parsed.scheme == "file" else uri)
+
+
+def _uri_segments(uri: str) -> tuple[str, ...]:
+    parsed = urlparse(uri)
+    path = _local_path(uri) if parsed.scheme in ("", "file") else parsed.path
+    return tuple(s for s in path.split("/") if s)
+
+
+def _uri_at(uri: str, segments: Sequence[str]) -> str:
+    """``uri`` with its path replaced by ``segments`` (same scheme and bucket)."""
+    parsed = urlparse(uri)
+    path = "/".join(segments)
+    if parsed.scheme in ("", "file"):
+        return f"/{path}"
+    return (
+        f"{parsed.scheme}://{parsed.netloc}/{path}"
+        if path
+        else f"{parsed.scheme}://{parsed.netloc}"
+    )
+
+
+def _store_for(
+    uri: str, storage_options: dict[str, str] | None, *, probe: bool
+) -> ObjectStore | None:
+    """The store at ``uri``; ``probe=False``: one that sends nothing when opened (no S3
+    probe), and ``None`` for a local path that is not a folder."""
     options = {k.lower(): v for k, v in (storage_options or {}).items()}
     parsed = urlparse(uri)
     if parsed.scheme in ("", "file"):
         from ..local import LocalStore
 
-        return LocalStore(unquote(parsed.path) if parsed.scheme == "file" else uri)
+        path = _local_path(uri)
+        if not os.path.isdir(path):
+            return None
+        return LocalStore(path, create_root=False)
     prefix = parsed.path.strip("/")
+    if parsed.scheme in ("s3", "s3a") and not probe:
+        from ..s3 import S3Store
+
+        endpoint = (
+            options.get("aws_endpoint")
+            or options.get("endpoint")
+            or os.environ.get("AWS_ENDPOINT_URL")
+        )
+        virtual = options.get(
+            "aws_virtual_hosted_style_request", "true" if endpoint is None else "false"
+        )
+        return S3Store(
+            parsed.netloc,
+            prefix,
+            endpoint=endpoint,
+            region=options.get("aws_region")
+            or options.get("region")
+            or os.environ.get("AWS_REGION"),
+            path_style=virtual.lower() == "false",
+            aws_access_key_id=options.get("aws_access_key_id"),
+            aws_secret_access_key=options.get("aws_secret_access_key"),
+        )
     if parsed.scheme in ("s3", "s3a"):
         from ..s3 import open_s3_store
 
@@ -435,7 +541,8 @@ def checkout(
     background; releases on exit."""
     import lance
 
-    target = store if store is not None else open_store(uri, storage_options)
+    ttl_to_ms(ttl, ttl_ms, "checkout")
+    target = _checkout_store(uri, storage_options, store)
     with _held_version(target, branch=branch, version=version, ttl=ttl, ttl_ms=ttl_ms) as (
         held,
         naming,
@@ -467,10 +574,22 @@ def checkout_table(
     branch and version."""
     import lancedb
 
+    ttl_to_ms(ttl, ttl_ms, "checkout")
     conn: Any = lancedb.connect(db, storage_options=storage_options) if isinstance(db, str) else db
     options = storage_options if storage_options is not None else _connection_options(conn)
-    uri = str(conn.open_table(name).uri)
-    target = store if store is not None else open_store(uri, options)
+    try:
+        opened = conn.open_table(name)
+    except ValueError as error:
+        # LanceDB answers ValueError for a table it does not have (and for a name it refuses).
+        raise HoldfastError(
+            "not-found",
+            "checkout",
+            f"LanceDB has no table {name!r}: {error}",
+            key=name,
+            code="TABLE_NOT_FOUND",
+        ) from error
+    uri = str(opened.uri)
+    target = _checkout_store(uri, options, store)
     with _held_version(target, branch=branch, version=version, ttl=ttl, ttl_ms=ttl_ms) as (
         held,
         naming,
@@ -483,6 +602,42 @@ def checkout_table(
 
 
 # --- utils ---
+
+
+def _checkout_store(
+    uri: str, storage_options: dict[str, str] | None, store: ObjectStore | Context | None
+) -> ObjectStore | Context:
+    """The store a checkout of ``uri`` leases through: ``uri`` located first (a URI inside a
+    table or holding one is refused, :func:`locate_uri`), then ``store`` when given, which
+    must be rooted at ``uri`` itself (a store of another table would hold a lease that
+    protects nothing here: ``invalid-input`` STORE_MISMATCH), else the store at ``uri``.
+    Nothing is written before these checks."""
+    if store is None:
+        return open_store(uri, storage_options)
+    locate_uri(uri, storage_options)
+    given = as_context(store).store.location
+    expected = _location_of(uri)
+    if given.rstrip("/") != expected:
+        raise HoldfastError(
+            "invalid-input",
+            "checkout",
+            f"store= is rooted at {given}, not at the table {expected}: a lease there would "
+            "not protect this table; nothing was written",
+            key=given,
+            code="STORE_MISMATCH",
+            hint="pass the store of the table's own folder, or leave store= out",
+        )
+    return store
+
+
+def _location_of(uri: str) -> str:
+    """The ``location`` a holdfast store rooted at ``uri`` reports."""
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        return f"file://{_local_path(uri)}"
+    scheme = {"s3a": "s3", "abfs": "az", "azure": "az"}.get(parsed.scheme, parsed.scheme)
+    prefix = parsed.path.strip("/")
+    return f"{scheme}://{parsed.netloc}/{prefix}" if prefix else f"{scheme}://{parsed.netloc}"
 
 
 def _check_branch_chain(ctx: Context, branch: str) -> None:
