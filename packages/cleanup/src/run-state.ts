@@ -58,6 +58,8 @@ export interface RunState {
   readonly progress: (progress: CleanupProgress) => void;
   /** The `delete` phase's counts in objects: `planned` raises its total, `deleted` its done. */
   readonly deleteProgress: DeleteProgress;
+  /** The `plan` phase's counts in versions: `listed` raises its total, `decided` its done. */
+  readonly planProgress: PhaseCounter;
   /** Manifest reads. Reads and deletes get separate pools: a read task queues deletes, and a task waiting for a slot in its own pool could deadlock it. */
   readonly pool: TaskPool;
   readonly deletePool: TaskPool;
@@ -145,6 +147,7 @@ export async function createRunState(
       options.deleteLeases ?? ((branch, versions, o) => deleteLeasesOf(ctx, branch, versions, o)),
     progress,
     deleteProgress: new DeleteProgress(progress),
+    planProgress: new PhaseCounter("plan", progress),
     pool: new TaskPool(options.concurrency ?? 8),
     deletePool: new TaskPool(options.deleteConcurrency ?? options.concurrency ?? 8),
     deleteRate: new DeleteRate(options.maxDeletesPerSecond, ctx.clock, ctx.sleep),
@@ -219,5 +222,50 @@ export class DeleteProgress {
 
   #report(): void {
     this.emit({ phase: "delete", done: this.#done, total: this.#total });
+  }
+}
+
+/**
+ * Items of a phase found by a listing that streams (`plan`: versions listed, each done once
+ * it is decided and its manifest read): the total is reported once the listing ended (then
+ * exact, never below `done`); until then the events have none (a bar would otherwise
+ * show the listing's lead, a few versions, as the whole).
+ */
+export class PhaseCounter {
+  #done = 0;
+  #found = 0;
+  #complete = false;
+
+  constructor(
+    private readonly phase: "plan",
+    private readonly emit: (progress: CleanupProgress) => void,
+  ) {}
+
+  /** The phase's first event: nothing found yet. */
+  start(): void {
+    this.#report();
+  }
+
+  found(count: number): void {
+    this.#found += count;
+  }
+
+  /** The listing ended: every later event carries the total. */
+  listed(): void {
+    this.#complete = true;
+    this.#report();
+  }
+
+  done(count: number): void {
+    this.#done += count;
+    this.#report();
+  }
+
+  #report(): void {
+    this.emit({
+      phase: this.phase,
+      done: this.#done,
+      ...(this.#complete ? { total: this.#found } : {}),
+    });
   }
 }

@@ -9,12 +9,15 @@ export type CleanupPhase = "recover" | "plan" | "retire" | "delete" | "orphans";
 
 /**
  * A progress event: `done` of `total` (when known) items of a phase. Items are records
- * (`recover`), versions (`plan`: listed, `retire`: retired) and objects deleted (`delete`:
- * manifests and data files; `orphans`: orphan data files, clock probes, expired intents and
- * leases). The `delete` phase has a `total` from its first event on: the retired manifests of
- * every committed record; once a record's manifests are read (before any of its deletes)
- * the total gains its data files and loses its manifests already gone, so it is exact when
- * the last record is read. The `orphans` phase has a `total` only in its last event (the sweep
+ * (`recover`), versions (`plan`: decided, its manifest read; `retire`: candidates retired or
+ * kept by a census) and objects deleted (`delete`: manifests and data files; `orphans`:
+ * orphan data files, clock probes, expired intents and leases). `plan` has a `total` once
+ * the listing ended; `retire` from its first event (the plan's candidates). The `delete`
+ * phase has a `total` from its first event on: the retired manifests of every committed
+ * record and the distinct files, none retained, of the manifests this run read before its
+ * drain; once a record's manifests are read (before any of its deletes) the total gains an
+ * earlier run's data files and loses its manifests already gone, so it is exact when the
+ * last record is read. The `orphans` phase has a `total` only in its last event (the sweep
  * streams a listing). Observation only: a run sends the same requests with or without `onProgress`.
  */
 export interface CleanupProgress {

@@ -129,12 +129,12 @@ export function printStats(out: Output, stats: CleanupStats): void {
   if (stats.retired.length === 0) {
     out.line(`${verb}: nothing.`);
   } else {
-    out.line(`${verb} ${stats.retired.length} version(s):`);
+    out.line(`${verb} ${count(stats.retired.length)} version(s):`);
     for (const [branch, list] of byBranch) {
       out.line(`  ${branch}: ${formatRanges(list.map((v) => v.version))}`);
     }
   }
-  out.line(`Kept ${stats.retained.length} version(s):`);
+  out.line(`Kept ${count(stats.retained.length)} version(s):`);
   const groups = groupBy(stats.retained, (v) => `${v.branch}\u0000${v.reason}`);
   out.table(
     ["BRANCH", "VERSIONS", "REASON"],
@@ -146,14 +146,16 @@ export function printStats(out: Output, stats: CleanupStats): void {
         `${list[0]!.reason}: ${REASON_TEXT[list[0]!.reason] ?? list[0]!.reason}`,
       ]),
   );
+  // One total: every object the run deleted (or would), then what they were.
   const o = stats.objectsDeleted as Record<string, number> & typeof stats.objectsDeleted;
-  // Any other kind of object cleanup reports (expired leases, clock probes) when non-zero.
-  const extra = Object.entries(o)
-    .filter(([k, v]) => !["total", "manifests", "dataFiles", "orphans"].includes(k) && v > 0)
-    .map(([k, v]) => `, ${v} ${k.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`)
-    .join("");
+  const parts = Object.entries(o)
+    .filter(([k, v]) => k !== "total" && v > 0)
+    .map(
+      ([k, v]) =>
+        `${count(v)} ${OBJECT_WORDS[k] ?? k.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`,
+    );
   out.line(
-    `${stats.dryRun ? "Would delete" : "Deleted"} ${o.total} object(s) (${o.manifests} manifests, ${o.dataFiles} data files, ${o.orphans} orphans${extra}), ${formatBytes(stats.bytesDeleted)}.`,
+    `${stats.dryRun ? "Would delete" : "Deleted"} ${count(o.total)} object(s), ${formatBytes(stats.bytesDeleted)}${parts.length > 0 ? `: ${parts.join(", ")}` : ""}.`,
   );
   const r = stats.requests;
   out.line(
@@ -161,6 +163,21 @@ export function printStats(out: Output, stats: CleanupStats): void {
   );
   out.line(`Elapsed: ${formatDuration(stats.elapsedMs)}.`);
   for (const warning of stats.warnings) out.line(out.paint("yellow", `warning: ${warning}`));
+}
+
+/** What each count of `objectsDeleted` is, in words. */
+const OBJECT_WORDS: Record<string, string> = {
+  manifests: "version manifests",
+  dataFiles: "files of retired versions",
+  orphans: "orphan files",
+  probes: "leftover clock probes",
+  expiredLeases: "expired leases",
+  expiredCommitIntents: "abandoned commit markers",
+};
+
+/** `5,980`. */
+function count(n: number): string {
+  return n.toLocaleString("en-US");
 }
 
 function minVersion(list: readonly { version: number }[]): number {
