@@ -70,8 +70,17 @@ export const CleanupProgressEventShape = CleanupProgressShape.extend({
 export const CleanupStatsShape = z.looseObject({
   dryRun: z.boolean(),
   retired: z.array(RefShape),
+  /**
+   * Every kept version: `reason` decided it; `reasons` is every reason it is kept, `reason`
+   * first (a version within --retain may also be leased, tagged or forked from).
+   */
   retained: z.array(
-    z.object({ branch: z.string(), version: z.number().int(), reason: z.string() }),
+    z.object({
+      branch: z.string(),
+      version: z.number().int(),
+      reason: z.string(),
+      reasons: z.array(z.string()).min(1),
+    }),
   ),
   recovered: z.object({ committed: z.number(), cancelled: z.number(), retained: z.number() }),
   objectsDeleted: z.looseObject({

@@ -15,12 +15,18 @@ import { finalizeRetired } from "./finalize.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
 import type { CleanupPolicy } from "./policy.js";
 import { cancelReplacedBeforeReads, type LateCommits, protectLateCommits } from "./protect.js";
+import { gatherReasons } from "./reasons.js";
 import { fullRecord, Retirer, retiredManifestCount } from "./retire.js";
 import { createRunState, type Mode, type RunInternals, type RunState } from "./run-state.js";
 import { SpilledRecord } from "./sealed.js";
 import type { HeldLock } from "./start.js";
 import { sweepOrphans } from "./sweep.js";
-import { CleanupInterruptedError, type CleanupOptions, type CleanupStats } from "./types.js";
+import {
+  CleanupInterruptedError,
+  type CleanupOptions,
+  type CleanupStats,
+  type RetainedVersion,
+} from "./types.js";
 
 export type {
   CleanupOptions,
@@ -128,6 +134,8 @@ async function run(
       mode === "recover" && interrupted.committed.length === 0
         ? { expiredIntents: [] }
         : await protectLateCommits(state, plan, interrupted.committed);
+    // Every reason each kept version is kept (reads only; decides nothing).
+    await gatherReasons(state);
     const plannedData: PlannedDeletions = new Set();
     await deleteAndFinalize(
       state,
@@ -248,10 +256,13 @@ function summarize(state: RunState, elapsedMs: number): CleanupStats {
     deleted.probes +
     deleted.expiredLeases +
     deleted.expiredCommitIntents;
-  const { retired, finished, ...rest } = stats;
+  const { retired, finished, retained, ...rest } = stats;
   const summary = {
     dryRun: state.dryRun,
     ...rest,
+    retained: retained.map(
+      (kept): RetainedVersion => ({ ...kept, reasons: kept.reasons ?? [kept.reason] }),
+    ),
     retiredRanges: retired.ranges(),
     finishedRanges: finished.ranges(),
     requests: { ...counting.requestCounts(), total: counting.totalRequests() },

@@ -17,7 +17,7 @@ import { DeleteRate } from "./rate.js";
 import type { Holding } from "./sealed.js";
 import { ManifestSpill, type RetiredManifests } from "./spill.js";
 import { type HeldLock, lockAndClock } from "./start.js";
-import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
+import type { CleanupOptions, CleanupProgress, KeptVersion } from "./types.js";
 
 export type Mode = "cleanup" | "plan" | "recover";
 
@@ -26,7 +26,7 @@ export interface MutableStats {
   /** Ranges, not a list: memory stays flat in the number of versions retired. */
   retired: RetiredLog;
   finished: RetiredLog;
-  retained: RetainedVersion[];
+  retained: KeptVersion[];
   recovered: { committed: number; cancelled: number; retained: number };
   objectsDeleted: {
     manifests: number;

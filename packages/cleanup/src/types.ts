@@ -99,7 +99,21 @@ export interface CleanupOptions {
 export interface RetainedVersion {
   readonly branch: string;
   readonly version: number;
+  /** The reason that decided it. */
   readonly reason: RetainReason;
+  /**
+   * Every reason it is kept, `reason` first: a version the policy keeps may also be leased,
+   * tagged or forked from (a lease census and a reference census of the kept versions).
+   */
+  readonly reasons: readonly RetainReason[];
+}
+
+/** A kept version as a run records it; its other reasons are gathered after the plan. */
+export interface KeptVersion {
+  readonly branch: string;
+  readonly version: number;
+  readonly reason: RetainReason;
+  reasons?: RetainReason[];
 }
 
 /** What a cleanup did (or, for a plan, would do). */

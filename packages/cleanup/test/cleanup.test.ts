@@ -7,7 +7,7 @@ import {
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { commitVersion, writeDataFile } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
-import { holdfastFormat } from "@holdfast/refs-lifecycle";
+import { createTag, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {
   cleanup,
@@ -42,8 +42,8 @@ describe("cleanup", () => {
     expect(versionsOf(store)).toEqual([4, 5]);
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2, 3]);
     expect(stats.retained).toEqual([
-      { branch: "main", version: 4, reason: "policy" },
-      { branch: "main", version: 5, reason: "latest" },
+      { branch: "main", version: 4, reason: "policy", reasons: ["policy"] },
+      { branch: "main", version: 5, reason: "latest", reasons: ["latest"] },
     ]);
     expect(stats.objectsDeleted.manifests).toBe(3);
     // v1's first file is named by every later version: kept
@@ -102,7 +102,9 @@ describe("cleanup", () => {
       { format: formatWithCensus(async () => new Map()) },
     );
     expect(versionsOf(store)).toEqual([4, 5]);
-    expect(stats.retained).toContainEqual({ branch: "main", version: 4, reason: "recent" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 4, reason: "recent" }),
+    );
     await time.advance(2 * MINUTE);
     await cleanup(ctx, { retainVersions: 1 }, { format: formatWithCensus(async () => new Map()) });
     expect(versionsOf(store)).toEqual([5]);
@@ -162,7 +164,9 @@ describe("cleanup", () => {
     // without the flag the tag simply retains its version
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([1, 3]);
-    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 1, reason: "tag" }),
+    );
   });
 
   it("deletes orphan data files older than the grace only", async () => {
@@ -258,9 +262,55 @@ describe("cleanup", () => {
     await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 2, ttlMs: 60_000 });
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([2, 4]);
-    expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
+    expect(stats.retained).toContainEqual({
+      branch: "main",
+      version: 2,
+      reason: "lease",
+      reasons: ["lease"],
+    });
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
   });
+});
+
+describe("every reason a kept version is kept (docs/operations.md)", () => {
+  for (const dryRun of [true, false]) {
+    it(`${dryRun ? "the plan" : "the run"}: a leased and tagged version inside retainVersions shows policy, lease and tag; the leased latest shows latest and lease`, async () => {
+      const { ctx, time } = world(21);
+      await seedDataset(ctx, time, { versions: 6 });
+      await acquireLease(ctx, {
+        format: holdfastFormat,
+        branch: "main",
+        version: 5,
+        ttlMs: 600_000,
+      });
+      await acquireLease(ctx, {
+        format: holdfastFormat,
+        branch: "main",
+        version: 6,
+        ttlMs: 600_000,
+      });
+      await createTag(
+        ctx,
+        { name: "v5", target: { branch: "main", version: 5 } },
+        { format: holdfastFormat },
+      );
+      const stats = await cleanup(ctx, { retainVersions: 3, dryRun }, { format: holdfastFormat });
+      const of = (v: number) => stats.retained.find((k) => k.version === v);
+      expect(of(5)).toEqual({
+        branch: "main",
+        version: 5,
+        reason: "policy",
+        reasons: ["policy", "lease", "tag"],
+      });
+      expect(of(6)).toEqual({
+        branch: "main",
+        version: 6,
+        reason: "latest",
+        reasons: ["latest", "lease"],
+      });
+      expect(of(4)?.reasons).toEqual(["policy"]);
+    });
+  }
 });
 
 function sortRetained(list: { branch: string; version: number; reason: string }[]) {

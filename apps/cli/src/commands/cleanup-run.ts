@@ -135,7 +135,8 @@ export function printStats(out: Output, stats: CleanupStats): void {
     }
   }
   out.line(`Kept ${count(stats.retained.length)} version(s):`);
-  const groups = groupBy(stats.retained, (v) => `${v.branch}\u0000${v.reason}`);
+  // One row per branch, run of versions and set of reasons: every reason shows.
+  const groups = groupBy(stats.retained, (v) => `${v.branch}\u0000${reasonsOf(v).join(",")}`);
   out.table(
     ["BRANCH", "VERSIONS", "REASON"],
     [...groups.values()]
@@ -143,7 +144,9 @@ export function printStats(out: Output, stats: CleanupStats): void {
       .map((list) => [
         list[0]!.branch,
         formatRanges(list.map((v) => v.version)),
-        `${list[0]!.reason}: ${REASON_TEXT[list[0]!.reason] ?? list[0]!.reason}`,
+        reasonsOf(list[0]!)
+          .map((r) => `${r}: ${REASON_TEXT[r] ?? r}`)
+          .join("; "),
       ]),
   );
   // One total: every object the run deleted (or would), then what they were.
@@ -178,6 +181,11 @@ const OBJECT_WORDS: Record<string, string> = {
 /** `5,980`. */
 function count(n: number): string {
   return n.toLocaleString("en-US");
+}
+
+/** Every reason a version is kept, the deciding one first. */
+function reasonsOf(v: { reason: string; reasons?: readonly string[] }): readonly string[] {
+  return v.reasons !== undefined && v.reasons.length > 0 ? v.reasons : [v.reason];
 }
 
 function minVersion(list: readonly { version: number }[]): number {
