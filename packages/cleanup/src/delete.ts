@@ -6,7 +6,7 @@ import {
 } from "@holdfast/retirement";
 import { DeleteBatcher } from "./batcher.js";
 import type { RetiredLog, VersionSet } from "./ranges.js";
-import type { RunState } from "./run-state.js";
+import { countDeletion, type RunState } from "./run-state.js";
 import type { RetiredManifestCursor, RetiredManifests, SpilledManifest } from "./spill.js";
 
 /** Files a plan would delete: the orphan sweep must not count them a second time. */
@@ -221,7 +221,7 @@ class StepReader {
     entry: RetiringVersion,
     known: { manifest: SpilledManifest | null } | undefined,
   ): Promise<void> {
-    const { ctx, format, stats, dryRun } = this.state;
+    const { ctx, format, dryRun, sizes } = this.state;
     const branch = this.handle.record.branch;
     const manifest = known ? known.manifest : await format.readManifest(ctx, branch, entry.version);
     if (!manifest) {
@@ -241,9 +241,12 @@ class StepReader {
       keys.dataKeys.push(file.key);
       // A plan deletes nothing, so the orphan sweep would see these again.
       if (dryRun) this.plannedData.add(file.key);
-      stats.bytesDeleted += file.size;
+      // Before the step's first delete: a size the manifest did not record is listed.
+      countDeletion(this.state, file.key, await sizes.of(file.key, file.size), "data");
     }
-    keys.manifestKeys.push(format.manifestKey(branch, entry.version));
+    const manifestKey = format.manifestKey(branch, entry.version);
+    keys.manifestKeys.push(manifestKey);
+    countDeletion(this.state, manifestKey, await sizes.of(manifestKey), "manifests");
   }
 
   async close(): Promise<void> {

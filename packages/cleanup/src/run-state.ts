@@ -1,5 +1,5 @@
 import { CountingStore } from "@holdfast/conditional-store";
-import { type DatasetFormat, requireHoldfastDataset } from "@holdfast/dataset";
+import { type DatasetFormat, type ObjectKind, requireHoldfastDataset } from "@holdfast/dataset";
 import {
   holdfastDatasetKnown,
   holdfastMarkerUnchecked,
@@ -15,6 +15,7 @@ import { TaskPool } from "./pool.js";
 import { RetiredLog } from "./ranges.js";
 import { DeleteRate } from "./rate.js";
 import type { Holding } from "./sealed.js";
+import { type DeletedByKind, emptyByKind, ListedSizes } from "./sizes.js";
 import { ManifestSpill, type RetiredManifests } from "./spill.js";
 import { type HeldLock, lockAndClock } from "./start.js";
 import type { CleanupOptions, CleanupProgress, KeptVersion } from "./types.js";
@@ -38,6 +39,8 @@ export interface MutableStats {
     total: number;
   };
   bytesDeleted: number;
+  /** The dataset's files deleted (or, in a plan, to be), per kind: objects and bytes. */
+  deletedByKind: DeletedByKind;
   lastLook: { intents: number; lateManifests: number; filesKept: number };
   warnings: string[];
 }
@@ -63,6 +66,8 @@ export interface RunState {
   /** Manifest reads. Reads and deletes get separate pools: a read task queues deletes, and a task waiting for a slot in its own pool could deadlock it. */
   readonly pool: TaskPool;
   readonly deletePool: TaskPool;
+  /** Sizes the manifests did not record, from one listing per folder. */
+  readonly sizes: ListedSizes;
   /** The run's delete rate (`maxDeletesPerSecond`), shared by every batch delete. */
   readonly deleteRate: DeleteRate;
   readonly batchSize: number;
@@ -150,6 +155,7 @@ export async function createRunState(
     planProgress: new PhaseCounter("plan", progress),
     pool: new TaskPool(options.concurrency ?? 8),
     deletePool: new TaskPool(options.deleteConcurrency ?? options.concurrency ?? 8),
+    sizes: new ListedSizes(ctx),
     deleteRate: new DeleteRate(options.maxDeletesPerSecond, ctx.clock, ctx.sleep),
     batchSize: Math.max(1, ctx.store.capabilities.maxBatchDelete),
     now,
@@ -176,10 +182,28 @@ export async function createRunState(
         total: 0,
       },
       bytesDeleted: 0,
+      deletedByKind: emptyByKind(),
       lastLook: { intents: 0, lateManifests: 0, filesKept: 0 },
       warnings,
     },
   };
+}
+
+/**
+ * Counts one of the dataset's files the run deletes (or would): its kind as the format says
+ * (else `fallback`), its size as recorded or listed; `bytesDeleted` is their sum.
+ */
+export function countDeletion(
+  state: RunState,
+  key: string,
+  size: number,
+  fallback: ObjectKind,
+): void {
+  const kind = state.format.objectKind?.(key) ?? fallback;
+  const entry = state.stats.deletedByKind[kind];
+  entry.objects += 1;
+  entry.bytes += size;
+  state.stats.bytesDeleted += size;
 }
 
 export function addAll(map: Map<string, Set<number>>, branch: string, versions: number[]): void {

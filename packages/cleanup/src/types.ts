@@ -1,5 +1,5 @@
 import { HoldfastError, type RequestCounts, type Sleep } from "@holdfast/conditional-store";
-import type { DatasetFormat } from "@holdfast/dataset";
+import type { DatasetFormat, ObjectKind } from "@holdfast/dataset";
 import type { DeleteLeases, LeaseCensus } from "@holdfast/retirement";
 import type { RetainReason } from "./policy.js";
 import type { VersionRange } from "./ranges.js";
@@ -144,7 +144,16 @@ export interface CleanupStats {
     expiredCommitIntents: number;
     total: number;
   };
+  /** Bytes of the dataset's files deleted (or, in a plan, to be): the sum of `deletedByKind`. */
   readonly bytesDeleted: number;
+  /**
+   * The dataset's files deleted (or, in a plan, to be) per kind: manifests, data, deletion,
+   * index, transaction files, other (as the format names a key; a format that does not
+   * says manifests and data), objects and bytes. Sizes are the manifests' where they record
+   * one, else the listing's. holdfast's own objects (clock probes, expired intents and
+   * leases) are counted in `objectsDeleted` only.
+   */
+  readonly deletedByKind: Readonly<Record<ObjectKind, { objects: number; bytes: number }>>;
   /**
    * Cleanup's last look before deleting (docs/protocol.md §2.5):
    * live commit intents and manifests added since the plan that it read, and the data files

@@ -149,14 +149,24 @@ export function printStats(out: Output, stats: CleanupStats): void {
           .join("; "),
       ]),
   );
-  // One total: every object the run deleted (or would), then what they were.
-  const o = stats.objectsDeleted as Record<string, number> & typeof stats.objectsDeleted;
-  const parts = Object.entries(o)
-    .filter(([k, v]) => k !== "total" && v > 0)
+  // One total: every object the run deleted (or would), then what they were: the dataset's
+  // files by kind with their bytes, then holdfast's own objects.
+  const o = stats.objectsDeleted;
+  const byKind = Object.entries(stats.deletedByKind ?? {})
+    .filter(([, v]) => v.objects > 0)
     .map(
-      ([k, v]) =>
-        `${count(v)} ${OBJECT_WORDS[k] ?? k.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`,
+      ([kind, v]) => `${count(v.objects)} ${KIND_WORDS[kind] ?? kind} (${formatBytes(v.bytes)})`,
     );
+  const own = (
+    [
+      ["probes", "leftover clock probes"],
+      ["expiredLeases", "expired leases"],
+      ["expiredCommitIntents", "abandoned commit markers"],
+    ] as const
+  )
+    .filter(([k]) => (o[k] ?? 0) > 0)
+    .map(([k, words]) => `${count(o[k])} ${words}`);
+  const parts = [...byKind, ...own];
   out.line(
     `${stats.dryRun ? "Would delete" : "Deleted"} ${count(o.total)} object(s), ${formatBytes(stats.bytesDeleted)}${parts.length > 0 ? `: ${parts.join(", ")}` : ""}.`,
   );
@@ -168,14 +178,14 @@ export function printStats(out: Output, stats: CleanupStats): void {
   for (const warning of stats.warnings) out.line(out.paint("yellow", `warning: ${warning}`));
 }
 
-/** What each count of `objectsDeleted` is, in words. */
-const OBJECT_WORDS: Record<string, string> = {
-  manifests: "version manifests",
-  dataFiles: "files of retired versions",
-  orphans: "orphan files",
-  probes: "leftover clock probes",
-  expiredLeases: "expired leases",
-  expiredCommitIntents: "abandoned commit markers",
+/** Each kind of the dataset's files, in words. */
+const KIND_WORDS: Record<string, string> = {
+  manifests: "manifests",
+  data: "data files",
+  deletion: "deletion files",
+  index: "index files",
+  transaction: "transaction files",
+  other: "other files",
 };
 
 /** `5,980`. */
