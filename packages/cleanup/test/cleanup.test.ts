@@ -30,6 +30,10 @@ describe("cleanup", () => {
     const { ctx, store, time } = world();
     const { sharedFile } = await seedDataset(ctx, time, { versions: 5, filesPer: 2, shared: true });
     const before = keysUnder(store, "data/").length;
+    let manifestBytes = 0;
+    for (const key of keysUnder(store, "_versions/main/").slice(0, 3)) {
+      manifestBytes += (await store.get(key))!.body.byteLength;
+    }
     const progress: string[] = [];
     const stats = await cleanup(
       ctx,
@@ -50,7 +54,10 @@ describe("cleanup", () => {
     expect(stats.objectsDeleted.dataFiles).toBe(5);
     expect(keysUnder(store, "data/").length).toBe(before - 5);
     expect(store.keys()).toContain(sharedFile.key);
-    expect(stats.bytesDeleted).toBe(11 + 2 * (10 + 11));
+    // the 5 data files' bytes and the 3 retired manifests' own (the listing's sizes)
+    expect(stats.deletedByKind.data).toEqual({ objects: 5, bytes: 11 + 2 * (10 + 11) });
+    expect(stats.deletedByKind.manifests).toEqual({ objects: 3, bytes: manifestBytes });
+    expect(stats.bytesDeleted).toBe(11 + 2 * (10 + 11) + manifestBytes);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
     expect(keysUnder(store, "_holdfast/clock/")).toEqual([]);
     expect(new Set(progress)).toEqual(new Set(["recover", "plan", "retire", "delete", "orphans"]));
