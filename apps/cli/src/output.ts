@@ -42,7 +42,10 @@ export class Output {
   ) {
     this.json = options.json;
     this.color = shouldColor(io.stdout, io.env);
-    this.progressTty = io.stderr.isTTY === true && io.env.TERM !== "dumb";
+    // The bar goes to stderr, and only when both streams are a terminal: an answer
+    // redirected to a file is a script's run, not a person watching.
+    this.progressTty =
+      io.stderr.isTTY === true && io.stdout.isTTY === true && io.env.TERM !== "dumb";
   }
 
   /** Writes a line of human output to stdout (suppressed in JSON mode). */

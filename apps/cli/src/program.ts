@@ -50,6 +50,15 @@ export function withStoreOptions(command: Command): Command {
     .option(
       "--blob-endpoint <url>",
       "Azure blob endpoint for --account (default https://<account>.blob.core.windows.net)",
+    )
+    .option(
+      "--storage-options-file <json>",
+      "store settings as Lance's storage_options: a JSON object of object_store keys (aws_endpoint, aws_region, azure_storage_account_name, google_service_account_path, ...)",
+    )
+    .option(
+      "--storage-option <key=value>",
+      "one storage_options key (repeatable), e.g. --storage-option aws_region=eu-west-1",
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     );
 }
 

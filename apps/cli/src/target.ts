@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import { holdfastError, isHoldfastError, type ObjectStore } from "@holdfast/conditional-store";
 import { createContext, type ProtocolContext } from "@holdfast/protocol";
 import { refuseTableLocation } from "@holdfast/refs-lifecycle";
@@ -9,6 +10,7 @@ import {
 } from "./azure-credentials.js";
 import { formats } from "./format.js";
 import type { CliIo } from "./output.js";
+import { agree, parseStorageOptions, type StorageSettings } from "./storage-options.js";
 import {
   formatStorageUrl,
   parseStorageUrl,
@@ -23,6 +25,8 @@ export interface Target {
   readonly options: StoreOptions;
   /** `--account` / `--blob-endpoint` for `az://` URLs. */
   readonly azure: AzureFlags;
+  /** What `--storage-options-file` / `--storage-option` set (credentials included). */
+  readonly settings: StorageSettings;
   /** Printable location, never with credentials. */
   readonly display: string;
 }
@@ -65,12 +69,25 @@ export function parseTarget(urlText: string, opts: Record<string, unknown>, io: 
       );
     }
   }
+  // Lance's storage_options keys, beside the flags: one translation (storage-options.ts);
+  // a flag and an option that disagree are refused, the environment fills what neither set.
+  const settings = parseStorageOptions(opts, url.scheme, io.cwd);
   const options =
     url.scheme === "s3"
       ? parseStoreOptions({
-          endpoint: flag("endpoint") ?? nonEmpty(io.env.HOLDFAST_S3_ENDPOINT),
-          region: flag("region") ?? nonEmpty(io.env.HOLDFAST_S3_REGION),
-          pathStyle: opts.pathStyle === true ? true : parseBoolEnv(io.env.HOLDFAST_S3_PATH_STYLE),
+          endpoint:
+            agree("--endpoint", flag("endpoint"), "aws_endpoint", settings.endpoint) ??
+            nonEmpty(io.env.HOLDFAST_S3_ENDPOINT),
+          region:
+            agree("--region", flag("region"), "aws_region", settings.region) ??
+            nonEmpty(io.env.HOLDFAST_S3_REGION),
+          pathStyle:
+            agree(
+              "--path-style",
+              opts.pathStyle === true ? true : undefined,
+              "aws_virtual_hosted_style_request",
+              settings.pathStyle,
+            ) ?? parseBoolEnv(io.env.HOLDFAST_S3_PATH_STYLE),
         })
       : url.scheme === "gs"
         ? // The Google client libraries' own variable for an emulator.
@@ -78,8 +95,22 @@ export function parseTarget(urlText: string, opts: Record<string, unknown>, io: 
             endpoint: flag("endpoint") ?? nonEmpty(io.env.STORAGE_EMULATOR_HOST),
           })
         : {};
-  const azure: AzureFlags = { account: flag("account"), blobEndpoint: flag("blobEndpoint") };
-  return { url, options, azure, display: formatStorageUrl(url) };
+  const account = agree(
+    "--account",
+    flag("account"),
+    "azure_storage_account_name",
+    settings.azureAccount,
+  );
+  const blobEndpoint =
+    agree("--blob-endpoint", flag("blobEndpoint"), "azure_storage_endpoint", settings.endpoint) ??
+    (settings.azureEmulator === true
+      ? `http://127.0.0.1:10000/${account ?? AZURITE_ACCOUNT}`
+      : undefined);
+  const azure: AzureFlags = {
+    account: account ?? (settings.azureEmulator === true ? AZURITE_ACCOUNT : undefined),
+    blobEndpoint,
+  };
+  return { url, options, azure, settings, display: formatStorageUrl(url) };
 }
 
 export interface OpenOptions {
@@ -179,6 +210,18 @@ export async function openTarget(
         ...(target.options.pathStyle === undefined
           ? {}
           : { forcePathStyle: target.options.pathStyle }),
+        ...(target.settings.accessKeyId === undefined ||
+        target.settings.secretAccessKey === undefined
+          ? {}
+          : {
+              credentials: {
+                accessKeyId: target.settings.accessKeyId,
+                secretAccessKey: target.settings.secretAccessKey,
+                ...(target.settings.sessionToken === undefined
+                  ? {}
+                  : { sessionToken: target.settings.sessionToken }),
+              },
+            }),
       });
       return opening.catch((error: unknown) => {
         // The SDK's chain found nothing at all: say that plainly (it names no secret).
@@ -210,11 +253,24 @@ export async function openTarget(
         ...(nonEmpty(io.env.GOOGLE_CLOUD_PROJECT) === undefined
           ? {}
           : { projectId: io.env.GOOGLE_CLOUD_PROJECT }),
+        ...(target.settings.gcsServiceAccountPath === undefined
+          ? {}
+          : { keyFilename: resolve(io.cwd, target.settings.gcsServiceAccountPath) }),
       });
     }
     case "az": {
       // Chosen before anything loads or is sent (docs/operations.md, "Credentials").
-      const choice = chooseAzureCredentials(io.env, target.azure);
+      const { azureConnectionString, azureKey } = target.settings;
+      const choice = chooseAzureCredentials(
+        {
+          ...io.env,
+          ...(azureConnectionString === undefined
+            ? {}
+            : { AZURE_STORAGE_CONNECTION_STRING: azureConnectionString }),
+          ...(azureKey === undefined ? {} : { AZURE_STORAGE_KEY: azureKey }),
+        },
+        target.azure,
+      );
       const { openAzureStore, createAzureStore } = await import("@holdfast/backends-azure");
       const open =
         options.probe === false
@@ -243,6 +299,9 @@ export async function openTarget(
 export function contextFor(store: ObjectStore): ProtocolContext {
   return createContext(store);
 }
+
+/** Azurite's development account (`azure_storage_use_emulator`; its key comes as any other). */
+const AZURITE_ACCOUNT = "devstoreaccount1";
 
 // --- utils ---
 

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalStore } from "@holdfast/backends-local";
@@ -96,5 +96,59 @@ describe("tokens of holdfast serve", () => {
     }
     const bad = await run(["token", "revoke", ds, "--json"]);
     expect(bad.code).toBe(2);
+  });
+
+  it("T3 token create --out writes the token to a new file of mode 600 (whatever the umask), prints no token, and refuses an existing file writing nothing", async () => {
+    const file = join(dir, "tokens.json");
+    const out = join(dir, "prometheus.token");
+    const previous = process.umask(0o022); // the usual umask: a redirect makes 644
+    try {
+      const r = await run(
+        [
+          "token",
+          "create",
+          "--role",
+          "reader",
+          "--name",
+          "prometheus",
+          "--tokens",
+          file,
+          "--out",
+          out,
+        ],
+        { cwd: dir },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect((await stat(out)).mode & 0o777).toBe(0o600);
+      const token = (await readFile(out, "utf8")).trim();
+      expect(token.length).toBeGreaterThan(20);
+      expect(r.stdout).not.toContain(token);
+      const tokens = await loadTokens(file);
+      expect(tokens.map((t) => t.name)).toContain("prometheus");
+      // an existing file is refused (exit 3), left as it is, and no entry is added
+      await writeFile(out, "keep");
+      const again = await run(
+        [
+          "token",
+          "create",
+          "--role",
+          "reader",
+          "--name",
+          "other",
+          "--tokens",
+          file,
+          "--out",
+          out,
+          "--json",
+        ],
+        { cwd: dir },
+      );
+      expect(again.code).toBe(3);
+      expect(again.json()).toMatchObject({ error: { code: "TOKEN_FILE_EXISTS" } });
+      expect(await readFile(out, "utf8")).toBe("keep");
+      expect((await loadTokens(file)).map((t) => t.name)).not.toContain("other");
+    } finally {
+      process.umask(previous);
+    }
   });
 });

@@ -200,7 +200,9 @@ for (const backend of BACKENDS) {
         { branch: "main", version: 2 },
         { branch: "main", version: 3 },
       ]);
-      expect(plan.stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
+      expect(plan.stats.retained).toContainEqual(
+        expect.objectContaining({ branch: "main", version: 1, reason: "lease" }),
+      );
       const last = await app.inject({ url: "/v1/datasets/ds/cleanup/plan", headers: as("reader") });
       expect(last.json().stats.retired).toHaveLength(2);
 

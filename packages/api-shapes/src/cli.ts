@@ -67,11 +67,22 @@ export const CleanupProgressEventShape = CleanupProgressShape.extend({
   command: z.enum(["cleanup", "recover"]),
 });
 
+const ObjectsAndBytes = z.object({ objects: z.number().int(), bytes: z.number().int() });
+
 export const CleanupStatsShape = z.looseObject({
   dryRun: z.boolean(),
   retired: z.array(RefShape),
+  /**
+   * Every kept version: `reason` decided it; `reasons` is every reason it is kept, `reason`
+   * first (a version within --retain may also be leased, tagged or forked from).
+   */
   retained: z.array(
-    z.object({ branch: z.string(), version: z.number().int(), reason: z.string() }),
+    z.object({
+      branch: z.string(),
+      version: z.number().int(),
+      reason: z.string(),
+      reasons: z.array(z.string()).min(1),
+    }),
   ),
   recovered: z.object({ committed: z.number(), cancelled: z.number(), retained: z.number() }),
   objectsDeleted: z.looseObject({
@@ -80,7 +91,22 @@ export const CleanupStatsShape = z.looseObject({
     orphans: z.number(),
     total: z.number(),
   }),
+  /** Bytes of the dataset's files deleted (a plan: to be): the sum of `deletedByKind`'s bytes. */
   bytesDeleted: z.number(),
+  /**
+   * The dataset's files deleted (a plan: to be) per kind, as the format names a key (Lance:
+   * `_versions/` manifests, `data/` data, `_deletions/` deletion, `_indices/` index,
+   * `_transactions/` transaction; else other): objects and bytes. holdfast's own objects
+   * (clock probes, expired leases and intents) are in `objectsDeleted` only.
+   */
+  deletedByKind: z.object({
+    manifests: ObjectsAndBytes,
+    data: ObjectsAndBytes,
+    deletion: ObjectsAndBytes,
+    index: ObjectsAndBytes,
+    transaction: ObjectsAndBytes,
+    other: ObjectsAndBytes,
+  }),
   requests: z.looseObject({
     total: z.number(),
     get: z.number(),

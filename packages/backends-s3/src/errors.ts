@@ -5,6 +5,8 @@ import {
   isHoldfastError,
   type StorageErrorContext,
   type StorageOperation,
+  UNREACHABLE_HINT,
+  wasNothingSent,
 } from "@holdfast/conditional-store";
 
 /**
@@ -36,6 +38,9 @@ export function toHoldfastError(error: unknown, context: StorageErrorContext): H
     });
 
   if (name === "AbortError") return make("aborted", "aborted by the caller");
+  // Every attempt failed to connect (refused, or the host not resolved): nothing reached
+  // the store, so nothing was written (s3.ts and signed-request.ts record it per attempt).
+  if (wasNothingSent(error)) return make("refused", "could not connect", UNREACHABLE_HINT);
   if (status === 412 || name === "PreconditionFailed") {
     return make("conflict", "precondition failed");
   }
@@ -78,7 +83,8 @@ export function toHoldfastError(error: unknown, context: StorageErrorContext): H
   if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
     return make("refused", "the store refused the request");
   }
-  // Throttling (503 SlowDown, 429), 5xx, timeouts, resets, DNS and socket errors: unknown outcome.
+  // Throttling (503 SlowDown, 429), 5xx, timeouts, resets and socket errors after an
+  // attempt connected: unknown outcome.
   return make("ambiguous", "no definite answer");
 }
 

@@ -9,6 +9,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import {
+  connectFailureCode,
   type DeleteManyResult,
   type DeleteOptions,
   type GetResult,
@@ -17,6 +18,7 @@ import {
   type ListOptions,
   type ListPage,
   MAX_KEY_BYTES,
+  markNothingSent,
   type ObjectMeta,
   type ObjectStore,
   type PutOptions,
@@ -177,7 +179,10 @@ class S3Store implements ObjectStore {
 
   /** The SDK client, built on first use so that creating a store sends nothing. */
   get #client(): S3Client {
-    this.#s3 ??= new S3Client(s3ClientConfig(this.#options));
+    if (this.#s3 === undefined) {
+      this.#s3 = new S3Client(s3ClientConfig(this.#options));
+      recordNothingSent(this.#s3);
+    }
     return this.#s3;
   }
 
@@ -546,5 +551,42 @@ function isBucketName(name: unknown): name is string {
     /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name) &&
     !name.includes("..") &&
     !/^\d+\.\d+\.\d+\.\d+$/.test(name)
+  );
+}
+
+/** Per request (shared by its attempts): some attempt may have reached the store. */
+const maybeSent = new WeakSet<object>();
+
+/**
+ * Marks a request's failure `markNothingSent` when every attempt the SDK made failed to
+ * connect (refused, host not resolved): one middleware inside the retry loop notes any
+ * other failure of an attempt in the request's context, one outside marks the final error
+ * when none was noted. `toHoldfastError` then maps it to `refused` (nothing was written),
+ * never to an unknown outcome.
+ */
+function recordNothingSent(client: S3Client): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (connectFailureCode(error) === undefined) maybeSent.add(context);
+        throw error;
+      }
+    },
+    { step: "finalizeRequest", priority: "low", name: "holdfastAttemptMaybeSent" },
+  );
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (!maybeSent.has(context) && connectFailureCode(error) !== undefined) {
+          markNothingSent(error);
+        }
+        throw error;
+      }
+    },
+    { step: "initialize", priority: "high", name: "holdfastNothingSent" },
   );
 }

@@ -17,6 +17,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { crc32 } from "node:zlib";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { connectFailureCode, markNothingSent } from "@holdfast/conditional-store";
 import { getEndpointFromInstructions } from "@smithy/core/endpoints";
 import { extendedEncodeURIComponent } from "@smithy/core/protocols";
 import {
@@ -227,6 +228,8 @@ export class SignedReads {
   async #request(request: OutgoingRequest, signal?: AbortSignal): Promise<ReadAnswer> {
     const strategy = this.#strategy;
     let token = await untilAborted(strategy.acquireInitialRetryToken(""), signal);
+    // Whether some attempt may have reached the store (anything but a failed connect).
+    let maybeSent = false;
     for (;;) {
       try {
         const answer = await this.#attempt(request, signal);
@@ -235,6 +238,7 @@ export class SignedReads {
       } catch (error) {
         if (signal?.aborted) throw abortError(signal);
         const failure = error as ReadError;
+        if (connectFailureCode(failure) === undefined) maybeSent = true;
         try {
           token = await untilAborted(
             strategy.refreshRetryTokenForRetry(token, retryErrorInfo(failure)),
@@ -246,6 +250,7 @@ export class SignedReads {
           if (failure.$metadata !== undefined) {
             failure.$metadata.attempts = token.getRetryCount() + 1;
           }
+          if (!maybeSent) markNothingSent(failure);
           throw failure;
         }
         const delay = token.getRetryDelay();

@@ -15,12 +15,18 @@ import { finalizeRetired } from "./finalize.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
 import type { CleanupPolicy } from "./policy.js";
 import { cancelReplacedBeforeReads, type LateCommits, protectLateCommits } from "./protect.js";
+import { gatherReasons } from "./reasons.js";
 import { fullRecord, Retirer, retiredManifestCount } from "./retire.js";
 import { createRunState, type Mode, type RunInternals, type RunState } from "./run-state.js";
 import { SpilledRecord } from "./sealed.js";
 import type { HeldLock } from "./start.js";
 import { sweepOrphans } from "./sweep.js";
-import { CleanupInterruptedError, type CleanupOptions, type CleanupStats } from "./types.js";
+import {
+  CleanupInterruptedError,
+  type CleanupOptions,
+  type CleanupStats,
+  type RetainedVersion,
+} from "./types.js";
 
 export type {
   CleanupOptions,
@@ -128,6 +134,8 @@ async function run(
       mode === "recover" && interrupted.committed.length === 0
         ? { expiredIntents: [] }
         : await protectLateCommits(state, plan, interrupted.committed);
+    // Every reason each kept version is kept (reads only; decides nothing).
+    await gatherReasons(state);
     const plannedData: PlannedDeletions = new Set();
     await deleteAndFinalize(
       state,
@@ -196,11 +204,16 @@ async function deleteAndFinalize(
   present: LateCommits["present"],
 ): Promise<void> {
   // The phase's total before its first delete: every retired manifest (a record of this run
-  // is held with its count only) and the files named by the manifests this run read before
-  // its drain; each step corrects it once its manifests are taken (a file retained or shared
-  // is deleted once or not; an earlier run's record adds its data files as they are read).
-  const planned = (h: RetirementHandle) =>
-    retiredManifestCount(h) + (state.retiredManifests.get(h.key)?.files ?? 0);
+  // is held with its count only) and the distinct files, none retained, named by the
+  // manifests this run read before its drain (what the deletion will send); each step
+  // corrects it once its manifests are taken (the last look kept a version, an earlier run's
+  // record adds its data files as they are read, manifests already gone are taken off).
+  const foreseen = new Map<string, number>();
+  for (const h of committed) {
+    const files = await state.retiredManifests.get(h.key)?.filesToDelete(retainedFiles);
+    if (files !== undefined) foreseen.set(h.key, files);
+  }
+  const planned = (h: RetirementHandle) => retiredManifestCount(h) + (foreseen.get(h.key) ?? 0);
   state.deleteProgress.start(committed.reduce((n, h) => n + planned(h), 0));
   await retireVersionNumbers(state, committed); // Cleanup 7 floor
   for (const held of committed) {
@@ -221,7 +234,14 @@ async function deleteAndFinalize(
       continue;
     }
     // Cleanup 9 delete, then Cleanup 10 finalize once the record's deletion is complete.
-    const { complete } = await deleteRetired(state, marked, retainedFiles, plannedData, present);
+    const { complete } = await deleteRetired(
+      state,
+      marked,
+      retainedFiles,
+      plannedData,
+      foreseen.get(held.key) ?? 0,
+      present,
+    );
     if (!state.dryRun && complete) await finalizeRetired(state, marked);
   }
 }
@@ -236,10 +256,13 @@ function summarize(state: RunState, elapsedMs: number): CleanupStats {
     deleted.probes +
     deleted.expiredLeases +
     deleted.expiredCommitIntents;
-  const { retired, finished, ...rest } = stats;
+  const { retired, finished, retained, ...rest } = stats;
   const summary = {
     dryRun: state.dryRun,
     ...rest,
+    retained: retained.map(
+      (kept): RetainedVersion => ({ ...kept, reasons: kept.reasons ?? [kept.reason] }),
+    ),
     retiredRanges: retired.ranges(),
     finishedRanges: finished.ranges(),
     requests: { ...counting.requestCounts(), total: counting.totalRequests() },

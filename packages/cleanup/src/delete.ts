@@ -6,7 +6,7 @@ import {
 } from "@holdfast/retirement";
 import { DeleteBatcher } from "./batcher.js";
 import type { RetiredLog, VersionSet } from "./ranges.js";
-import type { RunState } from "./run-state.js";
+import { countDeletion, type RunState } from "./run-state.js";
 import type { RetiredManifestCursor, RetiredManifests, SpilledManifest } from "./spill.js";
 
 /** Files a plan would delete: the orphan sweep must not count them a second time. */
@@ -66,6 +66,7 @@ export async function deleteRetired(
   handle: RetirementHandle,
   retainedFiles: Set<string>,
   plannedData: PlannedDeletions,
+  foreseen: number,
   present?: ReadonlyMap<string, VersionSet>,
 ): Promise<RecordDeletion> {
   const { stats, dryRun } = state;
@@ -84,7 +85,15 @@ export async function deleteRetired(
   // run's spill in the record's (ascending) order, one line at a time. A spill gone under
   // the run answers nothing: each manifest is read again, ETag-checked like any other.
   const retired = state.retiredManifests.get(handle.key);
-  const steps = new StepReader(state, handle, retainedFiles, plannedData, retired, present);
+  const steps = new StepReader(
+    state,
+    handle,
+    retainedFiles,
+    plannedData,
+    retired,
+    foreseen,
+    present,
+  );
   const active = handle.record.versions.filter((entry) => !entry.cancelled);
   let accounted = 0;
   // The last step's manifests, deleted while the next step's data files are.
@@ -100,8 +109,8 @@ export async function deleteRetired(
       // compiler, which compiles the whole function (a long one costs tens of ms of CPU).
       const step = await steps.read(active.slice(at, at + DELETE_STEP_VERSIONS));
       // Every manifest of the step is read before its first delete: the phase's total gains
-      // the step's data files (less those it counted already) and loses its manifests
-      // already gone (progress only).
+      // the step's data files (less those it counted already: the record's distinct files
+      // not retained, cleanup.ts) and loses its manifests already gone (progress only).
       accounted += step.taken;
       state.deleteProgress.planned(
         step.dataKeys.length + step.manifestKeys.length - step.taken - step.foreseenTaken,
@@ -157,8 +166,9 @@ class StepReader {
   readonly #listed: VersionSet | undefined;
   readonly #counted: RetiredLog;
   /**
-   * The files of this record's manifests the phase's total already counts (cleanup.ts):
-   * each step takes off what it took from them, the end takes off what no step took.
+   * The files of this record the phase's total already counts (its distinct files no
+   * retained version names, cleanup.ts): each step takes off what it sends of them, the end
+   * takes off what no step sent.
    */
   foreseen: number;
   /** The run was interrupted: the record stays committed for the next run or `recover`. */
@@ -170,12 +180,13 @@ class StepReader {
     private readonly retainedFiles: Set<string>,
     private readonly plannedData: PlannedDeletions,
     retired: RetiredManifests | undefined,
+    foreseen: number,
     present: ReadonlyMap<string, VersionSet> | undefined,
   ) {
     this.#read = retired?.cursor({ missing: "skip" });
     this.#listed = present?.get(handle.record.branch);
     this.#counted = state.ownRecords.has(handle.key) ? state.stats.retired : state.stats.finished;
-    this.foreseen = retired?.files ?? 0;
+    this.foreseen = foreseen;
   }
 
   async read(step: readonly RetiringVersion[]): Promise<StepKeys> {
@@ -183,7 +194,6 @@ class StepReader {
     const branch = this.handle.record.branch;
     const keys: StepKeys = { dataKeys: [], manifestKeys: [], taken: 0, foreseenTaken: 0 };
     let taken = 0;
-    let foreseenTaken = 0;
     for (const entry of step) {
       // Interrupted: stop between versions; what is queued is sent, the record stays
       // committed and the next run or `recover` finishes it.
@@ -193,9 +203,6 @@ class StepReader {
       }
       taken += 1;
       const known = await this.#read?.get(entry.version);
-      const files = Math.min(this.foreseen, known?.manifest?.files.length ?? 0);
-      this.foreseen -= files;
-      foreseenTaken += files;
       if (!known && this.#listed && !this.#listed.has(entry.version)) {
         this.#counted.push({ branch, version: entry.version });
         continue; // deleted by an earlier, interrupted run (its files went first)
@@ -203,6 +210,8 @@ class StepReader {
       await pool.run(() => this.#queue(keys, entry, known));
     }
     await pool.drain();
+    const foreseenTaken = Math.min(this.foreseen, keys.dataKeys.length);
+    this.foreseen -= foreseenTaken;
     return { ...keys, taken, foreseenTaken };
   }
 
@@ -212,7 +221,7 @@ class StepReader {
     entry: RetiringVersion,
     known: { manifest: SpilledManifest | null } | undefined,
   ): Promise<void> {
-    const { ctx, format, stats, dryRun } = this.state;
+    const { ctx, format, dryRun, sizes } = this.state;
     const branch = this.handle.record.branch;
     const manifest = known ? known.manifest : await format.readManifest(ctx, branch, entry.version);
     if (!manifest) {
@@ -232,9 +241,12 @@ class StepReader {
       keys.dataKeys.push(file.key);
       // A plan deletes nothing, so the orphan sweep would see these again.
       if (dryRun) this.plannedData.add(file.key);
-      stats.bytesDeleted += file.size;
+      // Before the step's first delete: a size the manifest did not record is listed.
+      countDeletion(this.state, file.key, await sizes.of(file.key, file.size), "data");
     }
-    keys.manifestKeys.push(format.manifestKey(branch, entry.version));
+    const manifestKey = format.manifestKey(branch, entry.version);
+    keys.manifestKeys.push(manifestKey);
+    countDeletion(this.state, manifestKey, await sizes.of(manifestKey), "manifests");
   }
 
   async close(): Promise<void> {

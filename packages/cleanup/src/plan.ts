@@ -90,6 +90,7 @@ export function keepFilesOf(
   return state.pool.run(async () => {
     const manifest = await state.format.readManifest(state.ctx, branch, version);
     for (const file of manifest?.files ?? []) retainedFiles.add(file.key);
+    state.planProgress.done(1);
   });
 }
 
@@ -123,13 +124,18 @@ async function classifyListed(
   skip: ReadonlySet<number> | undefined,
   window: number,
   classify: (entry: VersionEntry) => Promise<void>,
+  counter: { found(n: number): void; done(n: number): void } | undefined,
 ): Promise<{ recent: VersionEntry[]; count: number }> {
   const recent: VersionEntry[] = [];
   let count = 0;
   for await (const entry of versions) {
     count += 1;
+    counter?.found(1);
     seen.add(entry.version);
-    if (skip?.has(entry.version)) continue;
+    if (skip?.has(entry.version)) {
+      counter?.done(1); // a committed record is deleting it: nothing to decide
+      continue;
+    }
     recent.push(entry);
     // Only a version with `window` newer ones after it can be a candidate.
     if (recent.length > window) await classify(recent.shift()!);
@@ -157,7 +163,10 @@ export async function planCandidates(
   const branches = await format.listBranches(ctx);
   const selected = new Set(policy.branches ?? branches);
   const window = Math.max(1, policy.retainVersions ?? 1);
-  let planned = 0;
+  // Progress (not for the tag check's pass): versions listed, each done once decided and,
+  // when the run needs it, its manifest read (keepFilesOf, Retirer.read).
+  const counter = options.checkOnly ? undefined : state.planProgress;
+  counter?.start();
   const retain = async (entry: VersionEntry, reason: RetainReason) => {
     if (options.checkOnly) return;
     state.stats.retained.push({ branch: entry.branch, version: entry.version, reason });
@@ -184,20 +193,20 @@ export async function planCandidates(
         await retain(entry, busy.get(branch)?.has(entry.version) ? "retiring" : "policy");
       }
     };
-    const { recent, count } = await classifyListed(
+    const { recent } = await classifyListed(
       format.listVersions(ctx, branch),
       seen,
       beingDeleted.get(branch),
       window,
       classify,
+      counter,
     );
-    planned += count;
     for (const [i, entry] of recent.entries()) {
       await retain(entry, i === recent.length - 1 ? "latest" : "policy");
     }
     if (mine.length > 0) await emit({ branch, entries: mine.splice(0) });
-    state.progress({ phase: "plan", done: planned });
   }
+  counter?.listed();
   await state.pool.drain();
   return { candidates, retainedFiles, listed };
 }

@@ -54,7 +54,10 @@ interface Queued {
  * nothing.
  */
 export class Retirer {
-  #retiredCount = 0;
+  /** Candidates the retire phase has decided (retired, or kept by a census): its `done`. */
+  #decided = 0;
+  /** Candidates the plan handed over: the retire phase's total. */
+  #candidates = 0;
   #planRecords = 0;
   readonly #queued: Queued[] = [];
   readonly #sealed: Sealed[] = [];
@@ -63,9 +66,7 @@ export class Retirer {
     private readonly state: RunState,
     readonly retainedFiles: Set<string>,
     private readonly interrupted: Interrupted,
-  ) {
-    state.progress({ phase: "retire", done: 0 });
-  }
+  ) {}
 
   /**
    * Reads, through the read pool, the manifest of every candidate of one record (the plan's
@@ -80,6 +81,7 @@ export class Retirer {
     state.checkpoint();
     const queued: Queued = { branch, count: entries.length };
     this.#queued.push(queued);
+    this.#candidates += entries.length;
     // The reads' closures hold the candidates' numbers and listed ETags, not their entries
     // (keys, dates), and the record's reads only until the spill has serialized them.
     const versions = entries.map((entry) => entry.version);
@@ -101,6 +103,7 @@ export class Retirer {
     if (pending === 0) queued.manifests = await spill();
     const readOne = async (i: number) => {
       read[i] = await state.format.readManifest(state.ctx, branch, versions[i]!);
+      state.planProgress.done(1);
       pending -= 1;
       if (pending === 0) queued.manifests = await spill();
     };
@@ -113,6 +116,8 @@ export class Retirer {
    */
   async retireAll(): Promise<void> {
     await this.state.pool.drain();
+    // The phase's total is every candidate of the plan, known before its first write.
+    this.#report();
     while (this.#queued.length > 0) await this.#retire(this.#queued.shift()!);
   }
 
@@ -213,8 +218,8 @@ export class Retirer {
       await this.#retainFiles(manifests, kept);
       // The record retires the rest: what the deletion and the last look see of it.
       manifests.except(kept.keys());
-      this.#retiredCount += count - kept.size;
-      state.progress({ phase: "retire", done: this.#retiredCount });
+      this.#decided += count;
+      this.#report();
     } finally {
       if (!used) await manifests.discard();
       // A drain or seal this run could not carry to its seal (an error, an interrupt) is
@@ -268,9 +273,14 @@ export class Retirer {
       // The late versions are cancelled in the commit: not the deletion's.
       manifests.except(kept.keys());
       if (!retiring) await manifests.discard();
-      this.#retiredCount -= kept.size;
-      state.progress({ phase: "retire", done: this.#retiredCount });
     }
+    // Every record committed or cancelled: the phase ends (its last event).
+    this.#report();
+  }
+
+  /** The retire phase's progress: candidates decided (retired or kept) of every candidate. */
+  #report(): void {
+    this.state.progress({ phase: "retire", done: this.#decided, total: this.#candidates });
   }
 
   /** Adds the files of the kept versions' manifests (as read before the drain) to the retained set: one pass over the spill. */

@@ -1,5 +1,5 @@
 import { CountingStore } from "@holdfast/conditional-store";
-import { type DatasetFormat, requireHoldfastDataset } from "@holdfast/dataset";
+import { type DatasetFormat, type ObjectKind, requireHoldfastDataset } from "@holdfast/dataset";
 import {
   holdfastDatasetKnown,
   holdfastMarkerUnchecked,
@@ -15,9 +15,10 @@ import { TaskPool } from "./pool.js";
 import { RetiredLog } from "./ranges.js";
 import { DeleteRate } from "./rate.js";
 import type { Holding } from "./sealed.js";
+import { type DeletedByKind, emptyByKind, ListedSizes } from "./sizes.js";
 import { ManifestSpill, type RetiredManifests } from "./spill.js";
 import { type HeldLock, lockAndClock } from "./start.js";
-import type { CleanupOptions, CleanupProgress, RetainedVersion } from "./types.js";
+import type { CleanupOptions, CleanupProgress, KeptVersion } from "./types.js";
 
 export type Mode = "cleanup" | "plan" | "recover";
 
@@ -26,7 +27,7 @@ export interface MutableStats {
   /** Ranges, not a list: memory stays flat in the number of versions retired. */
   retired: RetiredLog;
   finished: RetiredLog;
-  retained: RetainedVersion[];
+  retained: KeptVersion[];
   recovered: { committed: number; cancelled: number; retained: number };
   objectsDeleted: {
     manifests: number;
@@ -38,6 +39,8 @@ export interface MutableStats {
     total: number;
   };
   bytesDeleted: number;
+  /** The dataset's files deleted (or, in a plan, to be), per kind: objects and bytes. */
+  deletedByKind: DeletedByKind;
   lastLook: { intents: number; lateManifests: number; filesKept: number };
   warnings: string[];
 }
@@ -58,9 +61,13 @@ export interface RunState {
   readonly progress: (progress: CleanupProgress) => void;
   /** The `delete` phase's counts in objects: `planned` raises its total, `deleted` its done. */
   readonly deleteProgress: DeleteProgress;
+  /** The `plan` phase's counts in versions: `listed` raises its total, `decided` its done. */
+  readonly planProgress: PhaseCounter;
   /** Manifest reads. Reads and deletes get separate pools: a read task queues deletes, and a task waiting for a slot in its own pool could deadlock it. */
   readonly pool: TaskPool;
   readonly deletePool: TaskPool;
+  /** Sizes the manifests did not record, from one listing per folder. */
+  readonly sizes: ListedSizes;
   /** The run's delete rate (`maxDeletesPerSecond`), shared by every batch delete. */
   readonly deleteRate: DeleteRate;
   readonly batchSize: number;
@@ -149,8 +156,10 @@ export async function createRunState(
       options.deleteLeases ?? ((branch, versions, o) => deleteLeasesOf(ctx, branch, versions, o)),
     progress,
     deleteProgress: new DeleteProgress(progress),
+    planProgress: new PhaseCounter("plan", progress),
     pool: new TaskPool(options.concurrency ?? 8),
     deletePool: new TaskPool(options.deleteConcurrency ?? options.concurrency ?? 8),
+    sizes: new ListedSizes(ctx),
     deleteRate: new DeleteRate(options.maxDeletesPerSecond, ctx.clock, ctx.sleep),
     batchSize: Math.max(1, ctx.store.capabilities.maxBatchDelete),
     now,
@@ -177,10 +186,28 @@ export async function createRunState(
         total: 0,
       },
       bytesDeleted: 0,
+      deletedByKind: emptyByKind(),
       lastLook: { intents: 0, lateManifests: 0, filesKept: 0 },
       warnings,
     },
   };
+}
+
+/**
+ * Counts one of the dataset's files the run deletes (or would): its kind as the format says
+ * (else `fallback`), its size as recorded or listed; `bytesDeleted` is their sum.
+ */
+export function countDeletion(
+  state: RunState,
+  key: string,
+  size: number,
+  fallback: ObjectKind,
+): void {
+  const kind = state.format.objectKind?.(key) ?? fallback;
+  const entry = state.stats.deletedByKind[kind];
+  entry.objects += 1;
+  entry.bytes += size;
+  state.stats.bytesDeleted += size;
 }
 
 export function addAll(map: Map<string, Set<number>>, branch: string, versions: number[]): void {
@@ -223,5 +250,50 @@ export class DeleteProgress {
 
   #report(): void {
     this.emit({ phase: "delete", done: this.#done, total: this.#total });
+  }
+}
+
+/**
+ * Items of a phase found by a listing that streams (`plan`: versions listed, each done once
+ * it is decided and its manifest read): the total is reported once the listing ended (then
+ * exact, never below `done`); until then the events have none (a bar would otherwise
+ * show the listing's lead, a few versions, as the whole).
+ */
+export class PhaseCounter {
+  #done = 0;
+  #found = 0;
+  #complete = false;
+
+  constructor(
+    private readonly phase: "plan",
+    private readonly emit: (progress: CleanupProgress) => void,
+  ) {}
+
+  /** The phase's first event: nothing found yet. */
+  start(): void {
+    this.#report();
+  }
+
+  found(count: number): void {
+    this.#found += count;
+  }
+
+  /** The listing ended: every later event carries the total. */
+  listed(): void {
+    this.#complete = true;
+    this.#report();
+  }
+
+  done(count: number): void {
+    this.#done += count;
+    this.#report();
+  }
+
+  #report(): void {
+    this.emit({
+      phase: this.phase,
+      done: this.#done,
+      ...(this.#complete ? { total: this.#found } : {}),
+    });
   }
 }

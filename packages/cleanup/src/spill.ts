@@ -249,6 +249,23 @@ export class RetiredManifests {
     return new RetiredManifestCursor(this, options);
   }
 
+  /**
+   * The data files the deletion of this record will send: distinct keys its versions'
+   * manifests (as read before the drain, replacements applied) name that `retained` does
+   * not hold, as the deletion dedupes them record-wide. One pass over the spill; the
+   * delete phase's total before its first delete (progress only).
+   */
+  async filesToDelete(retained: ReadonlySet<string>): Promise<number> {
+    if (!this.spilled) return 0;
+    const seen = new Set<string>();
+    for await (const { manifest } of this.versions({ missing: "skip" })) {
+      for (const file of manifest?.files ?? []) {
+        if (!retained.has(file.key)) seen.add(file.key);
+      }
+    }
+    return seen.size;
+  }
+
   /** Whether the last look replaced a version (answers without the file). */
   replacement(version: number): { manifest: SpilledManifest | null } | undefined {
     return this.#replaced.has(version) && !this.#except.has(version)

@@ -3,7 +3,7 @@ import { sweepExpiredLeases } from "@holdfast/leases";
 import { CLOCK_PREFIX } from "@holdfast/protocol/internal";
 import { DeleteBatcher } from "./batcher.js";
 import type { PlannedDeletions } from "./delete.js";
-import { type RunState, truncSec } from "./run-state.js";
+import { countDeletion, type RunState, truncSec } from "./run-state.js";
 
 /** Storage-time probes older than this are leftovers of a crashed probe. */
 const PROBE_LEFTOVER_MS = 60 * 60 * 1000;
@@ -48,7 +48,7 @@ export async function sweepOrphans(
       if (!format.isDataKey(meta.key, ctx) || retainedFiles.has(meta.key)) continue;
       if (truncSec(meta.lastModified) >= cutoff) continue;
       if (plannedData.has(meta.key)) continue;
-      stats.bytesDeleted += meta.size;
+      countDeletion(state, meta.key, meta.size, "data");
       await orphans.add(meta.key);
     }
   }

@@ -1,5 +1,5 @@
 import { HoldfastError, type RequestCounts, type Sleep } from "@holdfast/conditional-store";
-import type { DatasetFormat } from "@holdfast/dataset";
+import type { DatasetFormat, ObjectKind } from "@holdfast/dataset";
 import type { DeleteLeases, LeaseCensus } from "@holdfast/retirement";
 import type { RetainReason } from "./policy.js";
 import type { VersionRange } from "./ranges.js";
@@ -9,12 +9,15 @@ export type CleanupPhase = "recover" | "plan" | "retire" | "delete" | "orphans";
 
 /**
  * A progress event: `done` of `total` (when known) items of a phase. Items are records
- * (`recover`), versions (`plan`: listed, `retire`: retired) and objects deleted (`delete`:
- * manifests and data files; `orphans`: orphan data files, clock probes, expired intents and
- * leases). The `delete` phase has a `total` from its first event on: the retired manifests of
- * every committed record; once a record's manifests are read (before any of its deletes)
- * the total gains its data files and loses its manifests already gone, so it is exact when
- * the last record is read. The `orphans` phase has a `total` only in its last event (the sweep
+ * (`recover`), versions (`plan`: decided, its manifest read; `retire`: candidates retired or
+ * kept by a census) and objects deleted (`delete`: manifests and data files; `orphans`:
+ * orphan data files, clock probes, expired intents and leases). `plan` has a `total` once
+ * the listing ended; `retire` from its first event (the plan's candidates). The `delete`
+ * phase has a `total` from its first event on: the retired manifests of every committed
+ * record and the distinct files, none retained, of the manifests this run read before its
+ * drain; once a record's manifests are read (before any of its deletes) the total gains an
+ * earlier run's data files and loses its manifests already gone, so it is exact when the
+ * last record is read. The `orphans` phase has a `total` only in its last event (the sweep
  * streams a listing). Observation only: a run sends the same requests with or without `onProgress`.
  */
 export interface CleanupProgress {
@@ -96,7 +99,21 @@ export interface CleanupOptions {
 export interface RetainedVersion {
   readonly branch: string;
   readonly version: number;
+  /** The reason that decided it. */
   readonly reason: RetainReason;
+  /**
+   * Every reason it is kept, `reason` first: a version the policy keeps may also be leased,
+   * tagged or forked from (a lease census and a reference census of the kept versions).
+   */
+  readonly reasons: readonly RetainReason[];
+}
+
+/** A kept version as a run records it; its other reasons are gathered after the plan. */
+export interface KeptVersion {
+  readonly branch: string;
+  readonly version: number;
+  readonly reason: RetainReason;
+  reasons?: RetainReason[];
 }
 
 /** What a cleanup did (or, for a plan, would do). */
@@ -127,7 +144,16 @@ export interface CleanupStats {
     expiredCommitIntents: number;
     total: number;
   };
+  /** Bytes of the dataset's files deleted (or, in a plan, to be): the sum of `deletedByKind`. */
   readonly bytesDeleted: number;
+  /**
+   * The dataset's files deleted (or, in a plan, to be) per kind: manifests, data, deletion,
+   * index, transaction files, other (as the format names a key; a format that does not
+   * says manifests and data), objects and bytes. Sizes are the manifests' where they record
+   * one, else the listing's. holdfast's own objects (clock probes, expired intents and
+   * leases) are counted in `objectsDeleted` only.
+   */
+  readonly deletedByKind: Readonly<Record<ObjectKind, { objects: number; bytes: number }>>;
   /**
    * Cleanup's last look before deleting (docs/protocol.md §2.5):
    * live commit intents and manifests added since the plan that it read, and the data files

@@ -7,7 +7,7 @@ import {
 import { FaultStore } from "@holdfast/conditional-store/testing";
 import { commitVersion, writeDataFile } from "@holdfast/dataset";
 import { acquireLease } from "@holdfast/leases";
-import { holdfastFormat } from "@holdfast/refs-lifecycle";
+import { createTag, holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {
   cleanup,
@@ -30,6 +30,10 @@ describe("cleanup", () => {
     const { ctx, store, time } = world();
     const { sharedFile } = await seedDataset(ctx, time, { versions: 5, filesPer: 2, shared: true });
     const before = keysUnder(store, "data/").length;
+    let manifestBytes = 0;
+    for (const key of keysUnder(store, "_versions/main/").slice(0, 3)) {
+      manifestBytes += (await store.get(key))!.body.byteLength;
+    }
     const progress: string[] = [];
     const stats = await cleanup(
       ctx,
@@ -42,15 +46,18 @@ describe("cleanup", () => {
     expect(versionsOf(store)).toEqual([4, 5]);
     expect(stats.retired.map((r) => r.version)).toEqual([1, 2, 3]);
     expect(stats.retained).toEqual([
-      { branch: "main", version: 4, reason: "policy" },
-      { branch: "main", version: 5, reason: "latest" },
+      { branch: "main", version: 4, reason: "policy", reasons: ["policy"] },
+      { branch: "main", version: 5, reason: "latest", reasons: ["latest"] },
     ]);
     expect(stats.objectsDeleted.manifests).toBe(3);
     // v1's first file is named by every later version: kept
     expect(stats.objectsDeleted.dataFiles).toBe(5);
     expect(keysUnder(store, "data/").length).toBe(before - 5);
     expect(store.keys()).toContain(sharedFile.key);
-    expect(stats.bytesDeleted).toBe(11 + 2 * (10 + 11));
+    // the 5 data files' bytes and the 3 retired manifests' own (the listing's sizes)
+    expect(stats.deletedByKind.data).toEqual({ objects: 5, bytes: 11 + 2 * (10 + 11) });
+    expect(stats.deletedByKind.manifests).toEqual({ objects: 3, bytes: manifestBytes });
+    expect(stats.bytesDeleted).toBe(11 + 2 * (10 + 11) + manifestBytes);
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
     expect(keysUnder(store, "_holdfast/clock/")).toEqual([]);
     expect(new Set(progress)).toEqual(new Set(["recover", "plan", "retire", "delete", "orphans"]));
@@ -102,7 +109,9 @@ describe("cleanup", () => {
       { format: formatWithCensus(async () => new Map()) },
     );
     expect(versionsOf(store)).toEqual([4, 5]);
-    expect(stats.retained).toContainEqual({ branch: "main", version: 4, reason: "recent" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 4, reason: "recent" }),
+    );
     await time.advance(2 * MINUTE);
     await cleanup(ctx, { retainVersions: 1 }, { format: formatWithCensus(async () => new Map()) });
     expect(versionsOf(store)).toEqual([5]);
@@ -162,7 +171,9 @@ describe("cleanup", () => {
     // without the flag the tag simply retains its version
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([1, 3]);
-    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 1, reason: "tag" }),
+    );
   });
 
   it("deletes orphan data files older than the grace only", async () => {
@@ -258,9 +269,55 @@ describe("cleanup", () => {
     await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 2, ttlMs: 60_000 });
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(versionsOf(store)).toEqual([2, 4]);
-    expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
+    expect(stats.retained).toContainEqual({
+      branch: "main",
+      version: 2,
+      reason: "lease",
+      reasons: ["lease"],
+    });
     expect(keysUnder(store, "_holdfast/retirement/")).toEqual([]);
   });
+});
+
+describe("every reason a kept version is kept (docs/operations.md)", () => {
+  for (const dryRun of [true, false]) {
+    it(`${dryRun ? "the plan" : "the run"}: a leased and tagged version inside retainVersions shows policy, lease and tag; the leased latest shows latest and lease`, async () => {
+      const { ctx, time } = world(21);
+      await seedDataset(ctx, time, { versions: 6 });
+      await acquireLease(ctx, {
+        format: holdfastFormat,
+        branch: "main",
+        version: 5,
+        ttlMs: 600_000,
+      });
+      await acquireLease(ctx, {
+        format: holdfastFormat,
+        branch: "main",
+        version: 6,
+        ttlMs: 600_000,
+      });
+      await createTag(
+        ctx,
+        { name: "v5", target: { branch: "main", version: 5 } },
+        { format: holdfastFormat },
+      );
+      const stats = await cleanup(ctx, { retainVersions: 3, dryRun }, { format: holdfastFormat });
+      const of = (v: number) => stats.retained.find((k) => k.version === v);
+      expect(of(5)).toEqual({
+        branch: "main",
+        version: 5,
+        reason: "policy",
+        reasons: ["policy", "lease", "tag"],
+      });
+      expect(of(6)).toEqual({
+        branch: "main",
+        version: 6,
+        reason: "latest",
+        reasons: ["latest", "lease"],
+      });
+      expect(of(4)?.reasons).toEqual(["policy"]);
+    });
+  }
 });
 
 function sortRetained(list: { branch: string; version: number; reason: string }[]) {

@@ -84,7 +84,7 @@ describe("the dry run judges leases in storage time", () => {
       expect(run.retired.map((r) => r.version)).toEqual([1, 3]);
       expect(plan.retired).toEqual(run.retired);
       expect(plan.retained.filter((r) => r.reason === "lease")).toEqual([
-        { branch: "main", version: 2, reason: "lease" },
+        { branch: "main", version: 2, reason: "lease", reasons: ["lease"] },
       ]);
       expect(versionsOf(store)).toEqual([2, 4]);
     });

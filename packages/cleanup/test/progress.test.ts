@@ -1,5 +1,5 @@
 import { FakeTime } from "@holdfast/conditional-store/testing";
-import { writeDataFile } from "@holdfast/dataset";
+import { commitVersion, writeDataFile } from "@holdfast/dataset";
 import { holdfastFormat } from "@holdfast/refs-lifecycle";
 import { describe, expect, it } from "vitest";
 import {
@@ -121,6 +121,50 @@ describe("progress of a run in objects (observation only)", () => {
         total: stats.objectsDeleted.total - deleted,
       });
       expect(stats.objectsDeleted.orphans).toBe(1);
+    });
+  }
+});
+
+describe("every phase has its total before its first item (docs/operations.md, Reading progress)", () => {
+  for (const dryRun of [false, true]) {
+    it(`${dryRun ? "a plan" : "a run"} on versions that each name every file before them (a Lance table of appends): the delete total counts each file once and none retained, exact from the first event`, async () => {
+      const { ctx, time } = world(11);
+      await seedDataset(ctx, time, { versions: 30, filesPer: 1 });
+      // Cumulative: version v names the files of versions 1..v, as Lance's appends do, so
+      // the retained latest names every file and the 24 retired manifests name 300 entries.
+      const all: { key: string; size: number }[] = [];
+      for (let i = 0; i < 20; i += 1) {
+        all.push(await writeDataFile(ctx, new Uint8Array(5)));
+        await commitVersion(ctx, { branch: "main", files: [...all] });
+        await time.advance(60_000);
+      }
+      await time.advance(10 * 60_000);
+      const events: CleanupProgress[] = [];
+      const run = dryRun ? planCleanup : cleanup;
+      const stats = await run(
+        ctx,
+        { retainVersions: 5 },
+        { format: holdfastFormat, onProgress: (p) => events.push(p) },
+      );
+      const phases = events.map((e) => e.phase);
+      // in order, each phase once
+      expect([...new Set(phases)]).toEqual(["recover", "plan", "retire", "delete", "orphans"]);
+      const of = (phase: string) => events.filter((e) => e.phase === phase);
+      // plan: 50 versions listed, each done once decided and read; never done > total
+      // (its total once the listing ended: before, the listing's lead is not the whole)
+      for (const e of of("plan"))
+        if (e.total !== undefined) expect(e.done).toBeLessThanOrEqual(e.total);
+      expect(of("plan").filter((e) => e.total !== undefined).length).toBeGreaterThan(0);
+      expect(of("plan").at(-1)).toEqual({ phase: "plan", done: 50, total: 50 });
+      // retire: the 45 candidates, known at its first event
+      expect(of("retire")[0]).toEqual({ phase: "retire", done: 0, total: 45 });
+      expect(of("retire").at(-1)).toEqual({ phase: "retire", done: 45, total: 45 });
+      // delete: 45 manifests and the 30 files only the first 30 versions name (the
+      // retained versions 46..50 name the 20 cumulative files), from the first event on
+      const deleted = stats.objectsDeleted.manifests + stats.objectsDeleted.dataFiles;
+      expect(deleted).toBe(45 + 30);
+      for (const e of of("delete")) expect(e.total).toBe(deleted);
+      expect(of("delete").at(-1)).toEqual({ phase: "delete", done: deleted, total: deleted });
     });
   }
 });

@@ -110,7 +110,9 @@ describe("a crashed cleaner's sealed record whose recovery census meets a refusa
       const settled = await recover(ctx, { format: holdfastFormat });
       expect(settled.recovered).toEqual({ committed: 0, cancelled: 0, retained: 0 });
       const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
-      expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "lease" });
+      expect(stats.retained).toContainEqual(
+        expect.objectContaining({ branch: "main", version: 2, reason: "lease" }),
+      );
       expect(versionsOf(store)).toEqual([2, 5]);
       expect(keysUnder(store, RECORDS)).toEqual([]);
       await renewLease(ctx, renewed);

@@ -21,7 +21,9 @@ describe("objects under _refs/ the census cannot name", () => {
         format: holdfastFormat,
       },
     );
-    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 1, reason: "tag" }),
+    );
     expect(versionsOf(store)).toEqual([1, 4]);
   });
 
@@ -39,7 +41,9 @@ describe("objects under _refs/ the census cannot name", () => {
         format: holdfastFormat,
       },
     );
-    expect(stats.retained).toContainEqual({ branch: "main", version: 2, reason: "branch-lineage" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 2, reason: "branch-lineage" }),
+    );
     expect(versionsOf(store)).toEqual([2, 4]);
   });
 

@@ -55,7 +55,9 @@ describe("lease scenarios", () => {
       },
     );
     expect(isHoldfastError(lateAcquire, "refused")).toBe(true);
-    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 1, reason: "lease" }),
+    );
     expect(versionsOf(store)).toEqual([1, 3]);
     lease = await renewLease(ctx, lease);
     expect(lease.renewal).toBe(2);
@@ -111,7 +113,9 @@ describe("lease scenarios", () => {
     await acquireLease(ctx, { format: holdfastFormat, branch: "main", version: 1, ttlMs: 60_000 });
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
     expect(stats.recovered.cancelled).toBe(1);
-    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 1, reason: "lease" }),
+    );
     const late = await seal(ctx, stale).catch((e) => e);
     expect(isHoldfastError(late, "conflict")).toBe(true);
     expect(versionsOf(store)).toEqual([1, 3]);
@@ -134,7 +138,9 @@ describe("lease scenarios", () => {
     });
     await time.advance(1_000);
     const stats = await cleanup(ctx, { retainVersions: 1 }, { format: holdfastFormat });
-    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "lease" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 1, reason: "lease" }),
+    );
     expect(versionsOf(store)).toEqual([1, 3]);
     lease = await renewLease(ctx, lease);
     expect(lease.renewal).toBe(1);
@@ -334,7 +340,9 @@ describe("reference scenarios", () => {
       },
     );
     expect((await tag).target).toEqual({ branch: "main", version: 1 });
-    expect(stats.retained).toContainEqual({ branch: "main", version: 1, reason: "tag" });
+    expect(stats.retained).toContainEqual(
+      expect.objectContaining({ branch: "main", version: 1, reason: "tag" }),
+    );
     expect(versionsOf(store)).toEqual([1, 3]);
   });
 

@@ -139,3 +139,46 @@ export function holdfastError(
 ): HoldfastError {
   return new HoldfastError(message, { kind, operation, ...fields });
 }
+
+/**
+ * Node's codes of a connection that failed before any byte of a request was sent: the TCP
+ * connect refused (nothing listens there) or the host name not resolved. A reset, a timeout
+ * or a closed socket after connecting are not among them: those may follow a request the
+ * store received.
+ */
+const NOTHING_SENT_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]);
+
+/**
+ * The code when `error` is a connection that failed before anything was sent (its own
+ * `code`, its `cause`'s, or every error of an AggregateError, as Node reports trying each
+ * address of a host); else `undefined`. Says nothing about earlier attempts of the same
+ * request: a backend whose client retries calls {@link markNothingSent} only when every
+ * attempt failed so.
+ */
+export function connectFailureCode(error: unknown): string | undefined {
+  const e = error as { code?: unknown; cause?: unknown; errors?: unknown } | null | undefined;
+  if (typeof e !== "object" || e === null) return undefined;
+  if (typeof e.code === "string" && NOTHING_SENT_CODES.has(e.code)) return e.code;
+  if (Array.isArray(e.errors) && e.errors.length > 0) {
+    const codes = e.errors.map((inner) => connectFailureCode(inner));
+    if (codes.every((c) => c !== undefined)) return codes[0];
+    return undefined;
+  }
+  return e.cause !== undefined && e.cause !== error ? connectFailureCode(e.cause) : undefined;
+}
+
+const nothingSentErrors = new WeakSet<object>();
+
+/** Records that no attempt of the request that failed with `error` reached the store. */
+export function markNothingSent(error: unknown): void {
+  if (typeof error === "object" && error !== null) nothingSentErrors.add(error);
+}
+
+/** Whether a backend recorded that no attempt of the failed request reached the store ({@link markNothingSent}). */
+export function wasNothingSent(error: unknown): boolean {
+  return typeof error === "object" && error !== null && nothingSentErrors.has(error);
+}
+
+/** The hint of a refusal because the store could not be reached at all. */
+export const UNREACHABLE_HINT =
+  "nothing was sent: check the endpoint (--endpoint, the account or host in the URL) and that the store is running and reachable from here";

@@ -14,14 +14,18 @@ export {
 } from "./clock.js";
 export { CountingStore, type RequestCounts, type RequestType } from "./counting.js";
 export {
+  connectFailureCode,
   HOLDFAST_ERROR_KINDS,
   HoldfastError,
   type HoldfastErrorFields,
   type HoldfastErrorKind,
   holdfastError,
   isHoldfastError,
+  markNothingSent,
   type StorageErrorContext,
   type StorageOperation,
+  UNREACHABLE_HINT,
+  wasNothingSent,
 } from "./errors.js";
 export { type IdempotentReissueOptions, reissueIdempotent } from "./idempotent.js";
 export { joinKey, MAX_KEY_BYTES, validateKey, validatePrefix } from "./keys.js";

@@ -29,6 +29,19 @@ function versionsFrom(range: VersionBounds | undefined): { startAfterVersion?: n
     : {};
 }
 
+/** The kinds of objects a cleanup reports deleting (objects and bytes each). */
+export type ObjectKind = "manifests" | "data" | "deletion" | "index" | "transaction" | "other";
+
+/** Every {@link ObjectKind}, in the order reports list them. */
+export const OBJECT_KINDS: readonly ObjectKind[] = [
+  "manifests",
+  "data",
+  "deletion",
+  "index",
+  "transaction",
+  "other",
+];
+
 /** What cleanup needs to know of one version's manifest. */
 export interface FormatManifest {
   readonly files: readonly DataFile[];
@@ -87,6 +100,12 @@ export interface DatasetFormat {
    * (Lance: the branch folders its `listBranches` listed).
    */
   isDataKey(key: string, ctx?: ProtocolContext): boolean;
+  /**
+   * What a key of this format is, for the operator's accounting of what a cleanup deleted
+   * (objects and bytes per kind). Without it, cleanup counts manifests as `manifests` and
+   * every other file as `data`.
+   */
+  objectKind?(key: string): ObjectKind;
   /**
    * Called by cleanup before it deletes any manifest of `branch` numbered up to
    * `maxRetired`, and awaited: a format whose writers pick the next version number without

@@ -38,6 +38,8 @@ export {
   type DatasetFormat,
   type FormatManifest,
   holdfastLayout,
+  OBJECT_KINDS,
+  type ObjectKind,
   type VersionBounds,
 } from "./format.js";
 export { latestVersion } from "./latest.js";

@@ -6,7 +6,7 @@ import {
   type ObjectMeta,
   type ObjectStore,
 } from "@holdfast/conditional-store";
-import type { DataFile, FormatManifest, VersionBounds } from "@holdfast/dataset";
+import type { DataFile, FormatManifest, ObjectKind, VersionBounds } from "@holdfast/dataset";
 import type { ProtocolContext } from "@holdfast/protocol";
 import { INSIDE_TABLE, type ReferenceFormat } from "@holdfast/refs-lifecycle";
 import { checkBranchLayout, holdfastBranchName, lanceBranchName } from "./branch-names.js";
@@ -22,8 +22,11 @@ import {
 } from "./naming.js";
 import {
   isLanceFileKey,
+  LANCE_DATA_PREFIX,
+  LANCE_DELETIONS_PREFIX,
   LANCE_INDICES_PREFIX,
   LANCE_SWEPT_PREFIXES,
+  LANCE_TRANSACTIONS_PREFIX,
   versionNeeds,
 } from "./needs.js";
 import {
@@ -184,6 +187,7 @@ export function lanceFormat(
       const roots = ctx ? branchRoots.get(ctx.store) : undefined;
       return roots !== undefined && isBranchFileKey(key, roots);
     },
+    objectKind: lanceObjectKind,
     references: lanceReferenceCodec,
     async latestVersion(ctx, branch) {
       // A branch holdfast does not retire is read from its own tree/{branch}/_versions/
@@ -568,4 +572,28 @@ function mixedNaming(key: string): UnsupportedLanceDatasetError {
     `Lance _versions/ mixes the V1 and V2 manifest naming schemes (met ${key})`,
     "finish the migration with Lance's migrate_manifest_paths_v2 first",
   );
+}
+
+/**
+ * What a Lance key is (the table's root or a branch's `tree/<branch>/` root alike):
+ * `_versions/` manifests, `data/` data files, `_deletions/` deletion files, `_indices/`
+ * index files, `_transactions/` transaction files; anything else `other`.
+ */
+export function lanceObjectKind(key: string): ObjectKind {
+  const folders: [string, ObjectKind][] = [
+    [LANCE_VERSIONS_PREFIX, "manifests"],
+    [LANCE_DATA_PREFIX, "data"],
+    [LANCE_DELETIONS_PREFIX, "deletion"],
+    [LANCE_INDICES_PREFIX, "index"],
+    [LANCE_TRANSACTIONS_PREFIX, "transaction"],
+  ];
+  for (const [folder, kind] of folders) {
+    if (
+      key.startsWith(folder) ||
+      (key.startsWith(LANCE_TREE_PREFIX) && key.includes(`/${folder}`))
+    ) {
+      return kind;
+    }
+  }
+  return "other";
 }

@@ -129,13 +129,14 @@ export function printStats(out: Output, stats: CleanupStats): void {
   if (stats.retired.length === 0) {
     out.line(`${verb}: nothing.`);
   } else {
-    out.line(`${verb} ${stats.retired.length} version(s):`);
+    out.line(`${verb} ${count(stats.retired.length)} version(s):`);
     for (const [branch, list] of byBranch) {
       out.line(`  ${branch}: ${formatRanges(list.map((v) => v.version))}`);
     }
   }
-  out.line(`Kept ${stats.retained.length} version(s):`);
-  const groups = groupBy(stats.retained, (v) => `${v.branch}\u0000${v.reason}`);
+  out.line(`Kept ${count(stats.retained.length)} version(s):`);
+  // One row per branch, run of versions and set of reasons: every reason shows.
+  const groups = groupBy(stats.retained, (v) => `${v.branch}\u0000${reasonsOf(v).join(",")}`);
   out.table(
     ["BRANCH", "VERSIONS", "REASON"],
     [...groups.values()]
@@ -143,17 +144,31 @@ export function printStats(out: Output, stats: CleanupStats): void {
       .map((list) => [
         list[0]!.branch,
         formatRanges(list.map((v) => v.version)),
-        `${list[0]!.reason}: ${REASON_TEXT[list[0]!.reason] ?? list[0]!.reason}`,
+        reasonsOf(list[0]!)
+          .map((r) => `${r}: ${REASON_TEXT[r] ?? r}`)
+          .join("; "),
       ]),
   );
-  const o = stats.objectsDeleted as Record<string, number> & typeof stats.objectsDeleted;
-  // Any other kind of object cleanup reports (expired leases, clock probes) when non-zero.
-  const extra = Object.entries(o)
-    .filter(([k, v]) => !["total", "manifests", "dataFiles", "orphans"].includes(k) && v > 0)
-    .map(([k, v]) => `, ${v} ${k.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`)
-    .join("");
+  // One total: every object the run deleted (or would), then what they were: the dataset's
+  // files by kind with their bytes, then holdfast's own objects.
+  const o = stats.objectsDeleted;
+  const byKind = Object.entries(stats.deletedByKind ?? {})
+    .filter(([, v]) => v.objects > 0)
+    .map(
+      ([kind, v]) => `${count(v.objects)} ${KIND_WORDS[kind] ?? kind} (${formatBytes(v.bytes)})`,
+    );
+  const own = (
+    [
+      ["probes", "leftover clock probes"],
+      ["expiredLeases", "expired leases"],
+      ["expiredCommitIntents", "abandoned commit markers"],
+    ] as const
+  )
+    .filter(([k]) => (o[k] ?? 0) > 0)
+    .map(([k, words]) => `${count(o[k])} ${words}`);
+  const parts = [...byKind, ...own];
   out.line(
-    `${stats.dryRun ? "Would delete" : "Deleted"} ${o.total} object(s) (${o.manifests} manifests, ${o.dataFiles} data files, ${o.orphans} orphans${extra}), ${formatBytes(stats.bytesDeleted)}.`,
+    `${stats.dryRun ? "Would delete" : "Deleted"} ${count(o.total)} object(s), ${formatBytes(stats.bytesDeleted)}${parts.length > 0 ? `: ${parts.join(", ")}` : ""}.`,
   );
   const r = stats.requests;
   out.line(
@@ -161,6 +176,26 @@ export function printStats(out: Output, stats: CleanupStats): void {
   );
   out.line(`Elapsed: ${formatDuration(stats.elapsedMs)}.`);
   for (const warning of stats.warnings) out.line(out.paint("yellow", `warning: ${warning}`));
+}
+
+/** Each kind of the dataset's files, in words. */
+const KIND_WORDS: Record<string, string> = {
+  manifests: "manifests",
+  data: "data files",
+  deletion: "deletion files",
+  index: "index files",
+  transaction: "transaction files",
+  other: "other files",
+};
+
+/** `5,980`. */
+function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/** Every reason a version is kept, the deciding one first. */
+function reasonsOf(v: { reason: string; reasons?: readonly string[] }): readonly string[] {
+  return v.reasons !== undefined && v.reasons.length > 0 ? v.reasons : [v.reason];
 }
 
 function minVersion(list: readonly { version: number }[]): number {

@@ -1,3 +1,5 @@
+import { type FileHandle, open, rm } from "node:fs/promises";
+import { resolve } from "node:path";
 import { holdfastError } from "@holdfast/conditional-store";
 import { createContext } from "@holdfast/protocol";
 import {
@@ -23,9 +25,16 @@ export function registerToken(r: Registrar, program: Command): void {
         .description("create a token, add its hash to the tokens file, and print the token once")
         .requiredOption("--role <role>", `one of ${ROLES.join(", ")}`)
         .requiredOption("--name <name>", "who or what uses it, e.g. etl")
-        .option("--tokens <file>", "tokens file (env HOLDFAST_TOKENS_FILE; created when missing)"),
+        .option("--tokens <file>", "tokens file (env HOLDFAST_TOKENS_FILE; created when missing)")
+        .option(
+          "--out <file>",
+          "write the token to this new file, mode 600 (readable by you only), instead of stdout; shell redirection (> file) creates a file others may read",
+        ),
       "token create",
-      ["holdfast token create --role reader --name etl --tokens tokens.json"],
+      [
+        "holdfast token create --role reader --name etl --tokens tokens.json",
+        "holdfast token create --role reader --name prometheus --tokens tokens.json --out prometheus.token",
+      ],
       tokenCreate,
     ),
   );
@@ -68,6 +77,29 @@ export function registerToken(r: Registrar, program: Command): void {
   program.addCommand(token);
 }
 
+/** Creates `path` for the token: create-only (an existing file is refused), mode 600. */
+async function createPrivateFile(path: string): Promise<FileHandle> {
+  try {
+    const handle = await open(path, "wx", 0o600);
+    // The process umask can only clear bits; set exactly 600 whatever it is.
+    await handle.chmod(0o600);
+    return handle;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw holdfastError(
+      code === "EEXIST" ? "conflict" : "invalid-input",
+      "token create",
+      code === "EEXIST" ? `${path} already exists` : `cannot create ${path}: ${String(code)}`,
+      {
+        key: path,
+        code: code === "EEXIST" ? "TOKEN_FILE_EXISTS" : "TOKEN_FILE_UNWRITABLE",
+        hint: "give --out a new file: the token is written create-only, never over another file",
+        cause: error,
+      },
+    );
+  }
+}
+
 /** `holdfast token create`. */
 async function tokenCreate(
   _args: readonly string[],
@@ -84,18 +116,37 @@ async function tokenCreate(
   if (!(ROLES as readonly string[]).includes(role)) {
     throw holdfastError("invalid-input", "parse", `--role must be one of ${ROLES.join(", ")}`);
   }
-  const { token: secret, entry } = await createToken(file, {
-    name: String(opts.name),
-    role: role as Role,
-  });
+  // The token's file first, create-only with mode 600 (before the tokens file learns its
+  // hash): an existing file is refused and nothing is written.
+  const out = typeof opts.out === "string" ? resolve(cx.io.cwd, opts.out) : undefined;
+  const handle = out === undefined ? undefined : await createPrivateFile(out);
+  let created: Awaited<ReturnType<typeof createToken>>;
+  try {
+    created = await createToken(file, { name: String(opts.name), role: role as Role });
+    if (handle) await handle.writeFile(`${created.token}\n`);
+  } catch (error) {
+    if (handle && out) {
+      await handle.close();
+      await rm(out, { force: true });
+    }
+    throw error;
+  }
+  await handle?.close();
+  const { token: secret, entry } = created;
   cx.out.result(cx.command, {
     name: entry.name,
     role: entry.role,
-    token: secret,
+    ...(out === undefined ? { token: secret } : { tokenFile: out }),
     tokensFile: file,
   });
-  cx.out.line(secret);
-  cx.out.note(`Added ${entry.name} (${entry.role}) to ${file}. The token is shown only now.`);
+  if (out === undefined) {
+    cx.out.line(secret);
+    cx.out.note(`Added ${entry.name} (${entry.role}) to ${file}. The token is shown only now.`);
+  } else {
+    cx.out.line(
+      `Added ${entry.name} (${entry.role}) to ${file}; the token is in ${out} (mode 600).`,
+    );
+  }
   return ExitCode.ok;
 }
 
