@@ -79,11 +79,15 @@ async function view(page: Page, name: string): Promise<void> {
   await expect.poll(() => page.textContent("#status"), POLL).toContain(`${name} loaded`);
 }
 
-/** Waits until the store's run history holds a run started by `trigger`. */
+/** Waits (outside a test: in a hook) until the store's run history holds a run by `trigger`. */
 async function waitForRun(store: ObjectStore, trigger: string): Promise<void> {
-  await expect
-    .poll(async () => (await listRunHistory(store)).map((r) => r.trigger), POLL)
-    .toContain(trigger);
+  const deadline = Date.now() + POLL.timeout;
+  for (;;) {
+    const triggers = (await listRunHistory(store)).map((r) => r.trigger);
+    if (triggers.includes(trigger)) return;
+    if (Date.now() > deadline) throw new Error(`no run by ${trigger} on the store: ${triggers}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 describe("dashboard in Chromium: the demo dataset", () => {
@@ -167,11 +171,12 @@ describe("dashboard in Chromium: the demo dataset", () => {
     expect(table.length).toBeLessThan(20);
     const byState = (branch: string, state: string) =>
       table.filter((r) => r[0] === branch && r[3] === state);
-    // The demo's cleanup retired a run of old versions: one range, gone from the store.
+    // The demo's cleanup retired runs of old versions between the pinned ones: each run of
+    // them is one range, gone from the store.
     const retired = byState("main", "retired");
-    expect(retired.length).toBeGreaterThan(0);
-    expect(retired[0]![1]).toMatch(/^\d+–\d+$/);
-    expect(Number(retired[0]![2])).toBeGreaterThan(10);
+    expect(retired.length).toBeGreaterThan(1);
+    expect(retired.some((r) => /^\d+–\d+$/.test(r[1]!) && Number(r[2]) >= 10)).toBe(true);
+    expect(retired.reduce((n, r) => n + Number(r[2]), 0)).toBeGreaterThan(30);
     // Tags and the lease show as their own ranges.
     expect(
       byState("main", "tagged")
@@ -218,7 +223,8 @@ describe("dashboard in Chromium: the demo dataset", () => {
     const runs = await rows(page, "#runs-table");
     const triggers = runs.map((r) => r[1]);
     expect(triggers).toContain("cli");
-    expect(triggers).toContain("schedule");
+    // Another replica's scheduled job: its summary names the job.
+    expect(triggers.some((t) => /^schedule \(job [0-9A-Z]{26}\)$/.test(t!))).toBe(true);
     const cliRun = runs.find((r) => r[1] === "cli")!;
     expect(cliRun[2]).toBe("cleanup");
     expect(cliRun[3]).toBe("succeeded");

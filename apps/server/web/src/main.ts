@@ -128,8 +128,14 @@ async function showTimeline(): Promise<void> {
     const tags = [...new Set(items.flatMap((r) => r.facts?.tags ?? []))];
     const leases = items.reduce((n, r) => n + (r.facts?.leases ?? 0), 0);
     const retirement = items.find((r) => r.facts?.retirement)?.facts?.retirement;
+    const forks = branches.branches.filter(
+      (b) =>
+        b.parent &&
+        items.some((r) => r.branch === b.parent!.branch && r.version === b.parent!.version),
+    );
     return [
       tags.length ? `tags: ${tags.join(", ")}` : "",
+      forks.length ? `fork point of ${forks.map((b) => b.name).join(", ")}` : "",
       leases ? count(leases, "lease") : "",
       retirement ? `retirement ${retirement}` : "",
     ]
@@ -204,10 +210,13 @@ function showPlan(stats: Stats): void {
     ["Branch", "Versions", "Count", "Decision", "Why"],
     ranges.map((r) => {
       const first = r.items[0]!;
-      const list = document.createElement("ul");
+      // Every reason the version is kept, one chip each.
+      const list = document.createElement("span");
       list.className = "reasons";
       for (const reason of first.reasons) {
-        list.appendChild(document.createElement("li")).textContent = reason;
+        const chip = list.appendChild(document.createElement("span"));
+        chip.className = "reason";
+        chip.textContent = reason;
       }
       return [
         r.branch,

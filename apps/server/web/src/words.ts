@@ -14,7 +14,7 @@ const CAPABILITIES: Record<string, (value: unknown) => string> = {
       ? "Conditional deletes are atomic (delete only if unchanged)."
       : "Conditional deletes are not honoured: deletes are unconditional on keys that only their owner can name.",
   timestampPrecisionMs: (v) =>
-    `Timestamps are precise to ${typeof v === "number" ? formatDuration(v) : String(v)}: lease expiry adds this much margin.`,
+    `Timestamps are precise to ${typeof v === "number" ? formatDuration(v) : String(v)}; lease expiry is judged with at least that margin.`,
   maxBatchDelete: (v) => `One batch delete removes at most ${String(v)} objects.`,
   requestMode: (v) =>
     v === "single-attempt"
@@ -54,8 +54,8 @@ const CAPABILITY_NAMES: Record<string, string> = {
  */
 export function describeSkew(skewMs: number | null): string {
   if (skewMs === null) return "The store's clock could not be compared with this server's.";
-  if (Math.abs(skewMs) < 500) return "The store clock agrees with this server's (within 0.5 s).";
-  const s = (Math.abs(skewMs) / 1000).toFixed(1);
+  if (Math.abs(skewMs) < 50) return "The store clock agrees with this server's (within 0.05 s).";
+  const s = (Math.abs(skewMs) / 1000).toFixed(Math.abs(skewMs) < 1000 ? 2 : 1);
   return `The store clock is ${s} s ${skewMs > 0 ? "ahead of" : "behind"} this server.`;
 }
 
