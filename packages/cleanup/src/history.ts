@@ -79,6 +79,7 @@ export const RunSummaryShape = z.looseObject({
   bytesDeleted: z.number(),
   warnings: z.array(z.string()),
 });
+/** A run summary as stored (`RunSummaryShape`). */
 export type RunSummary = z.infer<typeof RunSummaryShape>;
 
 /** A summary as listed: what was stored plus the store's stamp of its write (storage time). */
