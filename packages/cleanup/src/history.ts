@@ -230,11 +230,11 @@ export async function withRunHistory(
   return stats;
 }
 
-/** Checks run history options (`invalid-input` INVALID_HISTORY), before any request. */
+/** Checks run history options (`invalid-input` INVALID_OPTION, as every run option), before any request. */
 export function checkRunHistoryOptions(history: unknown, operation: string): RunHistoryOptions {
   const bad = (why: string) =>
     holdfastError("invalid-input", operation, `invalid history option: ${why}`, {
-      code: "INVALID_HISTORY",
+      code: "INVALID_OPTION",
     });
   if (typeof history !== "object" || history === null) throw bad("not an object");
   const { trigger, jobId, keep, onError } = history as Record<string, unknown>;

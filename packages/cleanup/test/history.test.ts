@@ -137,10 +137,10 @@ describe("run history", () => {
     for await (const meta of listAll(store, "")) before.push(meta.key);
     await expect(
       cleanup(ctx, policy, { format: holdfastFormat, history: { keep: 0 } }),
-    ).rejects.toMatchObject({ kind: "invalid-input", code: "INVALID_HISTORY" });
+    ).rejects.toMatchObject({ kind: "invalid-input", code: "INVALID_OPTION" });
     await expect(
       cleanup(ctx, policy, { format: holdfastFormat, history: { trigger: "a b" } }),
-    ).rejects.toMatchObject({ kind: "invalid-input", code: "INVALID_HISTORY" });
+    ).rejects.toMatchObject({ kind: "invalid-input", code: "INVALID_OPTION" });
     const after: string[] = [];
     for await (const meta of listAll(store, "")) after.push(meta.key);
     expect(after).toEqual(before);
