@@ -237,7 +237,7 @@ describe("dashboard in Chromium: the demo dataset", () => {
 
   it("the plan groups versions into ranges, each with its reasons", async () => {
     // Planning takes an admin token: sign in again as admin.
-    await page.evaluate(() => sessionStorage.clear());
+    await page.evaluate("sessionStorage.clear()");
     await page.goto(url);
     await signIn(page, TOKENS.admin);
     await view(page, "cleanup");
