@@ -56,15 +56,17 @@ def test_body_bytes_and_proof(v: dict[str, Any]) -> None:
         ttl_ms=f["ttlMs"],
         renewal=f["renewal"],
         writer_id=f["writerId"],
+        holder=f.get("holder"),
     )
     assert body.hex() == v["bodyHex"]
     assert body.decode() == v["body"]
     parsed = holdfast.parse_lease_body(body)
     assert parsed is not None
-    assert (parsed.lease_id, parsed.renewal, parsed.proof) == (
+    assert (parsed.lease_id, parsed.renewal, parsed.proof, parsed.holder) == (
         f["leaseId"],
         f["renewal"],
         v["proof"],
+        f.get("holder"),
     )
 
 

@@ -186,6 +186,8 @@ function describeCli(name: string, target: () => Target, cases: readonly (typeof
             if (/^(tree\/.+\/)?_versions\/latest_version_hint\.json$/.test(key)) return false;
             // The local backend's own lock files (never listed as keys).
             if (key.startsWith("_holdfast/.local/")) return false;
+            // The run's summary for the dashboard (the cleanup package's run history).
+            if (key.startsWith("_holdfast/history/")) return false;
             const sidecar = /^(.*\/)?data\/([^/]+)\/[^/]+\.blob$/.exec(key);
             return !(sidecar && tracked.has(`${sidecar[1] ?? ""}data/${sidecar[2]}.lance`));
           });

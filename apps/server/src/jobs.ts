@@ -46,6 +46,8 @@ export class JobRunner {
       lockBoundMs?: number | undefined;
       maxDeletesPerSecond?: number | undefined;
       deleteConcurrency?: number | undefined;
+      /** Told when a run's summary could not be left in the store's run history. */
+      onHistoryError?: ((error: unknown) => void) | undefined;
     },
   ) {
     this.#events.setMaxListeners(0);
@@ -123,7 +125,14 @@ export class JobRunner {
       // The dataset's format (a Lance table's manifests; its codec brings Lance's census), as
       // the CLI passes it.
       const { format } = (await openServed(dataset)).resolved;
-      const run = { ...options, format };
+      // The run leaves its summary in the store's run history (the cleanup package's), which
+      // the dashboard lists beside the CLI's runs; a failed write is logged, never fatal.
+      const history = {
+        trigger,
+        jobId: id,
+        onError: (error: unknown) => this.options.onHistoryError?.(error),
+      };
+      const run = { ...options, format, history };
       // References are recovered first, by the cleanup package (as the CLI's runs do).
       const done =
         kind === "recover"

@@ -37,6 +37,7 @@ import { registerFileRoutes } from "./routes/files.js";
 import { registerLeaseRoutes } from "./routes/leases.js";
 import { registerOpsRoutes } from "./routes/ops.js";
 import { registerTagRoutes } from "./routes/tags.js";
+import { registerUsageRoutes } from "./routes/usage.js";
 import { registerVersionRoutes } from "./routes/versions.js";
 import { type ScheduleEntry, startSchedules, validateSchedules } from "./schedule.js";
 
@@ -130,6 +131,7 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
       lockBoundMs: config.lockBoundMs,
       maxDeletesPerSecond: config.maxDeletesPerSecond,
       deleteConcurrency: config.deleteConcurrency,
+      onHistoryError: (error) => app.log.warn({ err: error }, "run history: summary not written"),
     }),
     history,
     streams: new Set<ServerResponse>(),
@@ -214,6 +216,7 @@ export async function buildServer(config: ServerConfig): Promise<ZodApp> {
   registerTagRoutes(app, deps);
   registerBranchRoutes(app, deps);
   registerCleanupRoutes(app, deps);
+  registerUsageRoutes(app, deps);
   await serveDashboard(app, config.dashboardDir);
 
   const schedules = startSchedules(config.schedules ?? [], deps, app.log);

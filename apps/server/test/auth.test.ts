@@ -90,6 +90,8 @@ const MATRIX: {
   { method: "GET", url: "/v1/datasets/ds/cleanup/jobs", role: "reader" },
   { method: "GET", url: `/v1/datasets/ds/cleanup/jobs/${ULID}`, role: "reader" },
   { method: "GET", url: `/v1/datasets/ds/cleanup/jobs/${ULID}/events`, role: "reader" },
+  { method: "GET", url: "/v1/datasets/ds/cleanup/history", role: "reader" },
+  { method: "GET", url: "/v1/datasets/ds/usage", role: "reader" },
   { method: "POST", url: "/v1/datasets/ds/recover", role: "admin" },
 ];
 

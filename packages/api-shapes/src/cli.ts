@@ -35,10 +35,14 @@ export const LeaseShape = z.object({
   branch: z.string(),
   version: z.number().int(),
   key: z.string(),
+  /** The holder label the reader gave (`--holder`, the API's `holder`); null when none. */
+  holder: z.string().nullable().optional(),
   ttlMs: z.number().int().nullable(),
   lastModified: z.string(),
   expiresAt: IsoTime.nullable(),
   active: z.boolean(),
+  /** Storage time left as of the listing's probe of the store's clock; null when unknown. */
+  timeLeftMs: z.number().int().nullable().optional(),
 });
 
 /**

@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { CleanupProgressShape, CleanupStatsShape, IsoTime, JsonShapes, LeaseShape } from "./cli.js";
-import { LeaseHandleShape, LeaseTtlParam, NameParam, UlidParam, VersionParam } from "./params.js";
+import {
+  HolderParam,
+  LeaseHandleShape,
+  LeaseTtlParam,
+  NameParam,
+  UlidParam,
+  VersionParam,
+} from "./params.js";
 
 /**
  * Request and response bodies of the holdfast HTTP API (`apps/server`, routes under `/v1`).
@@ -15,6 +22,8 @@ export const LeaseAcquireRequest = z.strictObject({
   /** @default the dataset's default branch */
   branch: NameParam.optional(),
   ttlMs: LeaseTtlParam,
+  /** Who holds the lease (a job, a host): shown by listings and the dashboard. */
+  holder: HolderParam.optional(),
 });
 
 /** `POST .../leases/{leaseId}/renew` and `.../release`. */
@@ -185,6 +194,65 @@ export const CleanupJobsShape = z.object({
   ok: z.literal(true),
   command: z.literal("cleanup jobs"),
   jobs: z.array(CleanupJobShape),
+});
+
+const RunRangeShape = z.object({
+  branch: z.string(),
+  from: z.number().int(),
+  to: z.number().int(),
+});
+
+/**
+ * One run's summary from the store's run history (`_holdfast/history/`, the cleanup
+ * package's `RunSummary`): cleanups and recoveries started anywhere (the CLI, a server job,
+ * a schedule), with `recordedAt` the store's stamp of its write.
+ */
+export const RunSummaryShape = z.looseObject({
+  id: z.string(),
+  mode: z.enum(["cleanup", "recover"]),
+  /** `cli`, `api`, `schedule`, `library` or a label the runner chose. */
+  trigger: z.string(),
+  /** The server job this run was, when a server ran it. */
+  jobId: z.string().nullable(),
+  startedAt: z.string(),
+  endedAt: z.string(),
+  elapsedMs: z.number(),
+  outcome: z.enum(["succeeded", "interrupted", "failed"]),
+  error: z
+    .object({ kind: z.string(), code: z.string().nullable(), message: z.string() })
+    .nullable(),
+  retiredVersions: z.number().int(),
+  finishedVersions: z.number().int(),
+  retiredRanges: z.array(RunRangeShape),
+  finishedRanges: z.array(RunRangeShape),
+  rangesTruncated: z.boolean(),
+  keptVersions: z.number().int(),
+  objectsDeleted: z.record(z.string(), z.number()),
+  bytesDeleted: z.number(),
+  warnings: z.array(z.string()),
+  recordedAt: IsoTime,
+});
+
+/** `GET .../cleanup/history`: the store's run history, newest first. */
+export const RunHistoryShape = z.object({
+  ok: z.literal(true),
+  command: z.literal("cleanup history"),
+  runs: z.array(RunSummaryShape),
+  /** Bytes the listed runs deleted, summed. */
+  bytesFreed: z.number(),
+});
+
+/** `GET .../usage`: what the dataset holds on the store now, from one listing of it. */
+export const UsageShape = z.object({
+  ok: z.literal(true),
+  command: z.literal("usage"),
+  location: z.string(),
+  objects: z.number().int(),
+  bytes: z.number(),
+  /** By the key's first path segment (`data`, `_versions`, `_holdfast`, `_deletions`, ...). */
+  areas: z.array(z.object({ area: z.string(), objects: z.number().int(), bytes: z.number() })),
+  /** The store's stamp of the listing's newest object (storage time), or null when empty. */
+  newest: IsoTime.nullable(),
 });
 
 /** `GET /v1/datasets`. */

@@ -28,13 +28,17 @@ export {
   type Problem,
   ProblemShape,
   ReadinessShape,
+  RunHistoryShape,
+  RunSummaryShape,
   TagCreateRequest,
   TagUpdateRequest,
+  UsageShape,
   VersionRefShape,
   VersionsPageShape,
   VersionsQuery,
 } from "./http.js";
 export {
+  HolderParam,
   LEASE_TTL_RANGE_MS,
   type LeaseHandle,
   LeaseHandleShape,

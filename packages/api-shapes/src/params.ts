@@ -44,6 +44,19 @@ export const LeaseTtlParam = withErrorCode(
   "INVALID_TTL",
 );
 
+/** Longest lease holder label (the lease package's MAX_HOLDER_LENGTH). */
+export const MAX_HOLDER_LENGTH = 128;
+
+/** A lease's holder label: free text of 1..128 characters without control characters (INVALID_HOLDER, as the leases package's `checkLeaseHolder`). */
+export const HolderParam = withErrorCode(
+  z
+    .string()
+    .min(1)
+    .max(MAX_HOLDER_LENGTH)
+    .regex(/^[^\p{Cc}]+$/u, "no control characters"),
+  "INVALID_HOLDER",
+);
+
 /**
  * The lease handle a client keeps and sends back to renew or release: everything the
  * renewing replica needs, so any replica can serve the next call. Its `secret` is the
@@ -65,6 +78,8 @@ export const LeaseHandleShape = withErrorCode(
     etag: z.string().min(1).max(256),
     renewal: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
     writerId: UlidParam,
+    /** The holder label acquire was given; renewals write it again. */
+    holder: HolderParam.optional(),
   }),
   "INVALID_LEASE_HANDLE",
 );

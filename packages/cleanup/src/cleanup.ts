@@ -12,6 +12,7 @@ import {
 } from "@holdfast/retirement";
 import { deleteRetired, type PlannedDeletions, retireVersionNumbers } from "./delete.js";
 import { finalizeRetired } from "./finalize.js";
+import { withRunHistory } from "./history.js";
 import { planCandidates, refuseTaggedCandidates, resolveInterrupted } from "./plan.js";
 import type { CleanupPolicy } from "./policy.js";
 import { cancelReplacedBeforeReads, type LateCommits, protectLateCommits } from "./protect.js";
@@ -50,7 +51,8 @@ export function cleanup(
   policy: CleanupPolicy,
   options: CleanupOptions,
 ): Promise<CleanupStats> {
-  return run(ctx, policy, options, policy.dryRun === true ? "plan" : "cleanup");
+  const mode = policy.dryRun === true ? "plan" : "cleanup";
+  return withRunHistory(ctx, mode, options?.history, () => run(ctx, policy, options, mode));
 }
 
 /** The same decisions as {@link cleanup} with zero writes: what would be retired, kept and deleted. */
@@ -77,7 +79,9 @@ export function recoverWith(
   internals: RunInternals,
 ): Promise<CleanupStats> {
   // The policy is unused: in "recover" mode every listed version is kept.
-  return run(ctx, { retainVersions: 1 }, options, "recover", internals);
+  return withRunHistory(ctx, "recover", options?.history, () =>
+    run(ctx, { retainVersions: 1 }, options, "recover", internals),
+  );
 }
 
 /**

@@ -20,6 +20,19 @@ export {
   type TimedProgress,
 } from "./estimate.js";
 export {
+  DEFAULT_HISTORY_KEEP,
+  HISTORY_PREFIX,
+  historyKey,
+  listRunHistory,
+  MAX_HISTORY_RANGES,
+  type RunHistoryEntry,
+  type RunHistoryOptions,
+  type RunSummary,
+  RunSummaryShape,
+  runSummary,
+  writeRunSummary,
+} from "./history.js";
+export {
   type CleanupPolicy,
   DEFAULT_MIN_VERSION_AGE_MS,
   DEFAULT_ORPHAN_GRACE_MS,

@@ -1,6 +1,7 @@
 import { HoldfastError, type RequestCounts, type Sleep } from "@holdfast/conditional-store";
 import type { DatasetFormat, ObjectKind } from "@holdfast/dataset";
 import type { DeleteLeases, LeaseCensus } from "@holdfast/retirement";
+import type { RunHistoryOptions } from "./history.js";
 import type { RetainReason } from "./policy.js";
 import type { VersionRange } from "./ranges.js";
 
@@ -93,6 +94,11 @@ export interface CleanupOptions {
    * @default 20000
    */
   readonly spillAboveVersions?: number | undefined;
+  /**
+   * Leave a summary of the run on the store when it ends (`_holdfast/history/`, history.ts):
+   * what it retired and deleted, its outcome. A plan never writes one. @default none
+   */
+  readonly history?: RunHistoryOptions | false | undefined;
 }
 
 /** A version cleanup kept, and why. */

@@ -15,11 +15,18 @@ export interface LeaseView {
   branch: string;
   version: number;
   key: string;
+  /** The holder label from the lease body (`AcquireOptions.holder`); null when it has none or could not be read. */
+  holder: string | null;
   /** Read from the lease body; null when the body could not be read. */
   ttlMs: number | null;
   lastModified: string;
   expiresAt: string | null;
   active: boolean;
+  /**
+   * Storage time left before the lease expires, as of the listing's own probe of the store's
+   * clock (0 once expired); null when the TTL could not be read or no probe was made.
+   */
+  timeLeftMs: number | null;
 }
 
 /**
@@ -51,17 +58,20 @@ export async function describeLeases(
   const precision = storePrecisionMs(ctx);
   const views: LeaseView[] = [];
   for (const entry of entries) {
-    const ttlMs = (await readJsonAs(ctx.store, entry.key, StoredLeaseBodySchema))?.ttlMs ?? null;
+    const body = await readJsonAs(ctx.store, entry.key, StoredLeaseBodySchema);
+    const ttlMs = body?.ttlMs ?? null;
+    const expiresAt = ttlMs === null ? null : leaseExpiresAt(entry.lastModified, ttlMs, precision);
     views.push({
       leaseId: entry.leaseId,
       branch: entry.branch,
       version: entry.version,
       key: entry.key,
+      holder: body?.schema === 2 ? (body.holder ?? null) : null,
       ttlMs,
       lastModified: entry.lastModified.toISOString(),
-      expiresAt:
-        ttlMs === null ? null : leaseExpiresAt(entry.lastModified, ttlMs, precision).toISOString(),
+      expiresAt: expiresAt === null ? null : expiresAt.toISOString(),
       active: ttlMs === null ? true : isActiveAt(entry.lastModified, ttlMs, precision, now),
+      timeLeftMs: expiresAt === null ? null : Math.max(0, expiresAt.getTime() - now.getTime()),
     });
   }
   return views;
@@ -79,11 +89,13 @@ export async function describeLease(ctx: ProtocolContext, lease: Lease): Promise
     branch: lease.branch,
     version: lease.version,
     key: lease.key,
+    holder: lease.holder ?? null,
     ttlMs: lease.ttlMs,
     lastModified: meta ? meta.lastModified.toISOString() : "",
     expiresAt: meta
       ? leaseExpiresAt(meta.lastModified, lease.ttlMs, precision).toISOString()
       : null,
     active: meta !== null,
+    timeLeftMs: null,
   };
 }

@@ -2,7 +2,7 @@ import { holdfastError } from "@holdfast/conditional-store";
 import { UlidSchema } from "@holdfast/protocol/internal";
 import { leaseKey, parseLeaseKey } from "./layout.js";
 import type { Lease } from "./lease.js";
-import { MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
+import { LeaseHolderSchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
 import { decodeLeaseSecret } from "./secret.js";
 
 /** Error code of a lease handle that does not name one lease object of this library. */
@@ -71,6 +71,9 @@ export function validateLeaseHandle(lease: unknown, operation: string): Lease {
   }
   if (l.manifestKey !== undefined && typeof l.manifestKey !== "string") {
     throw bad("manifestKey is not a string");
+  }
+  if (l.holder !== undefined && !LeaseHolderSchema.safeParse(l.holder).success) {
+    throw bad("holder is not 1 to 128 characters without control characters");
   }
   return lease as Lease;
 }

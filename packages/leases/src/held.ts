@@ -8,11 +8,21 @@ import { type Lease, releaseLease, rewriteLease } from "./lease.js";
 /**
  * A lease as its holder carries it between processes (the CLI's `--handle`, the HTTP API's
  * `handle`): the `Lease` without its local timestamp, so any host can renew or release it.
- * Its `secret` is the capability (docs/protocol.md §4.2): keep it private.
+ * Its `secret` is the capability (docs/protocol.md §4.2): keep it private. `holder`, when
+ * the lease has one, is written again by every renewal.
  */
 export type LeaseHandle = Pick<
   Lease,
-  "leaseId" | "branch" | "version" | "ttlMs" | "secret" | "key" | "etag" | "renewal" | "writerId"
+  | "leaseId"
+  | "branch"
+  | "version"
+  | "ttlMs"
+  | "secret"
+  | "key"
+  | "etag"
+  | "renewal"
+  | "writerId"
+  | "holder"
 >;
 
 /** The handle of a lease this process holds (its fields, without the local timestamp). */
@@ -27,6 +37,7 @@ export function toLeaseHandle(lease: LeaseHandle): LeaseHandle {
     etag: lease.etag,
     renewal: lease.renewal,
     writerId: lease.writerId,
+    ...(lease.holder === undefined ? {} : { holder: lease.holder }),
   };
 }
 
@@ -107,10 +118,15 @@ export async function renewLeaseHandle(
       branch: renewed.branch,
       version: renewed.version,
       key: renewed.key,
+      holder: renewed.holder ?? null,
       ttlMs: renewed.ttlMs,
       lastModified: after.lastModified.toISOString(),
       expiresAt: leaseExpiresAt(after.lastModified, renewed.ttlMs, precision).toISOString(),
       active: true,
+      // The renewal's own stamp is storage "now": a whole term is left.
+      timeLeftMs:
+        leaseExpiresAt(after.lastModified, renewed.ttlMs, precision).getTime() -
+        after.lastModified.getTime(),
     },
   };
 }

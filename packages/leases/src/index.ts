@@ -22,6 +22,7 @@ export { branchFenceKey, branchLeasesPrefix, leaseKey, parseLeaseKey } from "./l
 export {
   type AcquireOptions,
   acquireLease,
+  checkLeaseHolder,
   checkLeaseTtl,
   encodeLeaseBody,
   type Lease,
@@ -32,6 +33,8 @@ export { type LeaseEntry, listLeases } from "./list.js";
 export {
   type LeaseBody,
   LeaseBodySchema,
+  LeaseHolderSchema,
+  MAX_HOLDER_LENGTH,
   MAX_TTL_MS,
   MIN_TTL_MS,
   StoredLeaseBodySchema,

@@ -14,7 +14,14 @@ import { parseStored, resolverOptions } from "@holdfast/protocol/internal";
 import { type Admission, type AdmissionState, readAdmission } from "@holdfast/retirement";
 import { validateLeaseHandle } from "./handle.js";
 import { branchFenceKey, leaseKey } from "./layout.js";
-import { type LeaseBody, LeaseBodySchema, MAX_TTL_MS, MIN_TTL_MS } from "./schema.js";
+import {
+  type LeaseBody,
+  LeaseBodySchema,
+  LeaseHolderSchema,
+  MAX_HOLDER_LENGTH,
+  MAX_TTL_MS,
+  MIN_TTL_MS,
+} from "./schema.js";
 import { drawLeaseSecret, leaseProof, verifyLeaseProof } from "./secret.js";
 
 /**
@@ -51,6 +58,8 @@ export interface Lease {
    * lack it: such a late renewal is refused (LEASE_EXPIRED), never checked in a guessed format.
    */
   readonly manifestKey?: string | undefined;
+  /** The holder label acquire was given (`AcquireOptions.holder`); every renewal writes it again. */
+  readonly holder?: string | undefined;
 }
 
 export interface AcquireOptions {
@@ -59,6 +68,13 @@ export interface AcquireOptions {
   /** Lease lifetime in ms, MIN_TTL_MS..MAX_TTL_MS, measured from the store's Last-Modified. */
   readonly ttlMs: number;
   readonly signal?: AbortSignal;
+  /**
+   * A free-text label naming who holds the lease (a job, a host), shown by listings and the
+   * dashboard: 1 to MAX_HOLDER_LENGTH characters, no control characters (`invalid-input`,
+   * INVALID_HOLDER otherwise, before any request). Written in the lease body after `proof`;
+   * it protects and proves nothing.
+   */
+  readonly holder?: string | undefined;
   /**
    * The dataset's format, as opening it bound it (`OpenedDataset.resolved.format`): it names
    * the manifest proving the version exists. Required; a call without one is refused before
@@ -87,6 +103,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const branch = validateName(options.branch, "branch");
   const version = validateVersion(options.version);
   const ttlMs = checkLeaseTtl(options.ttlMs);
+  const holder = checkLeaseHolder(options.holder);
   const manifestKey = format.manifestKey(branch, version);
   // Acquire 1 check. holdfast's layout: the store must be holdfast's (docs/protocol.md §1.1).
   if (holdfastMarkerUnchecked(ctx.store, format)) {
@@ -98,7 +115,12 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
   const leaseId = ctx.ids.next();
   const secret = drawLeaseSecret(ctx);
   const key = leaseKey(branch, version, leaseId, secret);
-  const { writerId, bytes } = leaseBodyBytes(ctx, secret, { leaseId, branch, version, ttlMs }, 0);
+  const { writerId, bytes } = leaseBodyBytes(
+    ctx,
+    secret,
+    { leaseId, branch, version, ttlMs, holder },
+    0,
+  );
   const writtenAtLocalMs = ctx.clock.now();
   let etag: string;
   try {
@@ -186,6 +208,7 @@ export async function acquireLease(ctx: ProtocolContext, options: AcquireOptions
     writerId,
     writtenAtLocalMs,
     manifestKey,
+    ...(holder === undefined ? {} : { holder }),
   };
   if (!admission.reopened) return lease;
   // Acquire 6 rewrite. Admitted only because a committed (or cancelled) record shows the version
@@ -435,7 +458,13 @@ function laterOwnWrite(body: Uint8Array, lease: Omit<Lease, "writtenAtLocalMs">)
 function leaseBodyBytes(
   ctx: ProtocolContext,
   secret: string,
-  lease: { leaseId: string; branch: string; version: number; ttlMs: number },
+  lease: {
+    leaseId: string;
+    branch: string;
+    version: number;
+    ttlMs: number;
+    holder?: string | undefined;
+  },
   renewal: number,
 ): { writerId: string; bytes: Uint8Array } {
   const writerId = ctx.ids.next();
@@ -444,7 +473,8 @@ function leaseBodyBytes(
 
 /**
  * Encodes a schema 2 lease body: `encodeJson` of schema, leaseId, branch, version, ttlMs,
- * renewal, writerId, proof in that order, `proof` being `leaseProof(secret, ...)`.
+ * renewal, writerId, proof in that order, `proof` being `leaseProof(secret, ...)`, then
+ * `holder` only when one is given (conformance/leases/vectors.json has both shapes).
  */
 export function encodeLeaseBody(
   secret: string,
@@ -455,6 +485,7 @@ export function encodeLeaseBody(
     readonly ttlMs: number;
     readonly renewal: number;
     readonly writerId: string;
+    readonly holder?: string | undefined;
   },
 ): Uint8Array {
   const body: LeaseBody = {
@@ -466,6 +497,7 @@ export function encodeLeaseBody(
     renewal: fields.renewal,
     writerId: fields.writerId,
     proof: leaseProof(secret, fields),
+    ...(fields.holder === undefined ? {} : { holder: fields.holder }),
   };
   return encodeJson(body);
 }
@@ -490,6 +522,24 @@ export function checkLeaseTtl(ttlMs: unknown, operation = "acquireLease"): numbe
     );
   }
   return ttlMs;
+}
+
+/**
+ * A lease's holder label: undefined, or LeaseHolderSchema's text (1 to MAX_HOLDER_LENGTH
+ * characters, no control characters), else `invalid-input` INVALID_HOLDER. `acquireLease`
+ * checks it before any request.
+ */
+export function checkLeaseHolder(holder: unknown, operation = "acquireLease"): string | undefined {
+  if (holder === undefined) return undefined;
+  if (!LeaseHolderSchema.safeParse(holder).success) {
+    throw holdfastError(
+      "invalid-input",
+      operation,
+      `invalid holder ${JSON.stringify(holder)}: must be 1 to ${MAX_HOLDER_LENGTH} characters without control characters`,
+      { code: "INVALID_HOLDER", hint: "name the reader: a job, a host or a person" },
+    );
+  }
+  return holder as string;
 }
 
 const REFUSAL_CODE: Record<Exclude<AdmissionState, "open">, string> = {

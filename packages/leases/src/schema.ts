@@ -15,6 +15,20 @@ export const MIN_TTL_MS = 100;
  */
 export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
 
+/** Longest holder label a lease may carry (characters). */
+export const MAX_HOLDER_LENGTH = 128;
+
+/**
+ * A lease's holder label: free text the reader chooses (a job name, a host), 1 to
+ * MAX_HOLDER_LENGTH characters without control characters. Shown by listings and the
+ * dashboard; it protects nothing and proves nothing (the proof does not cover it).
+ */
+export const LeaseHolderSchema = z
+  .string()
+  .min(1)
+  .max(MAX_HOLDER_LENGTH)
+  .regex(/^[^\p{Cc}]+$/u, "no control characters");
+
 /**
  * Lease object body, schema 2 (at `_holdfast/leases/{branch}/{version:020d}/{leaseId}.{tag}.json`),
  * written as `encodeJson` writes it with the fields in exactly this order: schema, leaseId,
@@ -22,6 +36,8 @@ export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
  * `renewal` counts writes, so every renewal changes the bytes (and so the S3 content-MD5
  * ETag). `proof` is the lease secret's HMAC of `${leaseId}:${renewal}:${writerId}`
  * (`leaseProof`): a read-back adopts a body only when it verifies (docs/protocol.md §4).
+ * An optional `holder` label follows `proof` when the holder gave one; readers that do not
+ * know it ignore it (the object is loose), so bodies without it are byte-for-byte unchanged.
  */
 export const LeaseBodySchema = z.looseObject({
   schema: z.literal(2),
@@ -32,6 +48,7 @@ export const LeaseBodySchema = z.looseObject({
   renewal: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   writerId: UlidSchema,
   proof: z.string().regex(/^[0-9a-f]{64}$/),
+  holder: LeaseHolderSchema.optional(),
 });
 export type LeaseBody = z.infer<typeof LeaseBodySchema>;
 

@@ -24,6 +24,7 @@ interface Vectors {
       ttlMs: number;
       renewal: number;
       writerId: string;
+      holder?: string;
     };
     proofMessage: string;
     proof: string;
@@ -60,6 +61,11 @@ describe("conformance vectors (conformance/leases/vectors.json)", () => {
 
   it.each(vectors.keys)("key of $branch@$version $leaseId", (v) => {
     expect(leaseKey(v.branch, v.version, v.leaseId, text(v.secretHex))).toBe(v.key);
+  });
+
+  it("has a body with a holder label and bodies without one", () => {
+    expect(vectors.bodies.some((v) => v.fields.holder !== undefined)).toBe(true);
+    expect(vectors.bodies.some((v) => v.fields.holder === undefined)).toBe(true);
   });
 
   it.each(vectors.bodies)("body bytes and proof of renewal $fields.renewal", (v) => {

@@ -142,6 +142,8 @@ class LeaseBody:
     renewal: int
     writer_id: str
     proof: str
+    holder: str | None = None
+    """The holder label the reader gave (a TypeScript or HTTP ``holder``), when the body has one."""
 
 
 def encode_lease_body(
@@ -153,21 +155,24 @@ def encode_lease_body(
     ttl_ms: int,
     renewal: int,
     writer_id: str,
+    holder: str | None = None,
 ) -> bytes:
     """``JSON.stringify`` of schema, leaseId, branch, version, ttlMs, renewal, writerId,
-    proof (in that order) + ``\\n``: byte for byte what the TypeScript leases write."""
-    return encode_json(
-        {
-            "schema": LEASE_SCHEMA,
-            "leaseId": lease_id,
-            "branch": branch,
-            "version": version,
-            "ttlMs": ttl_ms,
-            "renewal": renewal,
-            "writerId": writer_id,
-            "proof": lease_proof(secret, lease_id, renewal, writer_id),
-        }
-    )
+    proof (in that order), then ``holder`` when given, + ``\\n``: byte for byte what the
+    TypeScript leases write."""
+    body: dict[str, Any] = {
+        "schema": LEASE_SCHEMA,
+        "leaseId": lease_id,
+        "branch": branch,
+        "version": version,
+        "ttlMs": ttl_ms,
+        "renewal": renewal,
+        "writerId": writer_id,
+        "proof": lease_proof(secret, lease_id, renewal, writer_id),
+    }
+    if holder is not None:
+        body["holder"] = holder
+    return encode_json(body)
 
 
 def parse_lease_body(body: bytes) -> LeaseBody | None:
@@ -199,7 +204,17 @@ def parse_lease_body(body: bytes) -> LeaseBody | None:
     assert isinstance(lease_id, str)
     assert isinstance(writer_id, str)
     assert isinstance(branch, str)
-    return LeaseBody(lease_id, branch, version, ttl_ms, renewal, writer_id, proof)
+    holder = value.get("holder")
+    return LeaseBody(
+        lease_id,
+        branch,
+        version,
+        ttl_ms,
+        renewal,
+        writer_id,
+        proof,
+        holder if isinstance(holder, str) else None,
+    )
 
 
 def ttl_to_ms(ttl: float | timedelta | None, ttl_ms: int | None, operation: str = "acquire") -> int:

@@ -57,6 +57,9 @@ export function runOptions(
     signal: interrupt,
     concurrent: opts.concurrent === true,
     waitForLock: opts.wait === true,
+    // A run that writes leaves its summary on the store, where the server's dashboard reads
+    // it (the cleanup package's run history); a dry run leaves none.
+    history: { trigger: "cli" },
     ...deleteRateOptions(opts),
   };
 }

@@ -246,6 +246,8 @@ async function cleanupWhileReading(
     stats = await cleanup(paced, policy, {
       format: holdfastFormat,
       onProgress: (p) => view.update(p),
+      // As `holdfast cleanup` does: the run's summary stays on the store for the dashboard.
+      history: { trigger: "cli" },
     });
   } finally {
     view.stop();

@@ -4,6 +4,7 @@ import type { DatasetFormat } from "@holdfast/dataset";
 import {
   acquireLease,
   checkLeaseHandle,
+  checkLeaseHolder,
   checkLeaseTtl,
   describeLease,
   describeLeases,
@@ -53,6 +54,10 @@ export function registerLease(r: Registrar, program: Command): void {
             "-b, --branch <name>",
             "branch of the version (default: the dataset's default branch)",
           )
+          .option(
+            "--holder <label>",
+            "who holds the lease (a job, a host): shown by lease list and the dashboard",
+          )
           .option("--hold", "keep the lease renewed until interrupted (Ctrl-C), then release it")
           .option(
             "--renew-every <duration>",
@@ -72,6 +77,7 @@ export function registerLease(r: Registrar, program: Command): void {
         "holdfast lease acquire ./my-dataset 12 --ttl 60s",
         "holdfast lease acquire ./db/events.lance 7 --ttl 60s --hold   # a Lance table's version",
         "holdfast lease acquire ./my-dataset 12 --ttl 30s --hold          # renew until Ctrl-C",
+        "holdfast lease acquire ./my-dataset 12 --ttl 5m --holder nightly-report",
         "holdfast lease acquire s3://bucket/ds 3 --branch exp --ttl 5m --json",
       ],
       leaseAcquire,
@@ -176,6 +182,11 @@ async function leaseAcquire(
   // The leases package's rule (INVALID_TTL, as the HTTP API), before anything is written.
   const ttlMs = checkLeaseTtl(parseDuration(String(opts.ttl), "--ttl"), "parse");
   const branchFlag = opts.branch === undefined ? undefined : parseNameArg(opts.branch, "branch");
+  // The leases package's rule (INVALID_HOLDER, as the HTTP API), before anything is written.
+  const holder = checkLeaseHolder(
+    opts.holder === undefined ? undefined : String(opts.holder),
+    "parse",
+  );
   const renewEveryMs =
     opts.renewEvery === undefined
       ? undefined
@@ -195,7 +206,7 @@ async function leaseAcquire(
   const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
   const format = resolved.format;
   const branch = branchFlag ?? defaultBranch;
-  const acquired = await acquireLease(ctx, { branch, version, ttlMs, format });
+  const acquired = await acquireLease(ctx, { branch, version, ttlMs, holder, format });
   const shape = await describeLease(ctx, acquired);
   if (opts.hold !== true) {
     const handle = toLeaseHandle(acquired);
@@ -231,9 +242,10 @@ async function leaseList(
     return ExitCode.ok;
   }
   cx.out.table(
-    ["LEASE", "VERSION", "TTL", "EXPIRES (storage time)", "STATE"],
+    ["LEASE", "HOLDER", "VERSION", "TTL", "EXPIRES (storage time)", "STATE"],
     leases.map((l) => [
       l.leaseId,
+      l.holder ?? "-",
       `${l.branch}@${l.version}`,
       l.ttlMs === null ? "?" : formatDuration(l.ttlMs),
       l.expiresAt ?? "?",

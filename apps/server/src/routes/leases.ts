@@ -110,6 +110,7 @@ async function acquireLeaseRoute(ds: DatasetEntry, body: z.infer<typeof LeaseAcq
     branch: body.branch ?? defaultBranch,
     version: body.version,
     ttlMs: body.ttlMs,
+    holder: body.holder,
     format: resolved.format,
   });
   return {

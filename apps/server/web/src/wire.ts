@@ -7,6 +7,8 @@ import type {
   JsonShapes,
   ProblemShape,
   ReadinessShape,
+  RunHistoryShape,
+  UsageShape,
   VersionsPageShape,
 } from "@holdfast/api-shapes";
 import type { z } from "zod";
@@ -26,6 +28,8 @@ export type Doctor = z.infer<typeof JsonShapes.doctor>;
 export type Datasets = z.infer<typeof DatasetsShape>;
 export type Readiness = z.infer<typeof ReadinessShape>;
 export type Stats = Plan["stats"];
+export type RunHistory = z.infer<typeof RunHistoryShape>;
+export type Usage = z.infer<typeof UsageShape>;
 /** The body of `POST .../cleanup/plan` and `.../cleanup/jobs`. */
 export type CleanupBody = z.infer<typeof CleanupRequest>;
 /** Every error answer (RFC 9457 problem document). */
