@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { enableCompileCache } from "./compile-cache.js";
 import { CLI_VERSION, isVersionRequest } from "./version.js";
 
 // Ctrl-C / SIGTERM: long-running commands (lease acquire --hold, cleanup) see the signal
@@ -42,6 +43,9 @@ const argv = process.argv.slice(2);
 if (isVersionRequest(argv)) {
   process.stdout.write(`${CLI_VERSION}\n`);
 } else {
+  // Node's module compile cache (a per-user cache folder; compile-cache.ts): the modules the
+  // command loads from here on are compiled once, then read from the cache on later runs.
+  enableCompileCache();
   const { main } = await import("./main.js");
   main(argv, {}, interrupt.signal).then(
     (code) => {
