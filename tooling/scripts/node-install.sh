@@ -38,6 +38,7 @@ mkdir -p "$ROOT/.tooling"
 # workers) or an interrupted one never leaves a half-written Node at $dest.
 tmp=$(mktemp -d "$ROOT/.tooling/.node-$version.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
 # --ignore-scripts: the package needs none (its tarball is the release's files).
 npm install --silent --no-audit --no-fund --no-save --ignore-scripts --prefix "$tmp" -E "$pkg@$version" >&2
 if [ "$("$tmp/node_modules/$pkg/bin/node" --version)" != "v$version" ]; then

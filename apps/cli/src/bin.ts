@@ -19,8 +19,8 @@ const onSignal = (signal: NodeJS.Signals) => {
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
 
-// The AWS SDK warns on every start that future releases need Node 22: that is noise for a
-// CLI user (holdfast pins a working SDK). Every other warning is still printed.
+// The AWS SDK warns on every start on a Node it will stop supporting: that is noise for a CLI
+// user (holdfast pins a working SDK). Every other warning is still printed.
 process.removeAllListeners("warning");
 process.on("warning", (warning) => {
   if (`${warning.name} ${warning.message}`.includes("NodeVersionSupportWarning")) return;
