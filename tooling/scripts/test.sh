@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, on a fresh machine with Node 20 + npm: installs pnpm and the
-# packages, starts the real test services (Ceph RGW, Azurite), builds, typechecks, runs
+# The whole test suite, on a fresh machine with any Node + npm: installs Node 26 (everything
+# below runs on it, bootstrap.sh), pnpm and the packages, starts the real test services
+# (Ceph RGW, Azurite, fake-gcs-server), builds, typechecks, runs
 # every vitest project and the Python package's checks (tooling/scripts/python-package.sh),
 # stops the services, and prints "N passed, N failed" over both. The repo's one
 # Python environment (.venv/, pylance as the Lance oracle) is created first; tests find its

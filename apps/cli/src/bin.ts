@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { enableCompileCache } from "./compile-cache.js";
 import { CLI_VERSION, isVersionRequest } from "./version.js";
 
 // Ctrl-C / SIGTERM: long-running commands (lease acquire --hold, cleanup) see the signal
@@ -18,8 +19,8 @@ const onSignal = (signal: NodeJS.Signals) => {
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
 
-// The AWS SDK warns on every start that future releases need Node 22: that is noise for a
-// CLI user (holdfast pins a working SDK). Every other warning is still printed.
+// The AWS SDK warns on every start on a Node it will stop supporting: that is noise for a CLI
+// user (holdfast pins a working SDK). Every other warning is still printed.
 process.removeAllListeners("warning");
 process.on("warning", (warning) => {
   if (`${warning.name} ${warning.message}`.includes("NodeVersionSupportWarning")) return;
@@ -42,6 +43,9 @@ const argv = process.argv.slice(2);
 if (isVersionRequest(argv)) {
   process.stdout.write(`${CLI_VERSION}\n`);
 } else {
+  // Node's module compile cache (a per-user cache folder; compile-cache.ts): the modules the
+  // command loads from here on are compiled once, then read from the cache on later runs.
+  enableCompileCache();
   const { main } = await import("./main.js");
   main(argv, {}, interrupt.signal).then(
     (code) => {

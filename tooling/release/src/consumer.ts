@@ -1,7 +1,8 @@
 // Consumer projects outside the workspace: one npm install of the packed tarballs into a
 // temp directory, then sibling projects that use them the ways users do (ESM, CommonJS
 // require, TypeScript node16 / bundler / nodenext-CommonJS type checks, a copied backend
-// template running the contract suite with vitest).
+// template running the contract suite with vitest), each on every Node line `engines` names
+// that the checks install (CONSUMER_NODE_LINES).
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,7 +12,22 @@ import { WORKSPACE_ROOT } from "./workspace.js";
 const FIXTURES = join(WORKSPACE_ROOT, "tooling/release/fixtures/consumer");
 
 /** Versions the consumer installs next to the tarballs (the ones the workspace uses). */
-export const CONSUMER_TOOLS = { typescript: "5.9.3", "@types/node": "20.19.43", vitest: "4.1.12" };
+export const CONSUMER_TOOLS = { typescript: "5.9.3", "@types/node": "22.20.7", vitest: "4.1.12" };
+
+/**
+ * The Node lines the consumer projects run on: the oldest `engines` names and the active LTS
+ * (pinned in tooling/scripts/node-install.sh, installed from the npm registry on first use).
+ */
+export const CONSUMER_NODE_LINES = ["22", "26"] as const;
+export type NodeLine = (typeof CONSUMER_NODE_LINES)[number];
+
+/** The folder holding the pinned Node of `line` (installed into .tooling/ on first use). */
+export function nodeBinDir(line: NodeLine): string {
+  return execFileSync("bash", [join(WORKSPACE_ROOT, "tooling/scripts/node-install.sh"), line], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  }).trim();
+}
 
 /** Output of one command run in a consumer project. */
 export interface RunResult {
@@ -20,14 +36,27 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs a command, never throwing: the caller asserts on status and output. */
-export function run(command: string, args: string[], cwd: string): RunResult {
+/**
+ * Runs a command, never throwing: the caller asserts on status and output. With `nodeBin`
+ * (a folder from nodeBinDir), `node` is that Node and it comes first on PATH, so `#!/usr/bin/env
+ * node` scripts (the holdfast bin, vitest) run on it too.
+ */
+export function run(command: string, args: string[], cwd: string, nodeBin?: string): RunResult {
+  const path = nodeBin ? `${nodeBin}:${process.env.PATH ?? ""}` : process.env.PATH;
+  const node = nodeBin ? join(nodeBin, "node") : undefined;
   try {
-    const stdout = execFileSync(command, args, {
+    const stdout = execFileSync(command === "node" && node ? node : command, args, {
       cwd,
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, NODE_OPTIONS: "", NO_COLOR: "1", npm_config_update_notifier: "false" },
+      env: {
+        ...process.env,
+        PATH: path,
+        ...(node ? { NODE: node, npm_node_execpath: node } : {}),
+        NODE_OPTIONS: "",
+        NO_COLOR: "1",
+        npm_config_update_notifier: "false",
+      },
     });
     return { status: 0, stdout, stderr: "" };
   } catch (error) {

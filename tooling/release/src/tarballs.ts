@@ -35,7 +35,7 @@ export function packAll(dest: string, packages = publicPackages()): Tarball[] {
 
 /**
  * Problems are-the-types-wrong reports that do not apply: holdfast is ESM-only on Node
- * 20.19+, where `require()` loads ESM (checked for real by the CommonJS consumer), and
+ * 22.12+, where `require()` loads ESM (checked for real by the CommonJS consumer), and
  * node10 resolution (no `exports` support) is older than any supported toolchain.
  */
 function attwApplies(problem: { kind: string; resolutionKind?: string }): boolean {

@@ -21,9 +21,12 @@ export interface VersionDryRun {
   firstChangelog: string;
   /** Internal dependency ranges of cleanup after the patch (e.g. `workspace:^`). */
   cleanupRanges: Record<string, string>;
+  /** What the CLI's build stamps as `holdfast --version` before and after the first release. */
+  cliVersion: { unreleased: string; released: string; commit: string };
 }
 
 const CHANGESET_BIN = join(WORKSPACE_ROOT, "node_modules/.bin/changeset");
+const STAMP_BIN = join(WORKSPACE_ROOT, "tooling/release/bin/stamp-version.mjs");
 
 /** Clones the committed workspace (HEAD) into a temp dir and runs the three steps there. */
 export function versionDryRun(): VersionDryRun {
@@ -32,7 +35,10 @@ export function versionDryRun(): VersionDryRun {
     git(WORKSPACE_ROOT, "clone", "--quiet", "--no-hardlinks", WORKSPACE_ROOT, scratch);
     git(scratch, "config", "user.email", "release-check@holdfast.invalid");
     git(scratch, "config", "user.name", "release check");
+    const commit = gitOut(scratch, "rev-parse", "--short=7", "HEAD");
+    const unreleased = stampedVersion(join(scratch, "apps/cli"));
     const steps = [versionStep(scratch, "first release (pending changesets)")];
+    const released = stampedVersion(join(scratch, "apps/cli"));
     const firstChangelog = readFileSync(
       join(scratch, "packages/conditional-store/CHANGELOG.md"),
       "utf8",
@@ -44,7 +50,7 @@ export function versionDryRun(): VersionDryRun {
     commitAll(scratch, "patch release");
     addChangeset(scratch, "demo-minor", "minor", "A new resolver option.");
     steps.push(versionStep(scratch, "minor of @holdfast/conditional-store"));
-    return { steps, firstChangelog, cleanupRanges };
+    return { steps, firstChangelog, cleanupRanges, cliVersion: { unreleased, released, commit } };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -99,6 +105,24 @@ function addChangeset(root: string, name: string, bump: "patch" | "minor", summa
 function commitAll(root: string, message: string): void {
   git(root, "add", "-A");
   git(root, "commit", "--quiet", "-m", message);
+}
+
+/** Runs the CLI build's version stamp (bin/stamp-version.mjs) in `packageDir` on a scratch file. */
+function stampedVersion(packageDir: string): string {
+  const file = join(packageDir, "stamp-probe.js");
+  writeFileSync(file, 'export const v = "@@HOLDFAST_CLI_VERSION@@";\n');
+  try {
+    execFileSync(process.execPath, [STAMP_BIN, file], { cwd: packageDir, stdio: "pipe" });
+    const stamped = /"([^"]*)"/.exec(readFileSync(file, "utf8"))?.[1];
+    if (stamped === undefined) throw new Error("stamp-version.mjs wrote no version");
+    return stamped;
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+function gitOut(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, { cwd, encoding: "utf8", stdio: "pipe" }).trim();
 }
 
 function git(cwd: string, ...args: string[]): void {

@@ -14,6 +14,12 @@ describe("independent versions (changeset version in a scratch clone)", () => {
     expect(run.firstChangelog).toMatch(/^# @holdfast\/conditional-store\n\n## 0\.1\.0\n/);
   });
 
+  it("holdfast --version: the next release plus the commit before it, exactly the package version after", () => {
+    // The build stamps what changesets gives the CLI (tooling/release/bin/stamp-version.mjs).
+    expect(run.cliVersion.unreleased).toBe(`0.1.0-dev+${run.cliVersion.commit}`);
+    expect(run.cliVersion.released).toBe("0.1.0");
+  });
+
   it("a patch changeset for conditional-store bumps only conditional-store", () => {
     expect(patch!.bumped).toEqual({ "@holdfast/conditional-store": "0.1.0 -> 0.1.1" });
     expect(run.cleanupRanges["@holdfast/conditional-store"]).toBe("workspace:^");
