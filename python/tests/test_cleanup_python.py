@@ -32,6 +32,7 @@ from holdfast.cleaning import (
     storage_options_to_cli,
 )
 from lance_tables import LanceSite, lance_site
+from stores import need
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "tooling" / "python" / "requirements.lock"
@@ -64,7 +65,7 @@ def fresh_python(tmp_path_factory: pytest.TempPathFactory) -> str:
             "--disable-pip-version-check",
             "-c",
             str(LOCK),
-            f"holdfast[cleanup] @ file://{wheel}",
+            f"holdfast[cleanup] @ {Path(wheel).resolve().as_uri()}",
         ],
         check=True,
         env={**os.environ, "PATH": _path_without_node()},
@@ -96,8 +97,13 @@ HOLDER = textwrap.dedent(
     import json, sys
     import holdfast.lance
     uri, options, version = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+    store = None
+    if uri.startswith("gs://"):
+        from holdfast.gcs import open_gcs_store
+        bucket, prefix = uri[len("gs://"):].split("/", 1)
+        store = open_gcs_store(bucket, prefix)
     with holdfast.lance.checkout(
-        uri, version=version, ttl=60, storage_options=options or None
+        uri, version=version, ttl=60, storage_options=options or None, store=store
     ) as co:
         print("held", flush=True)
         sys.stdin.readline()
@@ -131,11 +137,52 @@ def _hold(
     return child
 
 
-def _three_versions(site: LanceSite) -> None:
-    """Versions 1..3, each an overwrite: every version names its own data file."""
+def _three_versions(site: LanceSite, local: Path | None = None) -> None:
+    """Versions 1..3, each an overwrite: every version names its own data file. With
+    ``local``, pylance writes them there and they are copied to ``site`` as they are."""
     for i, mode in enumerate(("create", "overwrite", "overwrite")):
         data = pa.table({"x": list(range(i * 1000, i * 1000 + 500 + i))})
-        lance.write_dataset(data, site.uri, mode=mode, storage_options=site.options)
+        target = str(local) if local is not None else site.uri
+        lance.write_dataset(
+            data, target, mode=mode, storage_options=None if local else site.options
+        )
+    if local is not None:
+        for path in sorted(p for p in local.rglob("*") if p.is_file()):
+            site.store.put(str(path.relative_to(local)), path.read_bytes())
+
+
+def _gcs_site(tmp: Path) -> tuple[LanceSite, dict[str, str]]:
+    """A table on the GCS emulator: the options pylance reads it with, and the options a
+    Lance user gives for the emulator (object_store's service account JSON naming
+    ``gcs_base_url`` with ``disable_oauth``), which the cleanup gets. fake-gcs-server
+    answers Lance's XML API only for its public host, so pylance reaches it as
+    storage.googleapis.com through ``proxy_url``; pylance cannot write to it (its XML upload
+    is not implemented there), so the table is written on local disk and copied."""
+    from holdfast.gcs import open_gcs_store
+
+    emulator = need("STORAGE_EMULATOR_HOST")
+    bucket = need("HOLDFAST_GCS_BUCKET")
+    prefix = f"py-lance-{os.urandom(5).hex()}/t.lance"
+
+    def account(base: str) -> str:
+        return json.dumps(
+            {
+                "gcs_base_url": base,
+                "disable_oauth": True,
+                "client_email": "",
+                "private_key": "",
+                "private_key_id": "",
+            }
+        )
+
+    read = {
+        "google_service_account_key": account("http://storage.googleapis.com"),
+        "allow_http": "true",
+        "proxy_url": emulator,
+    }
+    uri = f"gs://{bucket}/{prefix}"
+    site = LanceSite(uri, read, open_gcs_store(bucket, prefix), [uri])
+    return site, {"google_service_account_key": account(emulator), "allow_http": "true"}
 
 
 def _lance_files(site: LanceSite) -> dict[str, int]:
@@ -145,20 +192,29 @@ def _lance_files(site: LanceSite) -> dict[str, int]:
     return {m.key: m.size for m in list_all(site.store, "") if not m.key.startswith("_holdfast/")}
 
 
-@pytest.mark.parametrize("kind", ["local", "s3"])
+@pytest.mark.parametrize("kind", ["local", "s3", "gcs"])
 def test_fresh_venv_without_node_cleans_keeping_the_version_another_process_holds(
     kind: str, tmp_path: Path, fresh_python: str, holder: list[subprocess.Popen[str]]
 ) -> None:
-    site = lance_site(kind, tmp_path)
-    _three_versions(site)
+    env = {**os.environ, "PATH": _path_without_node(), "HOLDFAST_NODE": ""}
+    if kind == "gcs":
+        site, options = _gcs_site(tmp_path)
+        _three_versions(site, tmp_path / "written.lance")
+        env.pop("STORAGE_EMULATOR_HOST")  # the endpoint comes from storage_options alone
+    else:
+        site = lance_site(kind, tmp_path)
+        options = site.options or {}
+        _three_versions(site)
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "HOLDFAST_S3_ENDPOINT"):
+            env.pop(name, None)  # S3 credentials and endpoint come from storage_options alone
     held = _hold(holder, site, 1)
     before = _lance_files(site)
 
     done = subprocess.run(
-        [fresh_python, "-c", CLEANER, site.uri, json.dumps(site.options or {})],
+        [fresh_python, "-c", CLEANER, site.uri, json.dumps(options)],
         capture_output=True,
         text=True,
-        env={**os.environ, "PATH": _path_without_node(), "HOLDFAST_NODE": ""},
+        env=env,
         check=False,
     )
     assert done.returncode == 0, done.stderr
