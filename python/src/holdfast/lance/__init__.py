@@ -10,7 +10,10 @@ reads the version's manifest and refuses, by name, whatever ``@holdfast/format-l
 refuses there (:mod:`holdfast.lance.manifest`): a version holdfast cannot protect is never
 handed out as if it were protected. ``co.dataset`` checks the lease first, so a reader that
 lost its lease learns it before it reads. Lance's own ``cleanup_old_versions`` ignores
-leases: run holdfast's cleanup instead.
+leases: run holdfast's cleanup instead, :func:`cleanup_old_versions` (pylance's call, run by
+holdfast) or :func:`optimize` (LanceDB's ``table.optimize()`` with holdfast's cleanup). A
+checkout of a table whose config turns on Lance's automatic cleanup warns
+(:class:`LanceAutoCleanupWarning`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,14 @@ from ..layout import MAX_SAFE_INTEGER, is_valid_name, validate_version
 from ..lease import Lease, ttl_to_ms
 from ..store import ObjectStore, list_all
 from ..table_root import TableLocation, locate_table, refuse_table_location
+from ._clean import (
+    AUTO_CLEANUP_KEYS,
+    LanceAutoCleanupWarning,
+    OptimizeResult,
+    cleanup_old_versions,
+    optimize,
+    warn_auto_cleanup,
+)
 from .manifest import (
     LANCE_FEATURE_FLAGS,
     LANCE_MALFORMED_MANIFEST,
@@ -45,6 +56,7 @@ from .manifest import (
 )
 
 __all__ = [
+    "AUTO_CLEANUP_KEYS",
     "LANCE_BRANCHES_PREFIX",
     "LANCE_FEATURE_FLAGS",
     "LANCE_MAIN_BRANCH",
@@ -53,11 +65,13 @@ __all__ = [
     "LANCE_TREE_PREFIX",
     "LANCE_UNSUPPORTED",
     "LANCE_VERSIONS_PREFIX",
+    "LanceAutoCleanupWarning",
     "LanceCheckout",
     "LanceFeature",
     "LanceNaming",
     "LanceTableCheckout",
     "ManifestFile",
+    "OptimizeResult",
     "UnsupportedLanceDatasetError",
     "branch_json_key",
     "branch_root",
@@ -65,13 +79,16 @@ __all__ = [
     "checkout",
     "checkout_table",
     "classify_versions_key",
+    "cleanup_old_versions",
     "detect_naming",
     "holdfast_branch_name",
     "lance_manifest_key",
     "lease_branch",
     "open_store",
+    "optimize",
     "read_version_manifest",
     "validate_lance_branch",
+    "warn_auto_cleanup",
 ]
 
 LANCE_VERSIONS_PREFIX = "_versions/"
@@ -547,10 +564,11 @@ def checkout(
         held,
         naming,
     ):
+        head = lance.dataset(uri, storage_options=storage_options)
+        warn_auto_cleanup(head.config(), uri, stacklevel=4)
         if branch == LANCE_MAIN_BRANCH:
             dataset = lance.dataset(uri, version=version, storage_options=storage_options)
         else:
-            head = lance.dataset(uri, storage_options=storage_options)
             dataset = head.checkout_version((branch, version))
         yield LanceCheckout(held, branch, version, naming, dataset)
 
@@ -594,6 +612,7 @@ def checkout_table(
         held,
         naming,
     ):
+        warn_auto_cleanup(conn.open_table(name).to_lance().config(), uri, stacklevel=4)
         if branch == LANCE_MAIN_BRANCH:
             table = conn.open_table(name, version=version)
         else:
