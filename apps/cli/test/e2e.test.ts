@@ -371,9 +371,9 @@ describe.each(BACKENDS)("e2e $name", (backend) => {
       expect(stats.retired).toEqual(planned.retired);
       expect(stats.retained).toEqual(
         expect.arrayContaining([
-          { branch: "main", version: 1, reason: "tag", reasons: ["tag"] },
-          { branch: "main", version: 5, reason: "latest", reasons: ["latest"] },
-          { branch: "exp", version: 1, reason: "latest", reasons: ["latest"] },
+          expect.objectContaining({ branch: "main", version: 1, reason: "tag" }),
+          expect.objectContaining({ branch: "main", version: 5, reason: "latest" }),
+          expect.objectContaining({ branch: "exp", version: 1, reason: "latest" }),
         ]),
       );
       // Version 2 is the branch's fork point (a lease from an earlier step may also name it).
