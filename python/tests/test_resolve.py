@@ -46,8 +46,34 @@ def test_a_first_conflict_without_an_earlier_lost_answer_is_a_plain_conflict(
 ) -> None:
     store, options = make(tmp_path)
     store.inner.put("k", b"theirs")
-    assert isinstance(holdfast.put_if_absent(store, "k", b"mine", options), holdfast.Conflict)
-    assert store.count("get") == 0
+    outcome = holdfast.put_if_absent(store, "k", b"mine", options)
+    assert isinstance(outcome, holdfast.Conflict)
+    assert outcome.current is not None
+    assert outcome.current.body == b"theirs"
+    assert store.count("get") == 1  # every conflict is read back before it is believed
+
+
+def test_c6_a_create_repeated_below_a_single_attempt_client_is_this_writers(
+    tmp_path: Path,
+) -> None:
+    """An intermediary repeated the create on the way: the first copy landed, the client
+    sees the second copy's conflict. Equal bytes are this writer's (docs/guarantees.md)."""
+    store, options = make(tmp_path)
+    store.inner.put("k", b"mine")
+    assert isinstance(holdfast.put_if_absent(store, "k", b"mine", options), holdfast.Applied)
+    etag = store.inner.put("j", b"old")
+    store.inner.put("j", b"new")
+    assert isinstance(holdfast.put_if_match(store, "j", b"new", etag, options), holdfast.Applied)
+
+
+def test_c6_a_conditional_delete_repeated_below_a_single_attempt_client_applied(
+    tmp_path: Path,
+) -> None:
+    store, options = make(tmp_path)
+    etag = store.inner.put("k", b"v")
+    store.inner.delete("k")  # the first copy applied; the client sees the second's 412
+    store.lose("delete", kind="conflict")
+    assert holdfast.delete_if_match(store, "k", etag, options) == "applied"
 
 
 def test_c6_a_repeating_client_reads_back_after_a_first_conflict(tmp_path: Path) -> None:
@@ -153,13 +179,13 @@ def test_conditional_delete_of_a_replaced_object_is_a_conflict(tmp_path: Path) -
     assert store.inner.get("k").body == b"rewritten"  # type: ignore[union-attr]
 
 
-def test_conditional_delete_of_an_absent_object_is_a_conflict_not_a_refusal(
+def test_conditional_delete_of_an_absent_object_is_settled_by_reading_not_refused(
     tmp_path: Path,
 ) -> None:
     """S3 answers a conditional DELETE of an absent key 404: its precondition failed, as a
-    412 says (the local store answers that case with a conflict itself)."""
+    412 says, and like every conflict it is read back: the object is gone, as asked."""
     store, options = make(tmp_path)
     etag = store.inner.put("k", b"v")
     store.inner.delete("k")
     store.lose("delete", kind="not-found")  # the 404, scripted
-    assert holdfast.delete_if_match(store, "k", etag, options) == "conflict"
+    assert holdfast.delete_if_match(store, "k", etag, options) == "applied"

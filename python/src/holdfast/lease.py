@@ -41,7 +41,14 @@ from .layout import (
     validate_name,
     validate_version,
 )
-from .resolve import Applied, ResolveOptions, delete_if_match, put_if_absent, put_if_match
+from .resolve import (
+    Applied,
+    ResolveOptions,
+    delete_if_match,
+    delete_if_match_read,
+    put_if_absent,
+    put_if_match,
+)
 from .secret import (
     decode_lease_secret,
     draw_lease_secret,
@@ -479,7 +486,8 @@ def _write_next(
         # was lost (its proof verifies under our secret and it counts past our renewal);
         # anything else (gone, rewritten without the secret, an older body put back) means
         # the lease is not ours any more.
-        current = ctx.store.get(lease.key, abort=abort)
+        # Every conflict is read back by the resolver: what it found is handed over.
+        current = outcome.current
         adopted = None if current is None else later_own_write(current.body, lease)
         if current is not None and adopted is not None:
             expected = current.etag
@@ -512,10 +520,8 @@ def release(store: ObjectStore | Context, lease: Lease) -> None:
     if not ctx.store.capabilities.atomic_conditional_delete:
         ctx.store.delete(lease.key)
         return
-    if delete_if_match(ctx.store, lease.key, lease.etag, _resolve(ctx, None)) == "applied":
-        return
-    current = ctx.store.get(lease.key)
-    if current is None:
+    status, current = delete_if_match_read(ctx.store, lease.key, lease.etag, _resolve(ctx, None))
+    if status == "applied" or current is None:
         return
     if (
         later_own_write(current.body, lease) is not None

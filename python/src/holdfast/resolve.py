@@ -84,9 +84,10 @@ def resolve_conditional_put(
     _validate_precondition(key, precondition)
     pauses = options.policy.pauses_ms
     mode = store.capabilities.request_mode
-    # Once any copy's answer was lost, a later conflict may be that copy's own effect. A
-    # repeating client may have sent (and applied) an earlier copy before its first answer.
-    earlier_copy_may_have_applied = mode == "repeating"
+    # Once any copy's answer was lost, the key may still change under an earlier copy in
+    # flight: a read-back that finds the precondition holding is then unknown. A repeating
+    # client may have lost answers before its first.
+    answer_lost = mode == "repeating"
     last_error: BaseException | None = None
     abort = options.abort
 
@@ -118,22 +119,25 @@ def resolve_conditional_put(
             last_error = error
             answer = classify_failure(error, mode)
             if answer == "conflict":
-                if not earlier_copy_may_have_applied:
-                    return Conflict()
-                return _read_back(store, key, body, precondition, error)
+                # Every conflict is read back before it is believed, whatever the client's
+                # mode: an earlier copy of this very request may have applied (a lost answer,
+                # a repeating SDK, or an intermediary that repeated it on the way). Claims
+                # name their writer, so equal bytes are this writer's (docs/guarantees.md,
+                # "Conditional requests").
+                return _read_back(store, key, body, precondition, error, answer_lost)
             if answer == "in-flight":
                 # S3 409: the write in flight may be our own earlier copy. A create reads
                 # back (absent stays unresolved); an if-match is re-issued.
-                earlier_copy_may_have_applied = True
+                answer_lost = True
                 if isinstance(precondition, IfAbsent):
-                    return _read_back(store, key, body, precondition, error)
+                    return _read_back(store, key, body, precondition, error, True)
             elif answer == "refused":
                 # A first copy's refusal is final: nothing was sent that could have applied.
                 if attempt == 0:
                     raise
             else:
-                earlier_copy_may_have_applied = True
-    return _read_back(store, key, body, precondition, last_error)
+                answer_lost = True
+    return _read_back(store, key, body, precondition, last_error, True)
 
 
 def put_if_absent(
@@ -156,6 +160,7 @@ def _read_back(
     body: bytes,
     precondition: Precondition,
     cause: BaseException | None,
+    answer_lost: bool,
 ) -> PutOutcome:
     try:
         current = store.get(key)
@@ -167,6 +172,10 @@ def _read_back(
         if current is not None:
             return Conflict(current)
     elif current is None or current.etag != precondition.etag:
+        return Conflict(current)
+    # Every answer was a definite one and none of our copies is in the store: the store's
+    # conflict stands.
+    if not answer_lost:
         return Conflict(current)
     raise _unresolved(key, precondition, "the key still satisfies the precondition", cause)
 
@@ -189,9 +198,19 @@ def _unresolved(
 def delete_if_match(
     store: ObjectStore, key: str, etag: str, options: ResolveOptions | None = None
 ) -> Literal["applied", "conflict"]:
-    """Deletes ``key`` only at ``etag``, resolving lost answers by re-issue and a HEAD:
-    absent → applied, another ETag → conflict, still at ``etag`` → unresolved. Refused on
-    stores without atomic conditional delete (RGW ignores If-Match on DELETE)."""
+    """Deletes ``key`` only at ``etag``, resolving lost answers by re-issue and a read-back:
+    absent → applied, another ETag → conflict, still at ``etag`` → unresolved (or the store's
+    conflict when no answer was lost). Refused on stores without atomic conditional delete
+    (RGW ignores If-Match on DELETE)."""
+    status, _ = delete_if_match_read(store, key, etag, options)
+    return status
+
+
+def delete_if_match_read(
+    store: ObjectStore, key: str, etag: str, options: ResolveOptions | None = None
+) -> tuple[Literal["applied", "conflict"], GetResult | None]:
+    """``delete_if_match``, also handing over the object its read-back found after a conflict
+    (``None`` when it applied), so a caller does not read the key twice."""
     options = options or ResolveOptions()
     validate_key(key, "delete")
     _validate_precondition(key, IfMatch(etag), "delete")
@@ -207,7 +226,8 @@ def delete_if_match(
         )
     pauses = options.policy.pauses_ms
     mode = store.capabilities.request_mode
-    earlier_copy_may_have_applied = mode == "repeating"
+    answer_lost = mode == "repeating"
+    conflicted = False
     last_error: BaseException | None = None
     abort = options.abort
     for attempt in range(len(pauses) + 1):
@@ -230,28 +250,34 @@ def delete_if_match(
             raise _unresolved_delete(key, etag, last_error)
         try:
             store.delete(key, if_match=etag, abort=abort)
-            return "applied"
+            return "applied", None
         except HoldfastError as error:
             last_error = error
             # A delete's 404 says the object is absent: its precondition failed, like a 412.
             answer = "conflict" if error.kind == "not-found" else classify_failure(error, mode)
+            # A conflict is read back before it is believed, as for puts: an earlier copy of
+            # this delete (ours, a repeating SDK's, or one repeated on the way) may have
+            # removed the object.
             if answer == "conflict":
-                if not earlier_copy_may_have_applied:
-                    return "conflict"
+                conflicted = True
                 break
             # A first copy's refusal is final; a refused re-issue is re-issued.
             if answer == "refused" and attempt == 0:
                 raise
             if answer != "refused":
-                earlier_copy_may_have_applied = True
+                answer_lost = True
+    # A get, not a head: a caller that meets a conflict reads the object next.
     try:
-        current = store.head(key)
+        current = store.get(key)
     except HoldfastError as read_error:
         raise _unresolved_delete(key, etag, read_error) from read_error
     if current is None:
-        return "applied"
+        return "applied", None
     if current.etag != etag:
-        return "conflict"
+        return "conflict", current
+    # A definite conflict, no answer lost, and the object still there: the store's answer stands.
+    if conflicted and not answer_lost:
+        return "conflict", current
     raise _unresolved_delete(key, etag, last_error)
 
 
