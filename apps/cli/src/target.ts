@@ -142,7 +142,7 @@ export interface OpenOptions {
  */
 export async function refuseInsideTable(target: Target, io: CliIo): Promise<void> {
   const segments = urlSegments(target.url);
-  const location = await formats.locate(segments, (at) =>
+  const locating = formats.locate(segments, (at) =>
     openTarget(retarget(target, at), io, { probe: false, locate: false }).catch(
       (error: unknown) => {
         // A local folder that is missing or a file holds no table.
@@ -151,7 +151,26 @@ export async function refuseInsideTable(target: Target, io: CliIo): Promise<void
       },
     ),
   );
+  const location = await locating.catch((error: unknown) => {
+    throw noCredentials(target, error);
+  });
   refuseTableLocation(location, (at) => formatStorageUrl(retarget(target, at).url));
+}
+
+/** The SDK's chain found no AWS credentials at all: said plainly (it names no secret). */
+function noCredentials(target: Target, error: unknown): unknown {
+  if (
+    target.url.scheme === "s3" &&
+    isHoldfastError(error, "auth") &&
+    /CredentialsProviderError/.test(`${error.code} ${error.message}`)
+  ) {
+    return holdfastError("auth", "open", `no AWS credentials found for ${target.display}`, {
+      code: "NoCredentials",
+      hint: "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (the AWS default credential chain)",
+      cause: error,
+    });
+  }
+  return error;
 }
 
 /**
@@ -224,18 +243,7 @@ export async function openTarget(
             }),
       });
       return opening.catch((error: unknown) => {
-        // The SDK's chain found nothing at all: say that plainly (it names no secret).
-        if (
-          isHoldfastError(error, "auth") &&
-          /CredentialsProviderError/.test(`${error.code} ${error.message}`)
-        ) {
-          throw holdfastError("auth", "open", `no AWS credentials found for ${target.display}`, {
-            code: "NoCredentials",
-            hint: "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (the AWS default credential chain)",
-            cause: error,
-          });
-        }
-        throw error;
+        throw noCredentials(target, error);
       });
     }
     case "gs": {
