@@ -447,7 +447,10 @@ describe("e2e conventions", () => {
     const rgw = readServiceEnv("rgw");
     const url = `s3://${rgw.HOLDFAST_S3_BUCKET}/cli-nocreds-${ulid().toLowerCase()}`;
     const flags = ["--endpoint", rgw.HOLDFAST_S3_ENDPOINT!, "--path-style"];
-    const run = await cli(["init", url, ...flags, "--json"], { env: { HOME: work } });
+    // A HOME without ~/.aws; its own folder, as the CLI keeps its compile cache under ~/.cache.
+    const home = await mkdtemp(join(tmpdir(), "holdfast-e2e-home-"));
+    const run = await cli(["init", url, ...flags, "--json"], { env: { HOME: home } });
+    await rm(home, { recursive: true, force: true });
     expect(run.code).toBe(1);
     expect(run.json()).toMatchObject({ ok: false, error: { kind: "auth", code: "NoCredentials" } });
     expect((run.json().error as { hint: string }).hint).toMatch(/AWS_ACCESS_KEY_ID/);
