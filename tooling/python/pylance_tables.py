@@ -512,13 +512,13 @@ def write_auto_cleanup(root: str, opts: Options) -> Json:
     write (``lance.auto_cleanup.interval`` and ``.older_than`` in the manifest config), and
     ``noclean`` without it."""
     on = table_uri(root, "autoclean")
-    ds = lance.write_dataset(
+    lance.write_dataset(
         small_rows(0, 5),
         on,
         auto_cleanup_options={"interval": 20, "older_than_seconds": 3600},
         storage_options=opts,
     )
-    ds = lance.write_dataset(small_rows(5, 5), on, mode="append", storage_options=opts)
+    lance.write_dataset(small_rows(5, 5), on, mode="append", storage_options=opts)
     off = table_uri(root, "noclean")
     lance.write_dataset(small_rows(0, 5), off, storage_options=opts)
     lance.write_dataset(small_rows(5, 5), off, mode="append", storage_options=opts)
