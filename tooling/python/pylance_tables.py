@@ -507,6 +507,33 @@ def write_abandoned_fragments(root: str, opts: Options) -> Json:
     return {"tables": {"abandoned": describe(lance.dataset(uri, storage_options=opts))}}
 
 
+def write_auto_cleanup(root: str, opts: Options) -> Json:
+    """Two small tables: ``autoclean`` with Lance's automatic cleanup configured by its first
+    write (``lance.auto_cleanup.interval`` and ``.older_than`` in the manifest config), and
+    ``noclean`` without it."""
+    on = table_uri(root, "autoclean")
+    lance.write_dataset(
+        small_rows(0, 5),
+        on,
+        auto_cleanup_options={"interval": 20, "older_than_seconds": 3600},
+        storage_options=opts,
+    )
+    lance.write_dataset(small_rows(5, 5), on, mode="append", storage_options=opts)
+    off = table_uri(root, "noclean")
+    lance.write_dataset(small_rows(0, 5), off, storage_options=opts)
+    lance.write_dataset(small_rows(5, 5), off, mode="append", storage_options=opts)
+    return {
+        "tables": {
+            "autoclean": describe(lance.dataset(on, storage_options=opts)),
+            "noclean": describe(lance.dataset(off, storage_options=opts)),
+        },
+        "config": {
+            "autoclean": dict(lance.dataset(on, storage_options=opts).config()),
+            "noclean": dict(lance.dataset(off, storage_options=opts).config()),
+        },
+    }
+
+
 SCENARIOS: dict[str, Callable[[str, Options], Json]] = {
     "history": write_history,
     "v1-naming": write_v1_naming,
@@ -520,6 +547,7 @@ SCENARIOS: dict[str, Callable[[str, Options], Json]] = {
     "abandoned-fragments": write_abandoned_fragments,
     "stale-writer": write_stale_writer,
     "index-window": write_index_window,
+    "auto-cleanup": write_auto_cleanup,
 }
 
 

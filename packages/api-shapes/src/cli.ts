@@ -159,9 +159,19 @@ export const JsonShapes = {
     lease: LeaseShape,
     /** The lease's handle, its secret included: `lease release --handle` takes it back. */
     handle: LeaseHandleShape,
+    /**
+     * What the lease does not protect against: on a Lance table whose config turns on Lance's
+     * automatic cleanup (`lance.auto_cleanup.*`), the warning (also on stderr); else empty.
+     */
+    warnings: z.array(z.string()),
   }),
   "lease acquire --hold": z.discriminatedUnion("event", [
-    ok("lease acquire", { event: z.literal("acquired"), lease: LeaseShape }),
+    ok("lease acquire", {
+      event: z.literal("acquired"),
+      lease: LeaseShape,
+      /** As `lease acquire`'s `warnings`. */
+      warnings: z.array(z.string()),
+    }),
     /** After each renewal: `renewal` is the lease's writes so far minus one. */
     ok("lease acquire", { event: z.literal("renewed"), renewal: z.number().int() }),
     ok("lease acquire", { event: z.literal("read"), reads: z.number(), bytes: z.number() }),

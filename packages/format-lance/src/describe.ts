@@ -96,15 +96,25 @@ export async function describeLanceDataset(
 
 /**
  * The warning for a Lance table whose config turns on Lance's automatic cleanup (a second
- * cleaner that ignores holdfast's leases), or `null`.
+ * cleaner that ignores holdfast's leases), or `null`. It names the `lance.auto_cleanup.*`
+ * keys set and how to turn them off, in the words of the Python package's
+ * `LanceAutoCleanupWarning` (docs/lance.md); `status`, `doctor`, `cleanup` and
+ * `lease acquire` all print this one.
  */
 export function lanceAutoCleanupWarning(report: LanceDatasetReport): string | null {
   const auto = report.autoCleanup;
   if (!auto) return null;
-  const settings = Object.entries(auto)
-    .map(([k, v]) => `${k}=${String(v)}`)
-    .join(", ");
-  return `this Lance table turns on Lance's automatic cleanup (${settings}): writers run a second cleaner that ignores holdfast's leases; turn it off`;
+  const set = (Object.keys(AUTO_CLEANUP) as (keyof LanceAutoCleanup)[]).filter(
+    (field) => auto[field] !== undefined,
+  );
+  const settings = set.map((field) => `${AUTO_CLEANUP[field]}=${String(auto[field])}`).join(", ");
+  const keys = set.map((field) => AUTO_CLEANUP[field]).join(", ");
+  return (
+    `this Lance table has Lance's automatic cleanup on (${settings}): every Lance writer ` +
+    "deletes old versions inside its commits and ignores holdfast's leases, so a leased " +
+    "version can lose its files. Turn it off with ds.optimize.disable_auto_cleanup() " +
+    `(pylance), i.e. delete the config keys ${keys}, and run holdfast's cleanup instead`
+  );
 }
 
 /** The `lance` finding of a doctor (CLI `doctor`, the server's doctor route). */

@@ -26,7 +26,7 @@ import { Command } from "commander";
 import { parseNameArg, parseVersionArg } from "../args.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { ExitCode, exitCodeFor } from "../exit-codes.js";
-import { openFormatDataset, parseFormatOption } from "../format.js";
+import { lanceAutoCleanupWarning, openFormatDataset, parseFormatOption } from "../format.js";
 import { errorShape } from "../output.js";
 import { type CommandContext, type Registrar, withStoreOptions } from "../program.js";
 import { contextFor, openTarget, parseTarget } from "../target.js";
@@ -203,14 +203,21 @@ async function leaseAcquire(
   const forced = parseFormatOption(opts.format);
   const store = await openTarget(target, cx.io);
   const ctx = contextFor(store);
-  const { resolved, defaultBranch } = await openFormatDataset(ctx, forced);
+  // A Lance table is described (its latest manifest's config) before the lease is written:
+  // with Lance's automatic cleanup on, its writers delete versions whatever holdfast's leases
+  // pin, and the reader must hear that the lease does not protect it (docs/lance.md).
+  const { resolved, defaultBranch } = await openFormatDataset(ctx, forced, { describe: true });
   const format = resolved.format;
   const branch = branchFlag ?? defaultBranch;
+  const warning = lanceAutoCleanupWarning(resolved);
+  const warnings = warning ? [warning] : [];
   const acquired = await acquireLease(ctx, { branch, version, ttlMs, holder, format });
   const shape = await describeLease(ctx, acquired);
+  // On stderr in both modes: stdout stays the answer, and a script still sees it in its log.
+  if (warning) cx.io.stderr.write(`${cx.out.paint("yellow", "warning:")} ${warning}\n`);
   if (opts.hold !== true) {
     const handle = toLeaseHandle(acquired);
-    cx.out.result(cx.command, { location: target.display, lease: shape, handle });
+    cx.out.result(cx.command, { location: target.display, lease: shape, handle, warnings });
     cx.out.line(
       `Acquired lease ${acquired.leaseId} on ${branch}@${version} for ${formatDuration(ttlMs)} (expires ${shape.expiresAt ?? "?"} storage time).`,
     );
@@ -220,7 +227,7 @@ async function leaseAcquire(
     );
     return ExitCode.ok;
   }
-  return holdLease(cx, ctx, acquired, shape, { renewEveryMs, readEveryMs, format });
+  return holdLease(cx, ctx, acquired, shape, { renewEveryMs, readEveryMs, format, warnings });
 }
 
 /** `holdfast lease list`. */
@@ -343,6 +350,7 @@ async function holdLease(
     renewEveryMs: number | undefined;
     readEveryMs: number | undefined;
     format: DatasetFormat;
+    warnings: readonly string[];
   },
 ): Promise<number> {
   let keeper: ReturnType<typeof keepLease>;
@@ -363,7 +371,13 @@ async function holdLease(
   }
   const label = `${acquired.branch}@${acquired.version}`;
   if (cx.out.json) {
-    cx.out.emit({ ok: true, command: cx.command, event: "acquired", lease: shape });
+    cx.out.emit({
+      ok: true,
+      command: cx.command,
+      event: "acquired",
+      lease: shape,
+      warnings: options.warnings,
+    });
   } else {
     cx.out.line(
       `Holding lease ${acquired.leaseId} on ${label} (TTL ${formatDuration(acquired.ttlMs)}), renewing in the background. Press Ctrl-C to release.`,
