@@ -260,15 +260,20 @@ describe("lost answers through the fault proxy (Azurite)", () => {
     expect(seen("GET", path)).toHaveLength(1);
   });
 
-  it("C6 a single-attempt client's first conflict is final without a read-back", async () => {
+  it("C6 a single-attempt client's first conflict is read back before it is believed, and another writer's blob stays a conflict", async () => {
     const { via, direct, prefix } = storesFor("single-attempt");
     const path = blobPath(prefix, "claim.json");
-    await direct.put("claim.json", claim("theirs"));
+    const theirs = claim("theirs");
+    await direct.put("claim.json", theirs);
 
     const outcome = await putIfAbsent(via, "claim.json", claim("ours"), { policy });
 
-    expect(outcome).toEqual({ status: "conflict" });
-    expect(seen("GET", path)).toHaveLength(0);
+    // docs/guarantees.md, "Conditional requests": every conflict is read back (a copy
+    // repeated on the way may be this writer's); another writer's bytes keep it a conflict.
+    expect(outcome.status).toBe("conflict");
+    expect(outcome.status === "conflict" && outcome.current?.body).toEqual(theirs);
+    expect(seen("PUT", path)).toHaveLength(1);
+    expect(seen("GET", path)).toHaveLength(1);
   });
 
   it("C7 a single-attempt client's 403 is refused: not re-issued, nothing written", async () => {

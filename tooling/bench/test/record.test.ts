@@ -73,10 +73,12 @@ describe("performance record --quick", () => {
     // 3 objects per old version (manifest, data file, transaction file).
     expect(cell("local", "holdfast", 7)).toBe(597);
     expect(cell("rgw", "holdfast", 7)).toBe(87);
-    // One GET per manifest plus a fixed ~46 (format detection, lock, records, the Lance
-    // reference census before the first drain and again after the seal, last look, batch
-    // deletes, finalize, sweep listings): 246 at 200 versions.
-    expect(cell("local", "holdfast", 8)).toBeLessThanOrEqual(200 + 50);
+    // One GET per manifest plus a fixed ~56 (format detection and the table-root check,
+    // lock, records, the Lance reference census before the first drain and again after the
+    // seal, last look, the kept versions' reason reads, batch deletes, finalize, sweep
+    // listings, the run's history summary): 256 at 200 versions (246 before reasons,
+    // table-root checks and history).
+    expect(cell("local", "holdfast", 8)).toBeLessThanOrEqual(200 + 60);
     // On RGW holdfast sends fewer HTTP requests than either Lance cleaner.
     expect(cell("rgw", "holdfast", 8)).toBeLessThan(cell("rgw", "pylance", 8));
     expect(cell("rgw", "holdfast", 8)).toBeLessThan(cell("rgw", "lancedb", 8));
@@ -87,8 +89,9 @@ describe("performance record --quick", () => {
     for (const [, protectedReq, unprotectedReq] of cleanup) {
       // Fixed overhead (lock, records, censuses, finalize, and the retired floor: GET the
       // head hint, LIST when it has no floor, PUT) is ~28 requests: at the quick size that
-      // is a large share; the full record shows the ratio at 1,000 versions.
-      expect(Number(protectedReq)).toBeLessThanOrEqual(Number(unprotectedReq) + 33);
+      // is a large share; the full record shows the ratio at 1,000 versions. The kept
+      // versions' reason reads (one lease and one reference read per branch) add ~4.
+      expect(Number(protectedReq)).toBeLessThanOrEqual(Number(unprotectedReq) + 40);
     }
     const prices = rowsOf(out, "S3 price estimate per cleanup");
     expect(prices.map((r) => r[0])).toEqual(["protected", "unprotected"]);
