@@ -74,6 +74,14 @@ export async function openWithDefaultCredential(
   choice: Extract<AzureCredentialChoice, { kind: "default-credential" }>,
   open: (credential: unknown) => Promise<ObjectStore>,
 ): Promise<ObjectStore> {
+  // The SDK refuses bearer tokens over plain HTTP before sending anything; say so at open,
+  // not at the first request (a read-only command opens without a probe request).
+  if (/^http:\/\//i.test(choice.accountUrl)) {
+    throw explainCredentialFailure(
+      new Error("Bearer token authentication is not permitted for non-https URLs"),
+      choice,
+    );
+  }
   const { DefaultAzureCredential } = await import("@azure/identity");
   try {
     return await open(new DefaultAzureCredential());
