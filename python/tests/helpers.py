@@ -328,3 +328,19 @@ def make_world(
         sleep=reader_clock.sleep,
     )
     return World(root, storage_clock, reader_clock, local, store, ctx)
+
+
+def kept_entries(stats: object) -> list[dict[str, object]]:
+    """The CLI's ``retained`` entries as ``{branch, version, reason}``, after checking each
+    entry's ``reasons`` lists every reason with the deciding ``reason`` first."""
+    assert isinstance(stats, dict)
+    entries = stats["retained"]
+    assert isinstance(entries, list)
+    out: list[dict[str, object]] = []
+    for entry in entries:
+        assert isinstance(entry, dict)
+        reasons = entry["reasons"]
+        assert isinstance(reasons, list)
+        assert reasons[0] == entry["reason"]
+        out.append({k: v for k, v in entry.items() if k != "reasons"})
+    return out

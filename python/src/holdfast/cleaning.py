@@ -75,6 +75,8 @@ class KeptVersion:
     branch: str
     version: int
     reason: str
+    reasons: tuple[str, ...] = ()
+    """Every reason the version was kept, the deciding ``reason`` first."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,12 @@ class CleanupStats:
 
     def kept_reasons(self, version: int, branch: str = "main") -> list[str]:
         """Every reason ``version`` of ``branch`` was kept (empty when it was not)."""
-        return [k.reason for k in self.kept if k.branch == branch and k.version == version]
+        return [
+            reason
+            for k in self.kept
+            if k.branch == branch and k.version == version
+            for reason in (k.reasons or (k.reason,))
+        ]
 
 
 @dataclass(frozen=True)
@@ -178,6 +185,10 @@ def parse_cleanup_answer(document: object) -> CleanupStats:
                 _str(r.get("branch"), "retained.branch"),
                 _int(r.get("version"), "retained.version"),
                 _str(r.get("reason"), "retained.reason"),
+                tuple(
+                    _str(x, "retained.reasons[]")
+                    for x in _list(r.get("reasons"), "retained.reasons")
+                ),
             )
             for r in (_obj(x, "stats.retained[]") for x in _list(stats.get("retained"), "retained"))
         ),

@@ -447,6 +447,13 @@ def _store_for(
         return AzureStore(
             parsed.netloc, prefix, connection_string=_azure_connection_string(options)
         )
+    if parsed.scheme == "gs":
+        from ..gcs import GcsStore, open_gcs_store
+
+        # Application Default Credentials; STORAGE_EMULATOR_HOST for an emulator.
+        if not probe:
+            return GcsStore(parsed.netloc, prefix)
+        return open_gcs_store(parsed.netloc, prefix)
     raise HoldfastError(
         "invalid-input", "open", f"unsupported Lance URI {uri!r}", code="INVALID_URL"
     )
