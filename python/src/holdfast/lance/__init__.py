@@ -397,30 +397,8 @@ def _store_for(
             return None
         return LocalStore(path, create_root=False)
     prefix = parsed.path.strip("/")
-    if parsed.scheme in ("s3", "s3a") and not probe:
-        from ..s3 import S3Store
-
-        endpoint = (
-            options.get("aws_endpoint")
-            or options.get("endpoint")
-            or os.environ.get("AWS_ENDPOINT_URL")
-        )
-        virtual = options.get(
-            "aws_virtual_hosted_style_request", "true" if endpoint is None else "false"
-        )
-        return S3Store(
-            parsed.netloc,
-            prefix,
-            endpoint=endpoint,
-            region=options.get("aws_region")
-            or options.get("region")
-            or os.environ.get("AWS_REGION"),
-            path_style=virtual.lower() == "false",
-            aws_access_key_id=options.get("aws_access_key_id"),
-            aws_secret_access_key=options.get("aws_secret_access_key"),
-        )
     if parsed.scheme in ("s3", "s3a"):
-        from ..s3 import open_s3_store
+        from ..s3 import S3Store, open_s3_store
 
         endpoint = (
             options.get("aws_endpoint")
@@ -430,7 +408,8 @@ def _store_for(
         virtual = options.get(
             "aws_virtual_hosted_style_request", "true" if endpoint is None else "false"
         )
-        return open_s3_store(
+        # probe=False: a store that sends nothing when opened (locating a URI).
+        return (open_s3_store if probe else S3Store)(
             parsed.netloc,
             prefix,
             endpoint=endpoint,
